@@ -1,0 +1,5 @@
+"""``python -m harness`` is ``dbperf``."""
+
+from harness.cli import main
+
+main()

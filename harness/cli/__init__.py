@@ -1,0 +1,84 @@
+"""The ``dbperf`` command line: one command per task, sharing the pytest plugin's options.
+
+Exit codes: 0 success (or inconclusive without ``--strict``), 1 a performance regression,
+2 a usage or harness error (one line on stderr, no traceback), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from types import FrameType
+
+import click
+
+from harness import __version__
+from harness.errors import HarnessError, PerformanceRegression
+
+EXIT_REGRESSION = 1
+EXIT_ERROR = 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="dbperf")
+def cli() -> None:
+    """dbperf: performance-regression checks for MySQL and MariaDB with real servers and sysbench.
+
+    Run a pinned scenario against a server target, store every result in DuckDB, and judge
+    changes against baselines or in interleaved A/B comparisons.
+
+    \b
+    Start here:
+      dbperf run --scenario oltp_point_select            # embedded MariaDB, quick profile
+      dbperf runs                                        # what is stored
+      dbperf scenarios / dbperf servers                  # what can be run
+
+    Settings resolve as: flag > DBPERF_* environment > [tool.dbperf] in pyproject.toml > default.
+    """
+
+
+def _register() -> None:
+    from harness.cli import run_cmds
+
+    run_cmds.register(cli)
+    for module_name in ("gate_cmds", "report_cmds", "ci_cmds"):
+        try:
+            module = __import__(f"harness.cli.{module_name}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"harness.cli.{module_name}":
+                raise
+            continue
+        module.register(cli)
+
+
+_register()
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    del frame
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: runs the CLI and maps outcomes to exit codes."""
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        code = cli.main(args=argv, prog_name="dbperf", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Abort:
+        click.echo("dbperf: aborted", err=True)
+        sys.exit(130)
+    except HarnessError as exc:
+        click.echo(f"dbperf: error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except PerformanceRegression as exc:
+        click.echo(f"dbperf: regression: {exc}", err=True)
+        sys.exit(EXIT_REGRESSION)
+    except KeyboardInterrupt:
+        click.echo("dbperf: interrupted; servers stopped and temporary files removed", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)

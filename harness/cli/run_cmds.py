@@ -1,0 +1,224 @@
+"""Commands that run, list and import measurements: run, runs, import, scenarios, servers, cache, sweep."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness.cli.options import pop_shared, shared
+from harness.errors import HarnessError
+from harness.importer import import_logs
+from harness.pipeline import failed_runs, run_scenario
+from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
+from harness.scenarios import PROFILES, available_scenarios, load_scenario
+from harness.store import Store
+from harness.targets import available_targets, load_target
+
+RUN_OPTIONS = (
+    "server",
+    "profile",
+    "store",
+    "threads",
+    "time",
+    "warmup",
+    "repetitions",
+    "servers-dir",
+    "scenarios-dir",
+    "cache-dir",
+)
+
+
+@click.command("run")
+@click.option("--scenario", "-s", required=True, help="scenario name (a file in scenarios/)")
+@click.option("--json", "as_json", is_flag=True, help="print the result(s) as one JSON document on stdout")
+@shared(*RUN_OPTIONS)
+def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
+    """Run a scenario on a server target and store every run.
+
+    Each repetition at each thread count starts its own server from the dataset snapshot, warms up,
+    measures with 1 s intervals (progress on stderr), and is stored in DuckDB at once.
+
+    \b
+    Example:
+      dbperf run --scenario oltp_point_select --server mariadb-local --threads 8 --time 30
+    """
+    settings = pop_shared(kwargs)
+    reporter = TerminalReporter(sys.stderr)
+    results = run_scenario(settings, scenario, reporter)
+    if as_json:
+        docs = [r.summary_dict() for r in results]
+        click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
+    else:
+        print_summary(results)
+        click.echo(f"store: {settings.store}")
+    failed = failed_runs(results)
+    if failed:
+        first = failed[0]
+        click.echo(f"dbperf: error: run {first.run_id} failed: {first.failure}", err=True)
+        return 2
+    return 0
+
+
+@click.command("runs")
+@click.option("--scenario", "-s", help="only this scenario")
+@click.option("--target", "--server-name", "target", help="only this server target")
+@click.option("--threads", type=int, help="only this thread count")
+@click.option("--status", type=click.Choice(["ok", "failed"]), help="only ok or failed runs")
+@click.option("--limit", type=int, default=50, show_default=True, help="newest N runs (0 = all)")
+@click.option("--json", "as_json", is_flag=True, help="print the runs as a JSON list on stdout")
+@shared("store")
+def runs_cmd(
+    scenario: str | None,
+    target: str | None,
+    threads: int | None,
+    status: str | None,
+    limit: int,
+    as_json: bool,
+    **kwargs: Any,
+) -> int:
+    """List stored runs, newest first."""
+    settings = pop_shared(kwargs)
+    store = Store(settings.store)
+    runs = store.runs(scenario=scenario, target=target, threads=threads, status=status, limit=limit or None)
+    if as_json:
+        click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
+        return 0
+    if not runs:
+        click.echo(f"no runs stored in {settings.store} (try: dbperf run --scenario oltp_point_select)")
+        return 0
+    console().print(runs_table(runs, title=f"{len(runs)} run(s) in {settings.store}"))
+    return 0
+
+
+@click.group("import")
+def import_group() -> None:
+    """Bring existing results into the store."""
+
+
+@import_group.command("sysbench-log")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--scenario", "-s", default="imported", show_default=True, help="scenario name to file them under"
+)
+@click.option(
+    "--target", "target", default="imported", show_default=True, help="server target name to file them under"
+)
+@click.option("--server-version", default="", help="server version, if known (logs do not say)")
+@click.option("--json", "as_json", is_flag=True, help="print the imported runs as JSON")
+@shared("store")
+def import_sysbench_log(
+    files: tuple[Path, ...], scenario: str, target: str, server_version: str, as_json: bool, **kwargs: Any
+) -> int:
+    """Import sysbench 1.0.x text output (interval lines and final summary) into the store.
+
+    Reads the default human-readable output of any oltp script, with or without --report-interval.
+    A log without a final summary (an interrupted run) is stored as a failed run with its intervals.
+    Every file is checked before any is stored; an unreadable one is named with its line.
+    """
+    settings = pop_shared(kwargs)
+    runs = import_logs(list(files), scenario=scenario, target=target, server_version=server_version)
+    store = Store(settings.store)
+    for run in runs:
+        store.save(run)
+    if as_json:
+        click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
+    else:
+        console().print(runs_table(runs, title=f"imported {len(runs)} log(s) into {settings.store}"))
+    return 0
+
+
+@click.command("scenarios")
+@shared("profile", "scenarios-dir")
+def scenarios_cmd(**kwargs: Any) -> int:
+    """List the scenario catalogue for a profile (validating every file)."""
+    settings = pop_shared(kwargs)
+    out = console()
+    from rich.table import Table
+
+    table = Table(title=f"scenarios ({settings.profile} profile)", title_justify="left")
+    for col in ("name", "script", "dataset", "threads", "warm-up+time", "reps", "writes", "description"):
+        table.add_column(col)
+    for name in available_scenarios(settings.scenarios_dir):
+        s = load_scenario(name, settings.scenarios_dir, settings.profile)
+        table.add_row(
+            s.name,
+            s.script,
+            f"{s.tables} x {s.table_size:,}",
+            ",".join(map(str, s.threads)),
+            f"{s.warmup_s}+{s.time_s} s",
+            str(s.repetitions),
+            "yes" if s.writes else "no",
+            s.description,
+        )
+    out.print(table)
+    out.print(f"profiles: {', '.join(PROFILES)} (choose with --profile or DBPERF_PROFILE)")
+    return 0
+
+
+@click.command("servers")
+@shared("servers-dir")
+def servers_cmd(**kwargs: Any) -> int:
+    """List the server targets (validating every file)."""
+    settings = pop_shared(kwargs)
+    from rich.table import Table
+
+    table = Table(title="server targets", title_justify="left")
+    for col in ("name", "flavour", "version", "provider", "image / binary", "config", "cpus", "description"):
+        table.add_column(col)
+    for name in available_targets(settings.servers_dir):
+        t = load_target(name, settings.servers_dir)
+        table.add_row(
+            t.name,
+            t.flavour,
+            t.version,
+            t.provider,
+            t.image or t.binary or f"{t.host}:{t.port}",
+            t.config_file.name if t.config_file else "-",
+            t.cpuset or "-",
+            t.description,
+        )
+    console().print(table)
+    return 0
+
+
+@click.group("cache")
+def cache_group() -> None:
+    """Dataset snapshots (prepared once, restored for every run)."""
+
+
+@cache_group.command("clear")
+@shared("cache-dir")
+def cache_clear(**kwargs: Any) -> int:
+    """Remove every dataset snapshot (they are rebuilt on the next run)."""
+    from harness.dataset import DatasetCache
+
+    settings = pop_shared(kwargs)
+    removed = DatasetCache(settings.cache_dir).clear()
+    click.echo(f"removed {removed} snapshot(s) from {settings.cache_dir}")
+    return 0
+
+
+@click.command("sweep")
+@click.option("--all", "everything", is_flag=True, help="also containers of running dbperf processes")
+def sweep_cmd(everything: bool) -> int:
+    """Remove leftover servers, containers and temporary folders of dbperf processes that died."""
+    from harness.servers.local import sweep_leftovers
+
+    removed = sweep_leftovers()
+    try:
+        from harness.servers.container import sweep_containers
+
+        removed += sweep_containers(only_dead_owners=not everything)
+    except HarnessError as exc:  # no Docker engine is fine for a sweep
+        click.echo(f"(containers not swept: {exc})", err=True)
+    click.echo(f"removed {len(removed)} leftover(s)")
+    return 0
+
+
+def register(group: click.Group) -> None:
+    for command in (run_cmd, runs_cmd, import_group, scenarios_cmd, servers_cmd, cache_group, sweep_cmd):
+        group.add_command(command)

@@ -1,0 +1,66 @@
+"""The exception tree of dbperf.
+
+Everything that goes wrong in the harness raises a subclass of :class:`HarnessError`; its message
+says what went wrong *and what to do about it*, in one line, because the CLI prints exactly that line
+(no traceback) and exits with status 2.
+
+A performance regression is not an error of the harness: it is a finding. It is reported with its own
+exception, :class:`PerformanceRegression`, which deliberately does *not* derive from
+:class:`HarnessError`, and the CLI maps it to exit status 1.
+
+::
+
+    HarnessError
+    ├── ConfigError            bad settings, target or scenario files, bad command-line values
+    ├── ServerError            a server would not start, stop, initialise or answer
+    ├── SysbenchError          sysbench missing, wrong version, or a run that failed
+    ├── LogParseError          a sysbench log that cannot be read (names file and line)
+    ├── StoreError             the DuckDB/Parquet store cannot be opened, migrated or written
+    ├── BaselineError          a missing, malformed, older-format or incomparable baseline
+    └── GitError               a git ref or diff that cannot be read (ci plan / ci run)
+    PerformanceRegression      a verdict of REGRESSION (not a HarnessError)
+"""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """Root of every error dbperf raises on purpose; the message is one actionable line."""
+
+
+class ConfigError(HarnessError):
+    """A settings value, server target file or scenario file is invalid."""
+
+
+class ServerError(HarnessError):
+    """A database server could not be provisioned, reached or stopped."""
+
+
+class SysbenchError(HarnessError):
+    """sysbench is missing, has the wrong version, or a run failed."""
+
+
+class LogParseError(HarnessError):
+    """A sysbench log file could not be parsed; the message names the file and the line."""
+
+    def __init__(self, path: str, line: int, problem: str) -> None:
+        self.path = path
+        self.line = line
+        self.problem = problem
+        super().__init__(f"{path}:{line}: {problem}")
+
+
+class StoreError(HarnessError):
+    """The result store could not be opened, migrated, read or written."""
+
+
+class BaselineError(HarnessError):
+    """A baseline file is missing, malformed, of an older format, or not comparable."""
+
+
+class GitError(HarnessError):
+    """A git ref, diff or worktree operation failed."""
+
+
+class PerformanceRegression(Exception):  # noqa: N818 - named like pytest-benchmark's, on purpose
+    """Raised (or reported) when a gate finds a regression. Not a harness error: exit status 1."""

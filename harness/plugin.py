@@ -1,0 +1,159 @@
+"""pytest plugin: ``pytest scenarios/ -k point_select`` runs pinned scenarios on real servers.
+
+Registered through the ``pytest11`` entry point, so ``pytest scenarios/`` just works. It adds one
+option family, ``--dbperf-*``, generated from the same definitions as the ``dbperf`` CLI's options
+(:data:`harness.config.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
+with one case per scenario x server x thread count. Test ids name all three (e.g.
+``test_scenario[oltp_point_select-mariadb-local-2t]``) so ``-k`` selects on each.
+
+Each case runs its repetitions on fresh servers, stores every run, and is judged against the
+baseline for this testbed when one exists (a regression fails the test with the evidence; no baseline
+passes and says how to record one). The session ends with a summary table of every run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from harness.config import OPTIONS, Settings, resolve_settings
+from harness.errors import HarnessError
+from harness.measure import RunContext, Session, measure, new_group_id
+from harness.model import RunResult, Scenario, ServerTarget
+from harness.scenarios import available_scenarios, load_scenario
+
+_RUNS_KEY = pytest.StashKey[list[RunResult]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dbperf", "dbperf: database performance scenarios")
+    for spec in OPTIONS:
+        group.addoption(
+            f"--dbperf-{spec.name}",
+            dest=f"dbperf_{spec.dest}",
+            default=None,
+            help=f"{spec.help} (env {spec.env_var}; default {spec.default})",
+        )
+    group.addoption(
+        "--dbperf-strict",
+        action="store_true",
+        default=False,
+        help="fail inconclusive gate verdicts too (default: they pass with a warning)",
+    )
+
+
+def settings_from_config(config: pytest.Config) -> Settings:
+    flags: dict[str, object | None] = {spec.name: config.getoption(f"dbperf_{spec.dest}") for spec in OPTIONS}
+    return resolve_settings(flags, root=None if not config.rootpath else config.rootpath)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One parametrized scenario test: a scenario at one thread count on one server target."""
+
+    scenario: Scenario
+    target_name: str
+    threads: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.scenario.name}-{self.target_name}-{self.threads}t"
+
+
+def _cases(settings: Settings) -> list[Case]:
+    cases = []
+    targets = [t.strip() for t in settings.server.split(",") if t.strip()]
+    for name in available_scenarios(settings.scenarios_dir):
+        scenario = load_scenario(name, settings.scenarios_dir, settings.profile).with_overrides(
+            threads=settings.threads,
+            time_s=settings.time,
+            warmup_s=settings.warmup,
+            repetitions=settings.repetitions,
+        )
+        for target in targets:
+            cases.extend(Case(scenario, target, threads) for threads in scenario.threads)
+    return cases
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "dbperf_case" not in metafunc.fixturenames:
+        return
+    try:
+        cases = _cases(settings_from_config(metafunc.config))
+    except HarnessError as exc:
+        raise pytest.UsageError(f"dbperf: {exc}") from None
+    metafunc.parametrize("dbperf_case", cases, ids=[c.id for c in cases])
+
+
+@pytest.fixture(scope="session")
+def dbperf_settings(pytestconfig: pytest.Config) -> Settings:
+    """The resolved settings of this session (flag > env > pyproject > defaults)."""
+    return settings_from_config(pytestconfig)
+
+
+@dataclass
+class Runner:
+    """Runs cases within one pytest session, sharing the dataset snapshots and the store."""
+
+    settings: Settings
+    config: pytest.Config
+    _sessions: dict[bool, Session] = field(default_factory=dict)
+
+    def session(self, containers: bool) -> Session:
+        if containers not in self._sessions:
+            from harness.pipeline import open_session
+            from harness.report.terminal import TerminalReporter
+
+            reporter = TerminalReporter() if os.environ.get("DBPERF_PROGRESS", "1") != "0" else None
+            from harness.measure import QuietReporter
+
+            self._sessions[containers] = open_session(
+                self.settings, reporter or QuietReporter(), containers=containers
+            )
+        return self._sessions[containers]
+
+    def target(self, name: str) -> ServerTarget:
+        from harness.targets import load_target
+
+        return load_target(name, self.settings.servers_dir)
+
+    def run_case(self, case: Case) -> list[RunResult]:
+        target = self.target(case.target_name)
+        session = self.session(target.provider == "container")
+        group = new_group_id()
+        contexts = [
+            RunContext(
+                target, case.scenario, case.threads, rep, session.testbed, session.git_sha, group, "pytest"
+            )
+            for rep in range(1, case.scenario.repetitions + 1)
+        ]
+        results = measure(session, contexts)
+        self.config.stash.setdefault(_RUNS_KEY, []).extend(results)
+        return results
+
+    def check(self, case: Case, results: list[RunResult]) -> None:
+        """Fail on a failed run; judge against the baseline when there is one."""
+        failed = [r for r in results if not r.ok]
+        if failed:
+            pytest.fail(f"{case.id}: run {failed[0].run_id} failed: {failed[0].failure}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def dbperf_runner(pytestconfig: pytest.Config, dbperf_settings: Settings) -> Iterator[Runner]:
+    """Runs scenario cases; every run is stored in the configured store."""
+    yield Runner(dbperf_settings, pytestconfig)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    del exitstatus
+    runs = config.stash.get(_RUNS_KEY, [])
+    if not runs:
+        return
+    from harness.report.terminal import print_summary
+
+    terminalreporter.section("dbperf summary")
+    print_summary(runs, terminalreporter._tw._file if hasattr(terminalreporter, "_tw") else None)

@@ -1,0 +1,183 @@
+"""Server-side probes over the measured window: CPU time, instructions, status counter deltas.
+
+On shared machines QPS varies ~30 % between identical runs while server CPU time per transaction
+varies ~10 % and instructions per transaction ~1 % (FACTS.md), so these costs are recorded beside
+QPS and p95. CPU time comes from ``/proc/<pid>/stat`` (utime + stime of the server process, which is
+visible from the host for containers too); instructions from ``perf stat -e instructions -p PID``
+where the kernel allows it (recorded as absent, with the reason, otherwise).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import ServerError
+from harness.model import Probes
+from harness.servers.base import Endpoint, read_status
+
+#: Counters whose deltas are kept (the rest of SHOW GLOBAL STATUS is noise for our purposes).
+STATUS_COUNTERS = (
+    "questions",
+    "queries",
+    "com_select",
+    "com_insert",
+    "com_update",
+    "com_delete",
+    "com_begin",
+    "com_commit",
+    "com_stmt_execute",
+    "com_stmt_prepare",
+    "innodb_rows_read",
+    "innodb_rows_inserted",
+    "innodb_rows_updated",
+    "innodb_rows_deleted",
+    "innodb_buffer_pool_reads",
+    "innodb_buffer_pool_read_requests",
+    "innodb_buffer_pool_write_requests",
+    "innodb_data_fsyncs",
+    "innodb_log_waits",
+    "innodb_row_lock_waits",
+    "handler_read_key",
+    "handler_read_next",
+    "handler_write",
+    "handler_update",
+    "handler_delete",
+    "threads_created",
+    "connections",
+    "aborted_clients",
+    "aborted_connects",
+    "created_tmp_tables",
+    "created_tmp_disk_tables",
+    "select_full_join",
+    "sort_rows",
+    "bytes_received",
+    "bytes_sent",
+)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (all its threads) in seconds."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError as exc:
+        raise ServerError(f"cannot read CPU time of server pid {pid}: {exc.strerror}") from exc
+    fields = stat[stat.rindex(")") + 2 :].split()
+    ticks = int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+@functools.cache
+def perf_support() -> str:
+    """'' when ``perf stat -e instructions`` counts here, else why it does not."""
+    if shutil.which("perf") is None:
+        return "perf is not installed (apt-get install linux-perf)"
+    out = subprocess.run(
+        ["perf", "stat", "-x,", "-e", "instructions", "true"], capture_output=True, text=True, check=False
+    )
+    first = next((ln for ln in out.stderr.splitlines() if "instructions" in ln), "")
+    value = first.split(",", 1)[0]
+    if out.returncode != 0 or not value.strip().isdigit():
+        return f"perf cannot count instructions here ({value.strip() or out.stderr.strip()[:80]})"
+    return ""
+
+
+@dataclass
+class ProbeSession:
+    """Start at the beginning of the measured window, stop at its end."""
+
+    pid: int | None
+    endpoint: Endpoint | None
+    _cpu0: float | None = None
+    _status0: dict[str, int] = field(default_factory=dict)
+    _perf: subprocess.Popen[bytes] | None = None
+    _perf_out: Path | None = None
+    _note: str = ""
+    started: bool = False
+
+    def start(self) -> None:
+        if self.started:
+            return
+        self.started = True
+        if self.endpoint is not None:
+            try:
+                self._status0 = read_status(self.endpoint)
+            except ServerError:
+                self._status0 = {}
+        if self.pid is None:
+            self._note = "server process not visible from this host"
+            return
+        try:
+            self._cpu0 = process_cpu_seconds(self.pid)
+        except ServerError:
+            self._cpu0 = None
+        self._note = perf_support()
+        if not self._note:
+            handle, name = tempfile.mkstemp(prefix="dbperf-perf-", suffix=".csv")
+            os.close(handle)
+            self._perf_out = Path(name)
+            self._perf = subprocess.Popen(
+                ["perf", "stat", "-x,", "-e", "instructions", "-p", str(self.pid), "-o", name],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL,
+            )
+
+    def stop(self) -> Probes:
+        if not self.started:
+            return Probes(instructions_note="probes never started (run failed before the measured window)")
+        cpu = None
+        if self.pid is not None and self._cpu0 is not None:
+            try:
+                cpu = process_cpu_seconds(self.pid) - self._cpu0
+            except ServerError:
+                cpu = None
+        instructions = self._stop_perf()
+        deltas: dict[str, int] = {}
+        if self.endpoint is not None and self._status0:
+            try:
+                now = read_status(self.endpoint)
+                deltas = {
+                    k: now[k] - self._status0[k] for k in STATUS_COUNTERS if k in now and k in self._status0
+                }
+            except ServerError:
+                deltas = {}
+        return Probes(
+            server_cpu_s=cpu,
+            instructions=instructions,
+            instructions_note=self._note if instructions is None else "",
+            status_deltas=deltas,
+        )
+
+    def _stop_perf(self) -> float | None:
+        if self._perf is None or self._perf_out is None:
+            return None
+        try:
+            self._perf.send_signal(signal.SIGINT)
+            self._perf.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._perf.kill()
+            self._perf.wait()
+        try:
+            text = self._perf_out.read_text()
+        finally:
+            self._perf_out.unlink(missing_ok=True)
+        for line in text.splitlines():
+            parts = line.split(",")
+            if len(parts) > 2 and "instructions" in parts[2] and parts[0].strip().isdigit():
+                return float(parts[0])
+        self._note = "perf gave no instruction count for the server process"
+        return None
+
+    def abort(self) -> None:
+        if self._perf is not None and self._perf.poll() is None:
+            self._perf.kill()
+            self._perf.wait()
+        if self._perf_out is not None:
+            self._perf_out.unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""Reports people read: terminal tables, Markdown, Bencher Metric Format, charts."""

@@ -1,0 +1,142 @@
+"""Terminal output: live progress, run tables and the scaling table. Colour only on a terminal."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.model import IntervalSample, RunResult
+
+
+def console(stream: TextIO | None = None) -> Console:
+    """A console that colours only when writing to a terminal (and never when NO_COLOR is set)."""
+    out = stream or sys.stdout
+    return Console(file=out, highlight=False, soft_wrap=False, width=220 if not out.isatty() else None)
+
+
+def fmt(value: float | None, digits: int = 2) -> str:
+    if value is None:
+        return "-"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+class TerminalReporter:
+    """Progress on stderr: phases, one line per second (elapsed, QPS, p95), and each finished run."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.out = console(stream or sys.stderr)
+
+    def phase(self, message: str) -> None:
+        style = "yellow" if message.startswith("warning") else "cyan"
+        self.out.print(f"[{style}]» {message}[/{style}]")
+
+    def interval(self, label: str, sample: IntervalSample) -> None:
+        tag = " [dim](warm-up)[/dim]" if sample.warmup else ""
+        self.out.print(
+            f"  [{sample.t_s:5.0f}s] qps {sample.qps:>10,.0f}  tps {sample.tps:>9,.0f}  "
+            f"p95 {sample.latency_pct_ms:8.2f} ms  thds {sample.threads_running:>4}"
+            f"{'  err/s ' + format(sample.errors / sample.interval_s, '.1f') if sample.errors else ''}{tag}"
+        )
+
+    def finished(self, run: RunResult) -> None:
+        if run.ok:
+            m = run.metrics
+            self.out.print(
+                f"[green]✔[/green] {run.target} {run.scenario} {run.threads}t #{run.repetition}: "
+                f"qps {fmt(m.qps)}  p95 {fmt(m.p95_ms)} ms  (run {run.run_id})"
+            )
+        else:
+            self.out.print(
+                f"[red]✘ {run.target} {run.scenario} {run.threads}t #{run.repetition}: {run.failure}[/red]"
+            )
+
+
+def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
+    table = Table(title=title, title_justify="left")
+    for name, justify in (
+        ("scenario", "left"),
+        ("server", "left"),
+        ("version", "left"),
+        ("threads", "right"),
+        ("rep", "right"),
+        ("status", "left"),
+        ("QPS", "right"),
+        ("TPS", "right"),
+        ("p50 ms", "right"),
+        ("p95 ms", "right"),
+        ("p99 ms", "right"),
+        ("err/s", "right"),
+        ("reconn/s", "right"),
+        ("duration s", "right"),
+        ("CPU µs/txn", "right"),
+        ("instr/txn", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for run in runs:
+        m = run.metrics
+        status = "[green]ok[/green]" if run.ok else "[red]failed[/red]"
+        table.add_row(
+            run.scenario,
+            run.target,
+            run.server_version or "-",
+            str(run.threads),
+            str(run.repetition),
+            status,
+            fmt(m.qps),
+            fmt(m.tps),
+            fmt(m.p50_ms, 3),
+            fmt(m.p95_ms, 3),
+            fmt(m.p99_ms, 3),
+            fmt(m.errors_per_s),
+            fmt(m.reconnects_per_s),
+            fmt(run.totals.time_s if run.totals else None, 1),
+            fmt(m.cpu_per_txn, 1),
+            fmt(m.instr_per_txn, 0),
+        )
+    return table
+
+
+def scaling_table(runs: Sequence[RunResult]) -> Table | None:
+    """Threads vs median QPS and p95 per server target (None when there is only one thread count)."""
+    ok = [r for r in runs if r.ok]
+    if len({r.threads for r in ok}) < 2:
+        return None
+    groups: dict[tuple[str, str], dict[int, list[RunResult]]] = defaultdict(lambda: defaultdict(list))
+    for run in ok:
+        groups[(run.scenario, run.target)][run.threads].append(run)
+    table = Table(title="scaling (median over repetitions)", title_justify="left")
+    for name in ("scenario", "server", "threads", "QPS", "p95 ms", "reps"):
+        table.add_column(name, justify="left" if name in {"scenario", "server"} else "right")
+    for (scenario, target), by_threads in sorted(groups.items()):
+        for threads in sorted(by_threads):
+            group = by_threads[threads]
+            qps = [r.metrics.qps for r in group if r.metrics.qps is not None]
+            p95 = [r.metrics.p95_ms for r in group if r.metrics.p95_ms is not None]
+            table.add_row(
+                scenario,
+                target,
+                str(threads),
+                fmt(statistics.median(qps) if qps else None),
+                fmt(statistics.median(p95) if p95 else None, 3),
+                str(len(group)),
+            )
+    return table
+
+
+def print_summary(runs: Sequence[RunResult], stream: TextIO | None = None) -> None:
+    out = console(stream)
+    out.print(runs_table(runs, title="dbperf summary"))
+    scaling = scaling_table(runs)
+    if scaling is not None:
+        out.print(scaling)
+    failed = [r for r in runs if not r.ok]
+    stored = len(runs)
+    out.print(f"{stored} run(s) stored, {len(failed)} failed.")

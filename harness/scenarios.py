@@ -1,0 +1,248 @@
+"""Scenario files (``scenarios/<name>.toml``): pinned sysbench workloads with per-profile settings.
+
+One file serves every use through its profiles (``quick`` for tests, ``ci`` for the pull-request gate,
+``full`` for nightly runs). Example::
+
+    name = "oltp_point_select"
+    script = "oltp_point_select"          # a bundled sysbench script, or "lua/<file>.lua"
+    rand_type = "uniform"
+    writes = false
+    gate = ["qps", "p95_ms", "cpu_per_txn", "instr_per_txn"]
+
+    [dataset]
+    tables = 4
+    table_size = 100000
+
+    [min_effect]                          # smallest change worth failing a build for (fraction)
+    qps = 0.03
+    p95_ms = 0.05
+
+    [profiles.quick]
+    threads = [4]
+    warmup_s = 1
+    time_s = 3
+    repetitions = 1
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.errors import ConfigError
+from harness.model import METRICS, Scenario, stable_hash
+
+BUNDLED_DIR = Path("/usr/share/sysbench")
+BUNDLED_SCRIPTS = (
+    "oltp_point_select",
+    "oltp_read_only",
+    "oltp_read_write",
+    "oltp_write_only",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
+    "oltp_delete",
+    "select_random_points",
+    "select_random_ranges",
+    "bulk_insert",
+)
+PROFILES = ("quick", "ci", "full")
+DEFAULT_MIN_EFFECTS = {
+    "qps": 0.05,
+    "tps": 0.05,
+    "p95_ms": 0.10,
+    "p99_ms": 0.20,
+    "cpu_per_txn": 0.05,
+    "instr_per_txn": 0.02,
+}
+
+
+class _Profile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    threads: list[int] = Field(min_length=1)
+    warmup_s: int = Field(ge=0, le=3600)
+    time_s: int = Field(ge=1, le=86400)
+    repetitions: int = Field(ge=1, le=1000)
+    tables: int | None = Field(default=None, ge=1, le=1024)
+    table_size: int | None = Field(default=None, ge=1)
+
+    @field_validator("threads")
+    @classmethod
+    def _threads(cls, value: list[int]) -> list[int]:
+        if any(t < 1 or t > 4096 for t in value):
+            raise ValueError("thread counts must be between 1 and 4096")
+        return value
+
+
+class _Dataset(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tables: int = Field(ge=1, le=1024)
+    table_size: int = Field(ge=1)
+
+
+class _ScenarioFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$")
+    description: str = ""
+    script: str
+    rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
+    writes: bool = False
+    fresh_server: bool = True
+    percentile: int = Field(default=95, ge=1, le=100)
+    gate: list[str] = Field(default_factory=lambda: ["qps", "p95_ms"])
+    options: dict[str, str | int | bool] = Field(default_factory=dict)
+    dataset: _Dataset
+    min_effect: dict[str, float] = Field(default_factory=dict)
+    profiles: dict[Literal["quick", "ci", "full"], _Profile]
+
+    @field_validator("gate")
+    @classmethod
+    def _gate(cls, value: list[str]) -> list[str]:
+        unknown = [m for m in value if m not in METRICS]
+        if unknown:
+            raise ValueError(f"unknown metric(s) {unknown}; allowed: {', '.join(METRICS)}")
+        return value
+
+    @field_validator("min_effect")
+    @classmethod
+    def _min_effect(cls, value: dict[str, float]) -> dict[str, float]:
+        for metric, effect in value.items():
+            if metric not in METRICS:
+                raise ValueError(f"unknown metric '{metric}'; allowed: {', '.join(METRICS)}")
+            if not 0 < effect < 1:
+                raise ValueError(f"{metric}: a minimum effect is a fraction between 0 and 1 (0.03 = 3 %)")
+        return value
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, value: dict[str, str | int | bool]) -> dict[str, str | int | bool]:
+        reserved = {"threads", "time", "tables", "table_size", "rand_type", "rand-type", "report_interval"}
+        clash = sorted(set(value) & reserved)
+        if clash:
+            raise ValueError(f"{clash} are set by dbperf from the scenario and profile, not in [options]")
+        return value
+
+    @model_validator(mode="after")
+    def _profiles_present(self) -> _ScenarioFile:
+        missing = [p for p in PROFILES if p not in self.profiles]
+        if missing:
+            raise ValueError(f"profiles {missing} are missing; every scenario defines quick, ci and full")
+        return self
+
+
+def _format_validation(path: Path, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(file)"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown field '{where}' (check the spelling; see scenarios/README.md)")
+        elif err["type"] == "literal_error":
+            problems.append(f"field '{where}': {err['msg']}")
+        else:
+            problems.append(f"field '{where}': {err['msg']} (got {err.get('input')!r})")
+    return f"{path}: " + "; ".join(problems)
+
+
+def resolve_script(script: str, scenarios_dir: Path) -> Path:
+    """The Lua file a scenario runs: a bundled script by name, or a path under scenarios/."""
+    if "/" not in script and not script.endswith(".lua"):
+        if script not in BUNDLED_SCRIPTS:
+            raise ConfigError(
+                f"unknown sysbench script '{script}'; bundled: {', '.join(BUNDLED_SCRIPTS)}, "
+                "or give a path like 'lua/my_workload.lua' under scenarios/"
+            )
+        return BUNDLED_DIR / f"{script}.lua"
+    path = (scenarios_dir / script).resolve()
+    if not path.is_file():
+        raise ConfigError(f"sysbench script '{script}' not found at {path}")
+    return path
+
+
+def _to_str(value: str | int | bool) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def load_scenario_file(path: Path, profile: str) -> Scenario:
+    """Read, validate and resolve one scenario file for ``profile``."""
+    if profile not in PROFILES:
+        raise ConfigError(f"unknown profile '{profile}'; choose one of {', '.join(PROFILES)}")
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read scenario ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    try:
+        spec = _ScenarioFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(path, exc)) from None
+    if spec.name != path.stem:
+        raise ConfigError(f"{path}: name '{spec.name}' must match the file name '{path.stem}'")
+    try:
+        script_path = resolve_script(spec.script, path.parent)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: field 'script': {exc}") from None
+    prof = spec.profiles[profile]  # type: ignore[index]
+    tables = prof.tables or spec.dataset.tables
+    table_size = prof.table_size or spec.dataset.table_size
+    options = {k: _to_str(v) for k, v in sorted(spec.options.items())}
+    script_text = script_path.read_text() if script_path.is_file() else spec.script
+    definition = {
+        "script": spec.script,
+        "script_text": stable_hash(script_text),
+        "rand_type": spec.rand_type,
+        "options": options,
+        "tables": tables,
+        "table_size": table_size,
+        "warmup_s": prof.warmup_s,
+        "time_s": prof.time_s,
+        "percentile": spec.percentile,
+        "writes": spec.writes,
+        "fresh_server": spec.fresh_server,
+    }
+    return Scenario(
+        name=spec.name,
+        script=spec.script,
+        profile=profile,
+        threads=tuple(prof.threads),
+        warmup_s=prof.warmup_s,
+        time_s=prof.time_s,
+        repetitions=prof.repetitions,
+        tables=tables,
+        table_size=table_size,
+        rand_type=spec.rand_type,
+        description=spec.description,
+        options=options,
+        writes=spec.writes,
+        fresh_server=spec.fresh_server or spec.writes,
+        min_effects={**DEFAULT_MIN_EFFECTS, **spec.min_effect},
+        gate_metrics=tuple(spec.gate),
+        percentile=spec.percentile,
+        source=path.resolve(),
+        definition_hash=stable_hash(definition),
+    )
+
+
+def available_scenarios(scenarios_dir: Path) -> list[str]:
+    return sorted(p.stem for p in scenarios_dir.glob("*.toml"))
+
+
+def load_scenario(name: str, scenarios_dir: Path, profile: str) -> Scenario:
+    """The scenario called ``name`` for ``profile``; a clear error listing the known ones otherwise."""
+    path = scenarios_dir / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(available_scenarios(scenarios_dir)) or "none"
+        raise ConfigError(f"unknown scenario '{name}' (known in {scenarios_dir}: {known})")
+    return load_scenario_file(path, profile)
+
+
+def load_all(scenarios_dir: Path, profile: str) -> list[Scenario]:
+    return [load_scenario_file(p, profile) for p in sorted(scenarios_dir.glob("*.toml"))]

@@ -1,0 +1,215 @@
+"""The provider protocol shared by local, container and external servers, and SQL helpers."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import pymysql
+
+from harness.errors import ServerError
+from harness.model import ServerTarget
+
+BENCH_USER = "dbperf"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where sysbench and the probes connect. The password never appears in ``repr``."""
+
+    host: str
+    port: int
+    user: str
+    password: str = field(repr=False)
+    database: str = "sbtest"
+
+    def sysbench_args(self) -> list[str]:
+        return [
+            "--db-driver=mysql",
+            f"--mysql-host={self.host}",
+            f"--mysql-port={self.port}",
+            f"--mysql-user={self.user}",
+            f"--mysql-password={self.password}",
+            f"--mysql-db={self.database}",
+        ]
+
+
+@dataclass(frozen=True)
+class DatasetCredentials:
+    """The benchmark account stored with a prepared datadir (snapshot)."""
+
+    user: str
+    password: str = field(repr=False)
+
+    @staticmethod
+    def generate() -> DatasetCredentials:
+        return DatasetCredentials(BENCH_USER, secrets.token_urlsafe(18))
+
+
+class RunningServer(Protocol):
+    """A server that is up and answering."""
+
+    @property
+    def endpoint(self) -> Endpoint: ...
+
+    @property
+    def host_pid(self) -> int | None:
+        """The server's process id as seen from this host (for /proc and perf), if known."""
+        ...
+
+    @property
+    def version(self) -> str: ...
+
+    def alive(self) -> bool: ...
+
+    def error_log_tail(self) -> str: ...
+
+
+class Provider(Protocol):
+    """How a target's servers are made, started and stopped."""
+
+    target: ServerTarget
+
+    def build_id(self) -> str:
+        """Identity of the server build (binary version, image id) for the dataset snapshot key."""
+        ...
+
+    def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
+        """Create a fresh datadir holding the benchmark user and an empty ``sbtest`` database."""
+        ...
+
+    def serve(
+        self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
+    ) -> AbstractContextManager[RunningServer]:
+        """Start a server on ``datadir``; leaving the context stops it and removes what it made."""
+        ...
+
+
+def connect(
+    host: str, port: int, user: str, password: str, database: str | None = None, timeout: float = 5.0
+) -> pymysql.connections.Connection:  # type: ignore[type-arg]
+    return pymysql.connect(
+        host=host,
+        port=port,
+        user=user,
+        password=password,
+        database=database,
+        connect_timeout=timeout,
+        read_timeout=60,
+        write_timeout=60,
+        autocommit=True,
+    )
+
+
+def wait_until_ready(
+    host: str,
+    port: int,
+    user: str,
+    password: str,
+    *,
+    alive: Callable[[], bool],
+    log_tail: Callable[[], str],
+    timeout_s: float = 90.0,
+    what: str = "server",
+) -> str:
+    """Poll until ``SELECT VERSION()`` answers; return the version. Fail fast if the process died."""
+    deadline = time.monotonic() + timeout_s
+    last = ""
+    while time.monotonic() < deadline:
+        if not alive():
+            raise ServerError(
+                f"{what} exited during start-up; check its variables and config file. Log: {log_tail()}"
+            )
+        try:
+            conn = connect(host, port, user, password, timeout=2.0)
+        except pymysql.err.MySQLError as exc:
+            last = str(exc)
+            time.sleep(0.2)
+            continue
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT VERSION()")
+                row = cur.fetchone()
+                return str(row[0]) if row else ""
+        finally:
+            conn.close()
+    raise ServerError(
+        f"{what} did not answer on {host}:{port} within {timeout_s:.0f} s ({last}); log: {log_tail()}"
+    )
+
+
+def bootstrap_sql(flavour: str, credentials: DatasetCredentials, database: str = "sbtest") -> list[str]:
+    """SQL run as root on a fresh datadir: drop anonymous users, create the benchmark user and db."""
+    user, pw = credentials.user, credentials.password.replace("'", "''")
+    statements = []
+    if flavour == "mariadb":
+        statements.append("DELETE FROM mysql.global_priv WHERE User = ''")
+        statements.append("FLUSH PRIVILEGES")
+    statements += [
+        f"CREATE DATABASE IF NOT EXISTS `{database}`",
+        f"CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY '{pw}'",
+        f"GRANT ALL PRIVILEGES ON *.* TO '{user}'@'%'",
+        f"CREATE USER IF NOT EXISTS '{user}'@'localhost' IDENTIFIED BY '{pw}'",
+        f"GRANT ALL PRIVILEGES ON *.* TO '{user}'@'localhost'",
+        "FLUSH PRIVILEGES",
+    ]
+    return statements
+
+
+def run_sql(endpoint: Endpoint, statements: list[str], *, as_root: bool = False) -> None:
+    user, password = ("root", "") if as_root else (endpoint.user, endpoint.password)
+    try:
+        conn = connect(endpoint.host, endpoint.port, user, password)
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot connect to {endpoint.host}:{endpoint.port} as {user}: {exc}") from exc
+    try:
+        with conn.cursor() as cur:
+            for statement in statements:
+                cur.execute(statement)
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"server refused set-up SQL ({exc}); is the target's account allowed to?") from exc
+    finally:
+        conn.close()
+
+
+def read_variables(endpoint: Endpoint) -> dict[str, str]:
+    """``SHOW GLOBAL VARIABLES`` as a dict (the effective configuration of the run)."""
+    return dict(_query_pairs(endpoint, "SHOW GLOBAL VARIABLES"))
+
+
+def read_status(endpoint: Endpoint) -> dict[str, int]:
+    """Numeric ``SHOW GLOBAL STATUS`` counters."""
+    out: dict[str, int] = {}
+    for name, value in _query_pairs(endpoint, "SHOW GLOBAL STATUS"):
+        if value.isdigit():
+            out[name] = int(value)
+    return out
+
+
+def _query_pairs(endpoint: Endpoint, sql: str) -> Iterator[tuple[str, str]]:
+    try:
+        conn = connect(endpoint.host, endpoint.port, endpoint.user, endpoint.password)
+        try:
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                rows = cur.fetchall()
+        finally:
+            conn.close()
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot read '{sql}' from {endpoint.host}:{endpoint.port}: {exc}") from exc
+    for name, value in rows:
+        yield str(name).lower(), "" if value is None else str(value)
+
+
+def check_version_pin(target: ServerTarget, version: str) -> None:
+    """The server must be the version the target pins (a prefix match, e.g. '10.11')."""
+    if not version.startswith(target.version):
+        raise ServerError(
+            f"target '{target.name}' pins version {target.version} but the server reports {version}; "
+            "fix the target's 'version' or its image/binary"
+        )

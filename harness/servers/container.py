@@ -1,0 +1,235 @@
+"""Container provider: testcontainers-python with host networking and our own readiness and cleanup.
+
+Why not ``MySqlContainer``: it is built around the official image's entrypoint, exposes 3306 (which
+docker-py refuses with host networking) and its host/port getters break with host networking. We use
+a plain ``DockerContainer`` with ``network_mode="host"`` on a free loopback port (published ports go
+through a userland proxy that costs throughput), the target's CPU set / quota / memory limit, the
+generated my.cnf mounted read-only and the datadir bind-mounted from the host, so dataset snapshots
+work the same way as for local servers.
+
+Ryuk (testcontainers' reaper) needs an image and a published port we do not have: it is disabled, and
+every container carries the label ``org.dbperf.managed=true``; :func:`sweep_containers` removes any
+left over from a process that died.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
+
+import docker  # noqa: E402
+import docker.errors  # noqa: E402
+from testcontainers.core.container import DockerContainer  # noqa: E402
+
+from harness.errors import ServerError  # noqa: E402
+from harness.model import ServerTarget  # noqa: E402
+from harness.servers.base import (  # noqa: E402
+    DatasetCredentials,
+    Endpoint,
+    bootstrap_sql,
+    check_version_pin,
+    run_sql,
+    wait_until_ready,
+)
+from harness.servers.local import free_port  # noqa: E402
+from harness.servers.variables import write_cnf  # noqa: E402
+
+LABEL = "org.dbperf.managed"
+OWNER_LABEL = "org.dbperf.owner-pid"
+DATA = "/data"
+CNF = "/etc/dbperf/my.cnf"
+
+
+def docker_client() -> Any:
+    try:
+        client = docker.from_env()
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise ServerError(
+            f"the Docker engine is not reachable ({exc.__class__.__name__}); start it with tools/start-docker.sh"
+        ) from exc
+    return client
+
+
+def sweep_containers(only_dead_owners: bool = True) -> list[str]:
+    """Remove containers labelled by dbperf whose owning process is gone (or all, if asked)."""
+    client = docker_client()
+    removed = []
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=true"}):
+        owner = container.labels.get(OWNER_LABEL, "")
+        if only_dead_owners and owner.isdigit() and Path(f"/proc/{owner}").exists():
+            continue
+        with contextlib.suppress(docker.errors.DockerException):
+            container.remove(force=True)
+            removed.append(container.name)
+    return removed
+
+
+@dataclass(frozen=True)
+class ContainerServer:
+    endpoint: Endpoint
+    container: DockerContainer
+    version: str
+
+    @property
+    def host_pid(self) -> int | None:
+        try:
+            wrapped = self.container.get_wrapped_container()
+            wrapped.reload()
+            pid = int(wrapped.attrs["State"]["Pid"])
+        except (docker.errors.DockerException, KeyError, ValueError):
+            return None
+        return pid or None
+
+    def alive(self) -> bool:
+        try:
+            wrapped = self.container.get_wrapped_container()
+            wrapped.reload()
+        except docker.errors.DockerException:
+            return False
+        return bool(wrapped.status == "running")
+
+    def error_log_tail(self) -> str:
+        try:
+            out, err = self.container.get_logs()
+        except docker.errors.DockerException:
+            return "(no log)"
+        text = (out + err).decode(errors="replace").strip().splitlines()
+        return " | ".join(text[-6:])
+
+
+class ContainerProvider:
+    """Runs the target's image with testcontainers."""
+
+    def __init__(self, target: ServerTarget) -> None:
+        if not target.image:
+            raise ServerError(f"target '{target.name}' has no image")
+        self.target = target
+        self.image: str = target.image
+
+    def _check_image(self) -> Any:
+        client = docker_client()
+        try:
+            return client.images.get(self.image)
+        except docker.errors.ImageNotFound:
+            raise ServerError(
+                f"image '{self.image}' for target '{self.target.name}' is not present; build the offline "
+                "images with tools/build-images.sh (or docker pull it where a registry is reachable)"
+            ) from None
+
+    def build_id(self) -> str:
+        image = self._check_image()
+        return f"{self.image}@{image.id}"
+
+    def _container(self, command: list[str], mounts: list[tuple[Path, str, str]]) -> DockerContainer:
+        container = DockerContainer(self.image).with_command(command)
+        for host, inside, mode in mounts:
+            container = container.with_volume_mapping(str(host), inside, mode)
+        kwargs: dict[str, Any] = {
+            "network_mode": "host",
+            "labels": {LABEL: "true", OWNER_LABEL: str(os.getpid()), "org.dbperf.target": self.target.name},
+        }
+        if self.target.cpuset:
+            kwargs["cpuset_cpus"] = self.target.cpuset
+        if self.target.cpus:
+            kwargs["nano_cpus"] = int(self.target.cpus * 1e9)
+        if self.target.memory_limit:
+            kwargs["mem_limit"] = self.target.memory_limit
+        return container.with_kwargs(**kwargs)
+
+    def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
+        self._check_image()
+        datadir.mkdir(parents=True, exist_ok=True)
+        if self.target.flavour == "mariadb":
+            command = [
+                "mariadb-install-db",
+                "--no-defaults",
+                f"--datadir={DATA}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--user=root",
+            ]
+        else:
+            command = ["mysqld", "--no-defaults", "--initialize-insecure", "--user=root", f"--datadir={DATA}"]
+        container = self._container(command, [(datadir, DATA, "rw")])
+        container.start()
+        try:
+            result = container.get_wrapped_container().wait(timeout=300)
+            if int(result.get("StatusCode", 1)) != 0:
+                out, err = container.get_logs()
+                tail = " | ".join((out + err).decode(errors="replace").strip().splitlines()[-5:])
+                raise ServerError(f"initialising {self.image} datadir failed: {tail}")
+        finally:
+            container.stop()
+        with self.serve(datadir, DatasetCredentials("root", ""), {}) as server:
+            run_sql(server.endpoint, bootstrap_sql(self.target.flavour, credentials), as_root=True)
+
+    @contextmanager
+    def serve(
+        self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
+    ) -> Iterator[ContainerServer]:
+        if datadir is None:
+            raise ServerError("the container provider needs a datadir")
+        self._check_image()
+        with contextlib.suppress(ServerError):
+            sweep_containers()
+        run_dir = Path(tempfile.mkdtemp(prefix="dbperf-container-"))
+        container: DockerContainer | None = None
+        try:
+            cnf = write_cnf(run_dir / "my.cnf", self.target, variables)
+            cnf.chmod(0o644)
+            port = free_port()
+            binary = "mariadbd" if self.target.flavour == "mariadb" else "mysqld"
+            command = [
+                binary,
+                f"--defaults-file={CNF}",
+                f"--datadir={DATA}",
+                f"--port={port}",
+                "--bind-address=127.0.0.1",
+                f"--socket={DATA}/server.sock",
+                f"--pid-file={DATA}/server.pid",
+                "--user=root",
+            ]
+            container = self._container(command, [(datadir, DATA, "rw"), (cnf, CNF, "ro")])
+            try:
+                container.start()
+            except docker.errors.DockerException as exc:
+                raise ServerError(f"cannot start a container from {self.image}: {exc}") from exc
+            server = ContainerServer(
+                Endpoint("127.0.0.1", port, credentials.user, credentials.password), container, ""
+            )
+            version = wait_until_ready(
+                "127.0.0.1",
+                port,
+                credentials.user,
+                credentials.password,
+                alive=server.alive,
+                log_tail=server.error_log_tail,
+                what=f"{self.target.name} ({self.image})",
+            )
+            check_version_pin(self.target, version)
+            endpoint = Endpoint(
+                "127.0.0.1", port, credentials.user, credentials.password, self.target.database
+            )
+            yield ContainerServer(endpoint, container, version)
+        finally:
+            if container is not None:
+                _stop_container(container)
+            shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _stop_container(container: DockerContainer) -> None:
+    """Stop with SIGTERM (clean InnoDB shutdown, needed for snapshots), then remove."""
+    with contextlib.suppress(docker.errors.DockerException):
+        container.get_wrapped_container().stop(timeout=60)
+    with contextlib.suppress(docker.errors.DockerException):
+        container.stop()

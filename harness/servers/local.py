@@ -1,0 +1,218 @@
+"""Local provider: ``mariadbd``/``mysqld`` from the binaries on PATH, the embedded default (no Docker).
+
+Each server runs in its own temporary run folder (generated my.cnf, socket, pid and error log) on a
+free loopback port, pinned with ``taskset`` to the target's CPU set. Leaving :meth:`serve` stops the
+server (SIGTERM, then SIGKILL after a grace period) and removes the run folder.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import ServerError
+from harness.model import ServerTarget
+from harness.servers.base import (
+    DatasetCredentials,
+    Endpoint,
+    bootstrap_sql,
+    check_version_pin,
+    run_sql,
+    wait_until_ready,
+)
+from harness.servers.variables import write_cnf
+
+RUN_PREFIX = "dbperf-local-"
+_SBIN = ("/usr/sbin", "/usr/local/sbin", "/usr/bin")
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1 (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def find_binary(name: str) -> str:
+    found = shutil.which(name) or next(
+        (str(Path(d) / name) for d in _SBIN if (Path(d) / name).is_file()), None
+    )
+    if found is None:
+        raise ServerError(
+            f"'{name}' not found on PATH or in /usr/sbin; install the server (apt-get install mariadb-server) "
+            "or set 'binary' in the target file"
+        )
+    return found
+
+
+def _tail(path: Path, lines: int = 6) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return " | ".join(text[-lines:])
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """A running local server process."""
+
+    endpoint: Endpoint
+    process: subprocess.Popen[bytes]
+    version: str
+    log_path: Path
+
+    @property
+    def host_pid(self) -> int | None:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def error_log_tail(self) -> str:
+        return _tail(self.log_path)
+
+
+def stop_process(process: subprocess.Popen[bytes], grace_s: float = 60.0) -> None:
+    """SIGTERM (a clean InnoDB shutdown), then SIGKILL if it does not exit in time."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def sweep_leftovers() -> list[str]:
+    """Stop servers and remove run folders left by dbperf processes that no longer exist."""
+    swept = []
+    for run_dir in Path(tempfile.gettempdir()).glob(RUN_PREFIX + "*"):
+        owner_file = run_dir / "owner.pid"
+        try:
+            owner = int(owner_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if Path(f"/proc/{owner}").exists():
+            continue
+        pid_file = run_dir / "server.pid"
+        try:
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(run_dir, ignore_errors=True)
+        swept.append(str(run_dir))
+    return swept
+
+
+class LocalProvider:
+    """Starts servers from local binaries."""
+
+    def __init__(self, target: ServerTarget) -> None:
+        self.target = target
+        default = "mariadbd" if target.flavour == "mariadb" else "mysqld"
+        self._binary = target.binary or default
+
+    @property
+    def binary(self) -> str:
+        return find_binary(self._binary)
+
+    def build_id(self) -> str:
+        out = subprocess.run([self.binary, "--version"], capture_output=True, text=True, check=False)
+        return out.stdout.strip() or out.stderr.strip()
+
+    def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
+        datadir.mkdir(parents=True, exist_ok=True)
+        if self.target.flavour == "mariadb":
+            argv = [
+                find_binary("mariadb-install-db"),
+                "--no-defaults",
+                f"--datadir={datadir}",
+                "--auth-root-authentication-method=normal",
+                "--skip-test-db",
+                "--user=root",
+            ]
+        else:
+            argv = [
+                self.binary,
+                "--no-defaults",
+                "--initialize-insecure",
+                "--user=root",
+                f"--datadir={datadir}",
+            ]
+        result = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-5:])
+            raise ServerError(f"initialising a {self.target.flavour} datadir failed: {tail}")
+        root = DatasetCredentials("root", "")
+        with self.serve(datadir, root, {}) as server:
+            run_sql(server.endpoint, bootstrap_sql(self.target.flavour, credentials), as_root=True)
+
+    @contextmanager
+    def serve(
+        self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
+    ) -> Iterator[LocalServer]:
+        if datadir is None:
+            raise ServerError("the local provider needs a datadir")
+        sweep_leftovers()
+        run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+        process: subprocess.Popen[bytes] | None = None
+        try:
+            (run_dir / "owner.pid").write_text(str(os.getpid()))
+            cnf = write_cnf(run_dir / "my.cnf", self.target, variables)
+            port = free_port()
+            log_path = run_dir / "error.log"
+            argv = [
+                self.binary,
+                f"--defaults-file={cnf}",
+                f"--datadir={datadir}",
+                f"--port={port}",
+                "--bind-address=127.0.0.1",
+                f"--socket={run_dir / 'server.sock'}",
+                f"--pid-file={run_dir / 'mysqld.pid'}",
+                f"--log-error={log_path}",
+                "--user=root",
+            ]
+            if self.target.cpuset:
+                argv = ["taskset", "-c", self.target.cpuset, *argv]
+            with (run_dir / "stdout.log").open("wb") as out:
+                process = subprocess.Popen(
+                    argv,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            (run_dir / "server.pid").write_text(str(process.pid))
+            proc = process
+
+            def log_tail() -> str:
+                return _tail(log_path) if log_path.exists() else _tail(run_dir / "stdout.log")
+
+            version = wait_until_ready(
+                "127.0.0.1",
+                port,
+                credentials.user,
+                credentials.password,
+                alive=lambda: proc.poll() is None,
+                log_tail=log_tail,
+                what=f"{self.target.name} ({self.binary})",
+            )
+            check_version_pin(self.target, version)
+            endpoint = Endpoint(
+                "127.0.0.1", port, credentials.user, credentials.password, self.target.database
+            )
+            yield LocalServer(endpoint, process, version, log_path)
+        finally:
+            if process is not None:
+                stop_process(process)
+            shutil.rmtree(run_dir, ignore_errors=True)

@@ -1,0 +1,424 @@
+"""The result store: per-run Parquet folders, merged into one DuckDB file for queries.
+
+Layout, for the store ``results/dbperf.duckdb``::
+
+    results/dbperf.duckdb             DuckDB: runs, intervals, histogram (+ schema_version and
+                                      ingested_folders); see harness.store_schema
+    results/dbperf.duckdb.lock        flock(2) lock held (exclusively) by every DuckDB access
+    results/dbperf.runs/<run_id>/     one folder per saved run:
+        run.parquet                     one row, the columns of the runs table
+        intervals.parquet               the columns of the intervals table
+        histogram.parquet               the columns of the histogram table
+    results/dbperf.runs/batch-<time>-<hex>/   the same three files for many runs (Store.save_many)
+    results/dbperf.runs/.staging/     folders being written, renamed into place once complete
+
+The Parquet folders are the record. :meth:`Store.save` writes them first (in ``.staging``, then
+renamed, so a half-written folder is never visible) and then merges them into DuckDB. A folder whose
+merge failed (crash, lock timeout, full disk) is merged by the next save or read, and deleting the
+DuckDB file rebuilds it from the folders on the next access.
+
+DuckDB lets one process open a file read-write, and never alongside readers, so every access (reads
+too) holds an exclusive ``flock`` on ``<store>.lock`` around a short-lived connection. Parallel jobs
+write their Parquet without waiting and queue only for the merge.
+
+Readers that want neither the lock nor the DuckDB file can query the Parquet directly (one folder
+level, ``*/``, so ``.staging`` is never read)::
+
+    SELECT * FROM read_parquet('results/dbperf.runs/*/run.parquet', union_by_name=true)
+    SELECT * FROM read_parquet('results/dbperf.runs/*/intervals.parquet', union_by_name=true)
+
+``union_by_name`` gives NULL for columns that folders of an older schema lack (version 1 had no
+group_id, label, server_cpuset, client_cpuset, cpu_per_txn, instr_per_txn). Timestamps are UTC.
+Unlike the DuckDB tables, the glob shows a run twice if it was saved again in another folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from collections import Counter
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.errors import StoreError
+from harness.model import IntervalSample, LatencyBucket, RunResult
+from harness.store_schema import (
+    BUCKET_FIELDS,
+    HISTOGRAM_COLUMNS,
+    INTERVAL_COLUMNS,
+    INTERVAL_FIELDS,
+    METRIC_COLUMNS,
+    METRICS_TABLE_KEYS,
+    RUN_COLUMNS,
+    arrow_tables,
+    ensure_schema,
+    run_from_row,
+)
+
+log = logging.getLogger(__name__)
+
+RUN_FILE = "run.parquet"
+INTERVALS_FILE = "intervals.parquet"
+HISTOGRAM_FILE = "histogram.parquet"
+_STAGING = ".staging"
+_STALE_STAGING_S = 3600.0
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]{0,199}")
+
+_FILTERS = ("scenario", "target", "threads", "status", "group_id", "source")
+
+
+class _OneByOne(Exception):  # noqa: N818 - internal signal, never escapes
+    """Pending folders share a run id: merge them one at a time, in order, so the last one wins."""
+
+
+class Store:
+    """Results of every run: Parquet folders beside a DuckDB file (see the module docstring)."""
+
+    def __init__(self, path: Path, *, lock_timeout_s: float = 600.0) -> None:
+        self.path = Path(path)
+        self.runs_dir = self.path.parent / (self.path.stem + ".runs")
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.lock_timeout_s = lock_timeout_s
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store folder {self.path.parent}: {exc}") from exc
+        with self._locked():  # create or migrate now, and fail early on a file that is not a store
+            pass
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def save(self, run: RunResult) -> None:
+        """Write the run's Parquet folder, then merge it (and any folder left pending) into DuckDB."""
+        name = run.run_id
+        if not _FOLDER_NAME.fullmatch(name):
+            raise StoreError(
+                f"run id {name!r} cannot name a folder: use letters, digits and . _ - + = (max 200)"
+            )
+        if (self.runs_dir / name).exists():  # saved again: make sure the new folder gets merged
+            with self._locked() as con:
+                con.execute("DELETE FROM ingested_folders WHERE folder = ?", [name])
+        self._write_folder(name, [run])
+        self._merge_written(name)
+
+    def save_many(self, runs: Sequence[RunResult]) -> None:
+        """Save many runs as one combined Parquet folder (bulk imports, synthetic benchmark data)."""
+        if not runs:
+            return
+        ids = [run.run_id for run in runs]
+        if len(set(ids)) != len(ids):
+            dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
+            raise StoreError(f"save_many: run ids repeat within the batch: {', '.join(dupes[:5])}")
+        name = f"batch-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+        self._write_folder(name, runs)
+        self._merge_written(name)
+
+    def ingest_pending(self) -> int:
+        """Merge Parquet folders not yet in DuckDB; returns how many runs were merged."""
+        with self._locked() as con:
+            return self._ingest(con)[0]
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def runs(
+        self,
+        *,
+        scenario: str | None = None,
+        target: str | None = None,
+        threads: int | None = None,
+        status: str | None = None,
+        group_id: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
+        with_samples: bool = False,
+    ) -> list[RunResult]:
+        """Stored runs matching every given filter, newest first; intervals and histogram on request."""
+        values = (scenario, target, threads, status, group_id, source)
+        sql, params = _select("*", dict(zip(_FILTERS, values, strict=True)), limit)
+        with self._locked() as con:
+            self._ingest(con)
+            rows = _table(con, sql, params).to_pylist()
+            samples = self._samples(con, [row["run_id"] for row in rows]) if with_samples else ({}, {})
+        ivs, hists = samples
+        return [run_from_row(r, ivs.get(r["run_id"], ()), hists.get(r["run_id"], ())) for r in rows]
+
+    def get(self, run_id: str) -> RunResult:
+        """One run, with its intervals and histogram."""
+        with self._locked() as con:
+            self._ingest(con)
+            rows = _table(con, "SELECT * FROM runs WHERE run_id = ?", [run_id]).to_pylist()
+            if not rows:
+                raise StoreError(f"no run {run_id!r} in {self.path}: `dbperf runs` lists the stored runs")
+            intervals, histograms = self._samples(con, [run_id])
+        return run_from_row(rows[0], intervals.get(run_id, ()), histograms.get(run_id, ()))
+
+    def metrics_table(
+        self,
+        *,
+        scenario: str | None = None,
+        target: str | None = None,
+        threads: int | None = None,
+        status: str | None = None,
+        group_id: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        """A ``pyarrow.Table``, one row per run (newest first): identity columns and every metric."""
+        values = (scenario, target, threads, status, group_id, source)
+        columns = ", ".join(f'"{c}"' for c in (*METRICS_TABLE_KEYS, *METRIC_COLUMNS))
+        sql, params = _select(columns, dict(zip(_FILTERS, values, strict=True)), limit)
+        with self._locked() as con:
+            self._ingest(con)
+            return _table(con, sql, params)
+
+    def count(self) -> int:
+        """How many runs the store holds."""
+        with self._locked() as con:
+            self._ingest(con)
+            rows = con.execute("SELECT count(*) FROM runs").fetchall()
+        return int(rows[0][0])
+
+    # -- internals -----------------------------------------------------------------------------
+
+    @contextmanager
+    def _locked(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """An exclusive flock on the lock file and a connection to the (created or migrated) store."""
+        fd = self._acquire()
+        try:
+            try:
+                con = duckdb.connect(str(self.path))
+            except duckdb.Error as exc:
+                if "not a valid DuckDB database" in str(exc):
+                    raise StoreError(
+                        f"{self.path} is not a DuckDB database: move it away or point the `store` "
+                        "setting at another file"
+                    ) from exc
+                raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+            try:
+                con.execute("SET TimeZone = 'UTC'")
+                ensure_schema(con, self.path)
+                yield con
+            except (duckdb.Error, OSError) as exc:
+                raise StoreError(f"store {self.path}: {exc}") from exc
+            finally:
+                con.close()
+        finally:
+            os.close(fd)  # releases the flock
+
+    def _acquire(self) -> int:
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o664)
+        except OSError as exc:
+            raise StoreError(f"cannot open the store lock file {self.lock_path}: {exc}") from exc
+        deadline = time.monotonic() + self.lock_timeout_s
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise StoreError(
+                        f"the store {self.path} stayed locked by another dbperf process for "
+                        f"{self.lock_timeout_s:g} s ({self.lock_path}): wait for it to finish"
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+            else:
+                return fd
+
+    def _write_folder(self, name: str, runs: Sequence[RunResult]) -> None:
+        """Write the three Parquet files in a staging folder, then rename it to ``runs_dir/name``."""
+        tables = arrow_tables(runs)
+        staging = self.runs_dir / _STAGING / f"{name}-{uuid.uuid4().hex[:12]}"
+        final = self.runs_dir / name
+        try:
+            staging.mkdir(parents=True)
+            for file, table in zip((RUN_FILE, INTERVALS_FILE, HISTOGRAM_FILE), tables, strict=True):
+                pq.write_table(table, staging / file)
+                _fsync(staging / file)
+            if final.exists():  # a run saved again: swap the folders
+                old = self.runs_dir / _STAGING / f"old-{name}-{uuid.uuid4().hex[:12]}"
+                final.rename(old)
+                staging.rename(final)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                staging.rename(final)
+            _fsync(self.runs_dir)
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise StoreError(f"cannot write the Parquet folder {final}: {exc}") from exc
+
+    def _merge_written(self, name: str) -> None:
+        folder = self.runs_dir / name
+        kept = f"the run is kept in {folder} and the next save or read of the store merges it"
+        try:
+            with self._locked() as con:
+                failed = self._ingest(con, force=(name,))[1]
+        except StoreError as exc:
+            raise StoreError(f"{exc} ({kept})") from exc
+        if name in failed:
+            raise StoreError(f"could not merge {folder} into {self.path} (see the log); {kept}")
+
+    def _ingest(self, con: duckdb.DuckDBPyConnection, force: Collection[str] = ()) -> tuple[int, set[str]]:
+        """Merge every pending folder (and ``force``); returns (runs merged, folders that failed)."""
+        pending = self._pending(con, force)
+        if not pending:
+            return 0, set()
+        try:
+            return self._merge(con, pending), set()
+        except (_OneByOne, duckdb.Error, OSError) as exc:
+            if len(pending) == 1:
+                log.warning(
+                    "store %s: cannot merge %s (kept for a later try): %s", self.path, pending[0], exc
+                )
+                return 0, set(pending)
+            log.debug("store %s: merging %d folders one by one: %s", self.path, len(pending), exc)
+        merged, failed = 0, set()
+        for name in pending:
+            try:
+                merged += self._merge(con, [name])
+            except (duckdb.Error, OSError) as exc:
+                log.warning("store %s: cannot merge %s (kept for a later try): %s", self.path, name, exc)
+                failed.add(name)
+        return merged, failed
+
+    def _pending(self, con: duckdb.DuckDBPyConnection, force: Collection[str]) -> list[str]:
+        """Folders not merged yet (plus ``force``), oldest first, ``force`` last."""
+        if not self.runs_dir.is_dir():
+            return []
+        self._clean_staging()
+        listed = [e.name for e in os.scandir(self.runs_dir) if not e.name.startswith(".") and e.is_dir()]
+        if not listed:
+            return []
+        con.register("_listed", pa.table({"folder": pa.array(listed, pa.string())}))
+        try:
+            rows = con.execute(
+                "SELECT folder FROM _listed ANTI JOIN ingested_folders USING (folder)"
+            ).fetchall()
+        finally:
+            con.unregister("_listed")
+        pending = {str(r[0]) for r in rows} | (set(force) & set(listed))
+        pending = {n for n in pending if (self.runs_dir / n / RUN_FILE).is_file()}
+        return sorted(pending, key=lambda n: (n in force, (self.runs_dir / n).stat().st_mtime_ns, n))
+
+    def _merge(self, con: duckdb.DuckDBPyConnection, names: list[str]) -> int:
+        """Replace the runs of these folders in DuckDB, in one transaction; returns how many runs."""
+        folders = [self.runs_dir / name for name in names]
+        con.begin()
+        try:
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE _incoming AS SELECT run_id FROM "
+                f"read_parquet({_sql_list([f / RUN_FILE for f in folders])}, union_by_name=true)"
+            )
+            count = _incoming_count(con, several=len(names) > 1)
+            for table in ("runs", "intervals", "histogram"):
+                con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM _incoming)")
+            for table, file, columns in (
+                ("runs", RUN_FILE, RUN_COLUMNS),
+                ("intervals", INTERVALS_FILE, INTERVAL_COLUMNS),
+                ("histogram", HISTOGRAM_FILE, HISTOGRAM_COLUMNS),
+            ):
+                files = [f / file for f in folders if (f / file).is_file()]
+                if files:
+                    _insert(con, table, files, columns)
+            con.execute("DROP TABLE _incoming")
+            con.register("_names", pa.table({"folder": pa.array(names, pa.string())}))
+            con.execute("DELETE FROM ingested_folders WHERE folder IN (SELECT folder FROM _names)")
+            con.execute("INSERT INTO ingested_folders SELECT folder, now() FROM _names")
+            con.unregister("_names")
+        except BaseException:
+            con.rollback()
+            raise
+        con.commit()
+        return int(count)
+
+    def _clean_staging(self) -> None:
+        """Remove staging folders left by writers that died (older than an hour)."""
+        staging = self.runs_dir / _STAGING
+        if not staging.is_dir():
+            return
+        cutoff = time.time() - _STALE_STAGING_S
+        for entry in os.scandir(staging):
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    shutil.rmtree(entry.path, ignore_errors=True)
+
+    def _samples(
+        self, con: duckdb.DuckDBPyConnection, run_ids: list[str]
+    ) -> tuple[dict[str, list[IntervalSample]], dict[str, list[LatencyBucket]]]:
+        intervals: dict[str, list[IntervalSample]] = {}
+        histograms: dict[str, list[LatencyBucket]] = {}
+        if not run_ids:
+            return intervals, histograms
+        con.register("_ids", pa.table({"run_id": pa.array(run_ids, pa.string())}))
+        try:
+            sql = "SELECT t.* FROM {} t SEMI JOIN _ids USING (run_id) ORDER BY t.run_id, {}"
+            for row in _table(con, sql.format("intervals", "t.seq")).to_pylist():
+                sample = IntervalSample(**{k: row[k] for k in INTERVAL_FIELDS})
+                intervals.setdefault(row["run_id"], []).append(sample)
+            for row in _table(con, sql.format("histogram", "t.value_ms")).to_pylist():
+                bucket = LatencyBucket(**{k: row[k] for k in BUCKET_FIELDS})
+                histograms.setdefault(row["run_id"], []).append(bucket)
+        finally:
+            con.unregister("_ids")
+        return intervals, histograms
+
+
+def _incoming_count(con: duckdb.DuckDBPyConnection, *, several: bool) -> int:
+    """How many runs are being merged; several folders sharing a run id must go one by one."""
+    # fetchall, not fetchone: DuckDB 2.0 refuses register() while a result is unfinished
+    ((count, distinct),) = con.execute("SELECT count(*), count(DISTINCT run_id) FROM _incoming").fetchall()
+    if count != distinct and several:
+        raise _OneByOne(f"{count - distinct} run ids repeat across folders")
+    return int(count)
+
+
+def _table(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pa.Table:
+    # a relation, not execute(): Arrow from a DB-API result costs an extra copy (and a warning)
+    return con.sql(sql, params=params).to_arrow_table()
+
+
+def _select(columns: str, filters: dict[str, object], limit: int | None) -> tuple[str, list[object]]:
+    where = [(f'"{name}" = ?', value) for name, value in filters.items() if value is not None]
+    sql = f"SELECT {columns} FROM runs"
+    if where:
+        sql += " WHERE " + " AND ".join(clause for clause, _ in where)
+    sql += " ORDER BY started_at DESC, run_id DESC"
+    if limit is not None:
+        sql += f" LIMIT {max(int(limit), 0)}"
+    return sql, [value for _, value in where]
+
+
+def _insert(
+    con: duckdb.DuckDBPyConnection, table: str, files: list[Path], columns: tuple[tuple[str, str], ...]
+) -> None:
+    """INSERT ... SELECT from Parquet, taking the columns both sides know (older or newer folders)."""
+    source = f"read_parquet({_sql_list(files)}, union_by_name=true)"
+    present = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    names = ", ".join(f'"{name}"' for name, _ in columns if name in present)
+    con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {source}")
+
+
+def _sql_list(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,474 @@
+"""Parser for the default human-readable output of sysbench 1.0.x.
+
+It reads what ``sysbench <script> run`` prints (stdout and stderr) and returns a :class:`ParsedLog`:
+the header facts (version, threads, report interval), every ``[ Ns ] thds: ...`` interval line, the
+final summary block, the ``--histogram=on`` buckets and, for a failed run, a
+:class:`~harness.sysbench_failures.SysbenchFailure`.
+
+Rules:
+
+* Lines that are not sysbench's (a Lua script may print anything) are ignored, but a line that
+  *starts* like an interval line or a summary that has started must be complete and numeric: such
+  a line raises :class:`~harness.errors.LogParseError` naming it and what was expected there. A
+  summary cut before its ``sum:`` line raises at the last line of the log.
+* A log with neither interval lines, nor a summary, nor a recognised failure raises
+  :class:`~harness.errors.LogParseError`, at the first line that is not sysbench output, or at the
+  last line when the log is sysbench's but stops before reporting anything.
+* ``--percentile=0`` (``percentile stats: disabled``) gives ``percentile == 0.0`` and
+  ``latency_pct_ms == 0.0``, as sysbench itself prints in the interval lines.
+* With ``--report-checkpoints`` sysbench prints several summaries (and histograms); the last one is
+  kept.
+* A run that crashed (exit status 139) or was killed prints nothing after its intervals: pass its
+  exit status as ``exit_code`` so that ``failure`` says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final, TypeVar
+
+from harness.errors import LogParseError
+from harness.sysbench_failures import SysbenchFailure, classify_failure
+
+__all__ = [
+    "HistogramBucket",
+    "LogInterval",
+    "LogSummary",
+    "ParsedLog",
+    "parse_histogram",
+    "parse_sysbench_log",
+]
+
+
+@dataclass(frozen=True)
+class LogInterval:
+    """One ``[ 1s ] thds: 2 tps: ... qps: ... (r/w/o: a/b/c) lat (ms,95%): x err/s: y reconn/s: z`` line.
+
+    All rates are per second over the interval; ``latency_pct_ms`` is the latency at ``percentile``.
+    """
+
+    time_s: float
+    threads: int
+    tps: float
+    qps: float
+    reads_per_s: float
+    writes_per_s: float
+    other_per_s: float
+    latency_pct_ms: float
+    percentile: float
+    errors_per_s: float
+    reconnects_per_s: float
+
+
+@dataclass(frozen=True)
+class LogSummary:
+    """The final ``SQL statistics`` / ``General statistics`` / ``Latency (ms)`` block."""
+
+    reads: int
+    writes: int
+    other: int
+    queries: int
+    transactions: int
+    tps: float
+    qps: float
+    ignored_errors: int
+    reconnects: int
+    total_time_s: float
+    events: int
+    latency_min_ms: float
+    latency_avg_ms: float
+    latency_max_ms: float
+    latency_pct_ms: float
+    percentile: float
+    latency_sum_ms: float
+
+
+@dataclass(frozen=True)
+class HistogramBucket:
+    """One ``--histogram=on`` line: ``value |**** count`` (value in milliseconds, 3 decimals)."""
+
+    value_ms: float
+    count: int
+
+
+@dataclass(frozen=True)
+class ParsedLog:
+    """Everything dbperf reads from one sysbench log."""
+
+    path: str
+    sysbench_version: str | None
+    threads: int | None
+    report_interval_s: float | None
+    intervals: tuple[LogInterval, ...]
+    summary: LogSummary | None
+    histogram: tuple[HistogramBucket, ...]
+    failure: SysbenchFailure | None
+
+
+# --------------------------------------------------------------------------------------------------
+# Line patterns
+# --------------------------------------------------------------------------------------------------
+
+_NUM = r"\d+(?:\.\d+)?"
+_HEADER = re.compile(r"^sysbench\s+(\d+(?:\.\d+)+[\w.+~-]*)")
+_THREADS = re.compile(r"^Number of threads:\s*(\d+)\s*$")
+_REPORT_INTERVAL = re.compile(rf"^Report intermediate results every\s+({_NUM})\s+second")
+_INTERVAL_START = re.compile(rf"^\s*\[\s*{_NUM}s\s*\]\s+thds:")
+_INTERVAL = re.compile(
+    rf"^\s*\[\s*(?P<time>{_NUM})s\s*\]\s+thds:\s*(?P<threads>\d+)\s+tps:\s*(?P<tps>{_NUM})\s+"
+    rf"qps:\s*(?P<qps>{_NUM})\s+\(r/w/o:\s*(?P<r>{_NUM})/(?P<w>{_NUM})/(?P<o>{_NUM})\)\s+"
+    rf"lat\s+\(ms,\s*(?P<pct>{_NUM})%\):\s*(?P<lat>{_NUM})\s+err/s:\s*(?P<err>{_NUM})\s+"
+    rf"reconn/s:\s*(?P<reconn>{_NUM})\s*$"
+)
+_INTERVAL_FORMAT = (
+    "'[ <t>s ] thds: <n> tps: <x> qps: <x> (r/w/o: <x>/<x>/<x>) lat (ms,<p>%): <x> err/s: <x> reconn/s: <x>'"
+)
+_SUMMARY_START = re.compile(r"^\s*SQL statistics:\s*$")
+_HIST_HEADER = re.compile(r"^\s*Latency histogram \(values are in milliseconds\)\s*$")
+_HIST_COLUMNS = re.compile(r"^\s*value\s+-+\s*distribution\s*-+\s*count\s*$")
+_HIST_BUCKET = re.compile(rf"^\s*(?P<value>{_NUM})\s*\|\s*\**\s*(?P<count>\d+)\s*$")
+_HIST_FORMAT = "a histogram bucket '<value ms> |*** <count>'"
+
+# Lines of sysbench's own that carry nothing dbperf keeps; knowing them lets an error point at the
+# first line that is not sysbench output at all.
+_KNOWN_PREFIXES: Final[tuple[str, ...]] = (
+    "Running the test with following options",
+    "Initializing random number generator",
+    "Random number generator seed is",
+    "Initializing worker threads",
+    "Threads started!",
+    "Forcing shutdown in",
+    "Target transaction rate",
+    "Report checkpoint",
+    "Debug mode enabled",
+    "Additional request validation enabled",
+    "Creating table",
+    "Inserting ",
+    "Creating a secondary index",
+    "Prewarming table",
+    "Dropping table",
+    "Threads fairness:",
+    "events (avg/stddev):",
+    "execution time (avg/stddev):",
+    "FATAL:",
+    "WARNING:",
+    "(last message repeated",
+    "Number of unfinished transactions",
+    "invalid option:",
+    "Invalid value for the",
+    "Unknown command:",
+    "Warming up",
+    "Extra file open flags",
+)
+_CHECKPOINT_OR_QUEUE = re.compile(rf"^\s*\[\s*{_NUM}s\s*\]\s+(?:Checkpoint report|queue length)")
+# Lines sysbench may interleave with the summary (other threads' messages, forced shutdown notes).
+_SUMMARY_SKIPPABLE = re.compile(
+    r"^\s*(?:FATAL:|WARNING:|\(last message repeated|Number of unfinished transactions)"
+)
+
+
+def _is_known(line: str) -> bool:
+    stripped = line.strip()
+    return (
+        not stripped
+        or stripped.startswith(_KNOWN_PREFIXES)
+        or bool(_HEADER.match(stripped))
+        or bool(_CHECKPOINT_OR_QUEUE.match(stripped))
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Histogram
+# --------------------------------------------------------------------------------------------------
+
+
+def _parse_buckets(numbered: Iterable[tuple[int, str]], path: str) -> tuple[HistogramBucket, ...]:
+    buckets: list[HistogramBucket] = []
+    for lineno, line in numbered:
+        if not line.strip() or _HIST_COLUMNS.match(line) or _HIST_HEADER.match(line):
+            continue
+        m = _HIST_BUCKET.match(line)
+        if m is None:
+            raise LogParseError(path, lineno, f"expected {_HIST_FORMAT}, found {line.strip()!r}")
+        buckets.append(HistogramBucket(value_ms=float(m["value"]), count=int(m["count"])))
+    return tuple(buckets)
+
+
+def _histogram_block(lines: Sequence[str], header: int) -> tuple[list[tuple[int, str]], int]:
+    """The numbered lines of the histogram whose header is at index ``header``, and the index after it."""
+    block: list[tuple[int, str]] = []
+    i = header + 1
+    while i < len(lines) and lines[i].strip():
+        block.append((i + 1, lines[i]))
+        i += 1
+    return block, i
+
+
+def parse_histogram(lines: Iterable[str], *, path: str = "<histogram>") -> tuple[HistogramBucket, ...]:
+    """The buckets of sysbench's ``--histogram=on`` output, in printed (ascending) order.
+
+    ``lines`` is either a whole sysbench output, in which case the block after the last
+    ``Latency histogram (values are in milliseconds)`` header is read, or just the histogram (with or
+    without its header and column lines), in which case every non-blank line must be a bucket.
+    Lines without a header and without any bucket give ``()`` (a run without ``--histogram=on``).
+    Bucket values are printed with three decimals, so neighbouring buckets may show the same value;
+    they are kept apart. The counts add up to the run's events. A line that should be a bucket and
+    is not raises :class:`~harness.errors.LogParseError` with its 1-based line number.
+    """
+    text_lines = [line.rstrip("\r\n") for line in lines]
+    headers = [i for i, line in enumerate(text_lines) if _HIST_HEADER.match(line)]
+    if headers:
+        block, _ = _histogram_block(text_lines, headers[-1])
+        return _parse_buckets(block, path)
+    if not any(_HIST_BUCKET.match(line) for line in text_lines):
+        return ()  # an output without --histogram=on
+    return _parse_buckets(enumerate(text_lines, 1), path)
+
+
+# --------------------------------------------------------------------------------------------------
+# Summary
+# --------------------------------------------------------------------------------------------------
+
+_T = TypeVar("_T")
+
+
+class _SummaryReader:
+    """Reads the fields of one summary block in order, raising LogParseError at the first bad line."""
+
+    def __init__(self, lines: Sequence[str], start: int, path: str) -> None:
+        self.lines = lines
+        self.index = start  # index of the next line to read
+        self.path = path
+
+    def _next_line(self, wanted: str) -> tuple[int, str]:
+        while self.index < len(self.lines):
+            line = self.lines[self.index]
+            self.index += 1
+            if line.strip() and not _SUMMARY_SKIPPABLE.match(line):
+                return self.index, line
+        raise LogParseError(
+            self.path,
+            max(len(self.lines), 1),
+            f"log ends inside the summary block (it is cut): expected {wanted} after this line",
+        )
+
+    def heading(self, title: str) -> None:
+        lineno, line = self._next_line(f"'{title}'")
+        if line.strip() != title:
+            raise LogParseError(
+                self.path, lineno, f"expected '{title}' in the summary block, found {line.strip()!r}"
+            )
+
+    def field(self, label: str, what: str, convert: Callable[[str], _T | None]) -> _T:
+        pattern = re.compile(rf"^\s*{re.escape(label)}:\s*(?P<value>.*?)\s*$")
+        return self.matched_field(pattern, f"'{label}: {what}'", label, what, convert)[1]
+
+    def matched_field(
+        self,
+        pattern: re.Pattern[str],
+        wanted: str,
+        label: str,
+        what: str,
+        convert: Callable[[str], _T | None],
+    ) -> tuple[re.Match[str], _T]:
+        lineno, line = self._next_line(wanted)
+        m = pattern.match(line)
+        if m is None:
+            raise LogParseError(
+                self.path, lineno, f"expected {wanted} in the summary block, found {line.strip()!r}"
+            )
+        raw = m["value"]
+        value = convert(raw)
+        if value is None:
+            shown = line.strip().split(":", 1)[0] or label
+            raise LogParseError(self.path, lineno, f"expected {what} after '{shown}:', found {raw!r}")
+        return m, value
+
+
+_COUNT = re.compile(r"^\d+$")
+_COUNT_RATE = re.compile(rf"^(\d+)\s*\(\s*({_NUM}) per sec\.\)$")
+_SECONDS = re.compile(rf"^({_NUM})s$")
+_MS = re.compile(rf"^{_NUM}$")
+_PERCENTILE = re.compile(
+    rf"^\s*(?:(?P<pct>{_NUM})(?:st|nd|rd|th) percentile|percentile stats):\s*(?P<value>.*?)\s*$"
+)
+
+
+def _count(raw: str) -> int | None:
+    return int(raw) if _COUNT.match(raw) else None
+
+
+def _count_rate(raw: str) -> tuple[int, float] | None:
+    m = _COUNT_RATE.match(raw)
+    return (int(m.group(1)), float(m.group(2))) if m else None
+
+
+def _seconds(raw: str) -> float | None:
+    m = _SECONDS.match(raw)
+    return float(m.group(1)) if m else None
+
+
+def _ms(raw: str) -> float | None:
+    return float(raw) if _MS.match(raw) else None
+
+
+def _percentile_value(raw: str) -> float | None:
+    if raw == "disabled":
+        return 0.0
+    return _ms(raw)
+
+
+def _read_summary(lines: Sequence[str], start: int, path: str) -> tuple[LogSummary, int]:
+    """Parse the summary whose ``SQL statistics:`` line is at index ``start - 1``."""
+    r = _SummaryReader(lines, start, path)
+    count = "<count>"
+    count_rate = "<count> (<rate> per sec.)"
+    r.heading("queries performed:")
+    reads = r.field("read", count, _count)
+    writes = r.field("write", count, _count)
+    other = r.field("other", count, _count)
+    r.field("total", count, _count)
+    transactions, tps = r.field("transactions", count_rate, _count_rate)
+    queries, qps = r.field("queries", count_rate, _count_rate)
+    ignored_errors, _ = r.field("ignored errors", count_rate, _count_rate)
+    reconnects, _ = r.field("reconnects", count_rate, _count_rate)
+    r.heading("General statistics:")
+    total_time_s = r.field("total time", "<seconds>s (like '3.0020s')", _seconds)
+    events = r.field("total number of events", count, _count)
+    r.heading("Latency (ms):")
+    latency_min_ms = r.field("min", "<ms>", _ms)
+    latency_avg_ms = r.field("avg", "<ms>", _ms)
+    latency_max_ms = r.field("max", "<ms>", _ms)
+    m, latency_pct_ms = r.matched_field(
+        _PERCENTILE,
+        "'<N>th percentile: <ms>' (or 'percentile stats: disabled')",
+        "percentile",
+        "<ms>",
+        _percentile_value,
+    )
+    percentile = float(m["pct"]) if m["pct"] is not None else 0.0
+    latency_sum_ms = r.field("sum", "<ms>", _ms)
+    summary = LogSummary(
+        reads=reads,
+        writes=writes,
+        other=other,
+        queries=queries,
+        transactions=transactions,
+        tps=tps,
+        qps=qps,
+        ignored_errors=ignored_errors,
+        reconnects=reconnects,
+        total_time_s=total_time_s,
+        events=events,
+        latency_min_ms=latency_min_ms,
+        latency_avg_ms=latency_avg_ms,
+        latency_max_ms=latency_max_ms,
+        latency_pct_ms=latency_pct_ms,
+        percentile=percentile,
+        latency_sum_ms=latency_sum_ms,
+    )
+    return summary, r.index
+
+
+# --------------------------------------------------------------------------------------------------
+# Whole log
+# --------------------------------------------------------------------------------------------------
+
+
+def _interval(line: str, lineno: int, path: str) -> LogInterval:
+    m = _INTERVAL.match(line)
+    if m is None:
+        raise LogParseError(
+            path, lineno, f"malformed interval line: expected {_INTERVAL_FORMAT}, found {line.strip()!r}"
+        )
+    return LogInterval(
+        time_s=float(m["time"]),
+        threads=int(m["threads"]),
+        tps=float(m["tps"]),
+        qps=float(m["qps"]),
+        reads_per_s=float(m["r"]),
+        writes_per_s=float(m["w"]),
+        other_per_s=float(m["o"]),
+        latency_pct_ms=float(m["lat"]),
+        percentile=float(m["pct"]),
+        errors_per_s=float(m["err"]),
+        reconnects_per_s=float(m["reconn"]),
+    )
+
+
+def parse_sysbench_log(text: str, path: str = "<string>", *, exit_code: int | None = None) -> ParsedLog:
+    """Parse one sysbench 1.0.x ``run`` output (stdout and stderr, as written to a log file).
+
+    ``path`` only names the log in errors. ``exit_code``, when known, helps explain runs that died
+    without a message (a crash, exit status 139, or a kill). Raises
+    :class:`~harness.errors.LogParseError` for a malformed interval line or summary, and for a log
+    with neither intervals, nor a summary, nor a recognised failure.
+    """
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        raise LogParseError(
+            path,
+            1,
+            "empty log: expected sysbench output (the 'sysbench 1.0.x' header, interval lines or a summary)",
+        )
+
+    version: str | None = None
+    threads: int | None = None
+    report_interval: float | None = None
+    intervals: list[LogInterval] = []
+    summary: LogSummary | None = None
+    histogram: tuple[HistogramBucket, ...] = ()
+    first_foreign: int | None = None  # 1-based number of the first line that is not sysbench's
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        lineno = i + 1
+        stripped = line.strip()
+        if _INTERVAL_START.match(line):
+            intervals.append(_interval(line, lineno, path))
+        elif _SUMMARY_START.match(line):
+            summary, i = _read_summary(lines, lineno, path)
+            continue
+        elif _HIST_HEADER.match(line):
+            block, i = _histogram_block(lines, i)
+            histogram = _parse_buckets(block, path)
+            continue
+        elif (m := _HEADER.match(stripped)) is not None:
+            version = version or m.group(1)
+        elif (m := _THREADS.match(stripped)) is not None:
+            threads = int(m.group(1))
+        elif (m := _REPORT_INTERVAL.match(stripped)) is not None:
+            report_interval = float(m.group(1))
+        elif first_foreign is None and not _is_known(line):
+            first_foreign = lineno
+        i += 1
+
+    failure = classify_failure(text, exit_code)
+    if not intervals and summary is None and failure is None:
+        if first_foreign is not None:
+            raise LogParseError(
+                path,
+                first_foreign,
+                "not sysbench output: expected the 'sysbench 1.0.x' header, '[ Ns ] thds: ...' interval "
+                f"lines or a summary, found {lines[first_foreign - 1].strip()!r}",
+            )
+        last = max(n for n, line in enumerate(lines, 1) if line.strip())
+        raise LogParseError(
+            path,
+            last,
+            "log ends before any interval line, summary or FATAL message "
+            "(the run was stopped before its threads reported anything)",
+        )
+    return ParsedLog(
+        path=path,
+        sysbench_version=version,
+        threads=threads,
+        report_interval_s=report_interval,
+        intervals=tuple(intervals),
+        summary=summary,
+        histogram=histogram,
+        failure=failure,
+    )

@@ -1,0 +1,143 @@
+"""Server target files (``servers/<name>.toml``), validated with pydantic.
+
+A target names a flavour and a version pin, a provider (``local`` binaries, a ``container`` image, or an
+``external`` endpoint), an optional my.cnf, server variables, and CPU/memory placement. Example::
+
+    name = "mariadb-10.11"
+    flavour = "mariadb"
+    version = "10.11"
+    provider = "container"
+    image = "dbperf/mariadb:10.11"
+    config_file = "mariadb.cnf"
+    cpuset = "0"
+    client_cpuset = "1"
+    memory_limit = "4g"
+
+    [variables]
+    innodb_buffer_pool_size = "1G"
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.errors import ConfigError
+from harness.model import ServerTarget
+
+_CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+
+
+class _TargetFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+    flavour: Literal["mariadb", "mysql"]
+    version: str = Field(min_length=1, description="version pin: the server's version must start with it")
+    provider: Literal["local", "container", "external"]
+    description: str = ""
+    image: str | None = None
+    binary: str | None = None
+    config_file: str | None = None
+    variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    cpuset: str | None = None
+    client_cpuset: str | None = None
+    cpus: float | None = Field(default=None, gt=0)
+    memory_limit: str | None = Field(default=None, pattern=r"^\d+[bkmgBKMG]?$")
+    host: str = "127.0.0.1"
+    port: int | None = Field(default=None, ge=1, le=65535)
+    user: str | None = None
+    password_env: str | None = None
+    database: str = "sbtest"
+
+    @field_validator("cpuset", "client_cpuset")
+    @classmethod
+    def _cpuset(cls, value: str | None) -> str | None:
+        if value is not None and not _CPUSET.match(value):
+            raise ValueError("must be a CPU list like '0', '0-3' or '0,2'")
+        return value
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> _TargetFile:
+        if self.provider == "container" and not self.image:
+            raise ValueError("a container target needs 'image' (e.g. 'dbperf/mariadb:10.11')")
+        if self.provider == "external" and (self.port is None or not self.user):
+            raise ValueError("an external target needs 'host', 'port', 'user' and 'password_env'")
+        return self
+
+
+def _format_validation(path: Path, exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(file)"
+        if err["type"] == "extra_forbidden":
+            allowed = ", ".join(sorted(_TargetFile.model_fields))
+            problems.append(f"unknown field '{where}' (allowed: {allowed})")
+        else:
+            problems.append(f"field '{where}': {err['msg']}")
+    return f"{path}: " + "; ".join(problems)
+
+
+def _to_str(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "ON" if value else "OFF"
+    return str(value)
+
+
+def load_target_file(path: Path) -> ServerTarget:
+    """Read and validate one target file."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read server target ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    try:
+        spec = _TargetFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(path, exc)) from None
+    if spec.name != path.stem:
+        raise ConfigError(f"{path}: name '{spec.name}' must match the file name '{path.stem}'")
+    config_file = None
+    if spec.config_file:
+        config_file = (path.parent / spec.config_file).resolve()
+        if not config_file.is_file():
+            raise ConfigError(f"{path}: config_file '{spec.config_file}' does not exist next to it")
+    return ServerTarget(
+        name=spec.name,
+        flavour=spec.flavour,
+        version=spec.version,
+        provider=spec.provider,
+        description=spec.description,
+        image=spec.image,
+        binary=spec.binary,
+        config_file=config_file,
+        variables={k: _to_str(v) for k, v in spec.variables.items()},
+        cpuset=spec.cpuset,
+        client_cpuset=spec.client_cpuset,
+        cpus=spec.cpus,
+        memory_limit=spec.memory_limit,
+        host=spec.host,
+        port=spec.port,
+        user=spec.user,
+        password_env=spec.password_env,
+        database=spec.database,
+        source=path.resolve(),
+    )
+
+
+def available_targets(servers_dir: Path) -> list[str]:
+    return sorted(p.stem for p in servers_dir.glob("*.toml"))
+
+
+def load_target(name: str, servers_dir: Path) -> ServerTarget:
+    """The target called ``name``; a clear error listing the known ones otherwise."""
+    path = servers_dir / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(available_targets(servers_dir)) or "none"
+        raise ConfigError(f"unknown server target '{name}' (known in {servers_dir}: {known})")
+    return load_target_file(path)

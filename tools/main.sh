@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The main job: set up, then run oltp_point_select on the embedded MariaDB, store it, and judge it
+# against the baseline for this machine when one exists. Extra arguments go to `dbperf gate`.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash tools/setup.sh
+exec .venv/bin/dbperf gate --scenario oltp_point_select --server mariadb-local "$@"
