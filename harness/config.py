@@ -128,9 +128,7 @@ def parse_threads(value: str) -> tuple[int, ...]:
     try:
         counts = tuple(int(part) for part in value.replace(" ", "").split(",") if part)
     except ValueError:
-        raise ConfigError(
-            f"--threads takes comma-separated whole numbers like 1,4,16; got {value!r}"
-        ) from None
+        raise ConfigError(f"--threads takes comma-separated whole numbers like 1,4,16; got {value!r}") from None
     if not counts or any(c < 1 or c > 4096 for c in counts):
         raise ConfigError(f"--threads values must be between 1 and 4096; got {value!r}")
     return counts
@@ -202,9 +200,7 @@ def current_git_sha(root: Path) -> str:
         if os.environ.get(var):
             return os.environ[var]
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
-        )
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
     except OSError:
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""

@@ -55,9 +55,7 @@ class Snapshot:
     key_parts: dict[str, object]
 
 
-def snapshot_key(
-    target: ServerTarget, build_id: str, scenario: Scenario, sysbench_version: str
-) -> dict[str, object]:
+def snapshot_key(target: ServerTarget, build_id: str, scenario: Scenario, sysbench_version: str) -> dict[str, object]:
     shaping = {k: v for k, v in sorted(target.variables.items()) if k in DATADIR_SHAPING}
     return {
         "flavour": target.flavour,

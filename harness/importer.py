@@ -14,7 +14,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.errors import LogParseError
-from harness.model import IntervalSample, LatencyBucket, Metrics, Probes, RunResult, Testbed, Totals
+from harness.model import (
+    IntervalSample,
+    LatencyBucket,
+    Metrics,
+    Probes,
+    RunResult,
+    RunStatus,
+    Testbed,
+    Totals,
+)
 from harness.sysbench_log import ParsedLog, parse_sysbench_log
 
 
@@ -80,7 +89,7 @@ def to_run(parsed: ParsedLog, *, scenario: str, target: str, server_version: str
         failure = parsed.failure.message()
     elif totals is None:
         failure = "the log has no final summary (an interrupted run); its intervals are kept"
-    status = "ok" if totals is not None and not failure else "failed"
+    status: RunStatus = "ok" if totals is not None and not failure else "failed"
     threads = parsed.threads or (parsed.intervals[0].threads if parsed.intervals else 1)
     metrics = Metrics.derive(totals, histogram, Probes()) if status == "ok" else Metrics()
     if metrics.p95_ms is not None and summary is not None and summary.percentile != 95 and not histogram:
@@ -114,9 +123,7 @@ def to_run(parsed: ParsedLog, *, scenario: str, target: str, server_version: str
     )
 
 
-def import_logs(
-    paths: Sequence[Path], *, scenario: str, target: str, server_version: str = ""
-) -> list[RunResult]:
+def import_logs(paths: Sequence[Path], *, scenario: str, target: str, server_version: str = "") -> list[RunResult]:
     """Parse every file first (so one bad file stores nothing), then return the runs."""
     runs = []
     for path in paths:
@@ -125,7 +132,5 @@ def import_logs(
         except OSError as exc:
             raise LogParseError(str(path), 0, f"cannot read the file ({exc.strerror})") from exc
         parsed = parse_sysbench_log(text, str(path))
-        runs.append(
-            to_run(parsed, scenario=scenario, target=target, server_version=server_version, text=text)
-        )
+        runs.append(to_run(parsed, scenario=scenario, target=target, server_version=server_version, text=text))
     return runs

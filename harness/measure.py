@@ -132,9 +132,7 @@ class Session:
             return None
         key = (target.name + "|" + stable_hash(target.identity()), stable_hash(scenario.dataset_key()))
         if key not in self._snapshots:
-            self._snapshots[key] = self.cache.ensure(
-                provider, scenario, self.sysbench_version, say=self.reporter.phase
-            )
+            self._snapshots[key] = self.cache.ensure(provider, scenario, self.sysbench_version, say=self.reporter.phase)
         return self._snapshots[key]
 
     @contextmanager
@@ -144,15 +142,11 @@ class Session:
         snapshot = self.snapshot(provider, scenario)
         variables = effective_variables(target, scenario)
         if snapshot is None:
-            credentials = (
-                provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
-            )
+            credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
             with provider.serve(None, credentials, variables) as server:
                 key = (target.name, stable_hash(scenario.dataset_key()))
                 if key not in self._external_prepared:
-                    self.reporter.phase(
-                        f"preparing {scenario.tables} x {scenario.table_size:,} rows on {target.name}"
-                    )
+                    self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {target.name}")
                     _cleanup_external(server, scenario)
                     prepare(scenario, server.endpoint, threads=2)
                     self._external_prepared.add(key)
@@ -310,9 +304,7 @@ def plan_runs(
     ]
 
 
-def measure(
-    session: Session, contexts: Sequence[RunContext], *, stop_on_failure: bool = False
-) -> list[RunResult]:
+def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure: bool = False) -> list[RunResult]:
     results = []
     for ctx in contexts:
         result = run_once(session, ctx)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 Flavour = Literal["mariadb", "mysql"]
 ProviderKind = Literal["local", "container", "external"]
@@ -163,6 +163,8 @@ class Scenario:
 @dataclass(frozen=True)
 class Testbed:
     """The machine a run happened on; baselines only compare runs with the same fingerprint."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class, despite the name
 
     cpu_model: str
     cores: int
@@ -429,7 +431,8 @@ class Verdict:
     def outcome(self) -> Outcome:
         gating = [m for m in self.metrics if m.gating]
         outcomes = {m.outcome for m in gating}
-        for o in ("failed", "regression", "no_baseline", "inconclusive", "improvement"):
+        order: tuple[Outcome, ...] = ("failed", "regression", "no_baseline", "inconclusive", "improvement")
+        for o in order:
             if o in outcomes:
-                return o  # type: ignore[return-value]
+                return o
         return "pass"

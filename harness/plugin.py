@@ -14,19 +14,19 @@ passes and says how to record one). The session ends with a summary table of eve
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from harness.config import OPTIONS, Settings, resolve_settings
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PerformanceRegression
 from harness.measure import RunContext, Session, measure, new_group_id
-from harness.model import RunResult, Scenario, ServerTarget
+from harness.model import RunResult, Scenario, ServerTarget, Verdict
 from harness.scenarios import available_scenarios, load_scenario
 
 _RUNS_KEY = pytest.StashKey[list[RunResult]]()
+_VERDICTS_KEY = pytest.StashKey[list[Verdict]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,7 +65,7 @@ class Case:
 
 
 def _cases(settings: Settings) -> list[Case]:
-    cases = []
+    cases: list[Case] = []
     targets = [t.strip() for t in settings.server.split(",") if t.strip()]
     for name in available_scenarios(settings.scenarios_dir):
         scenario = load_scenario(name, settings.scenarios_dir, settings.profile).with_overrides(
@@ -111,9 +111,7 @@ class Runner:
             reporter = TerminalReporter() if os.environ.get("DBPERF_PROGRESS", "1") != "0" else None
             from harness.measure import QuietReporter
 
-            self._sessions[containers] = open_session(
-                self.settings, reporter or QuietReporter(), containers=containers
-            )
+            self._sessions[containers] = open_session(self.settings, reporter or QuietReporter(), containers=containers)
         return self._sessions[containers]
 
     def target(self, name: str) -> ServerTarget:
@@ -126,9 +124,7 @@ class Runner:
         session = self.session(target.provider == "container")
         group = new_group_id()
         contexts = [
-            RunContext(
-                target, case.scenario, case.threads, rep, session.testbed, session.git_sha, group, "pytest"
-            )
+            RunContext(target, case.scenario, case.threads, rep, session.testbed, session.git_sha, group, "pytest")
             for rep in range(1, case.scenario.repetitions + 1)
         ]
         results = measure(session, contexts)
@@ -140,12 +136,36 @@ class Runner:
         failed = [r for r in results if not r.ok]
         if failed:
             pytest.fail(f"{case.id}: run {failed[0].run_id} failed: {failed[0].failure}", pytrace=False)
+        from harness.baselines import find_baseline
+        from harness.gate import judge_against_baselines
+
+        baseline = find_baseline(
+            self.settings.baselines_dir,
+            results[0].testbed,
+            case.target_name,
+            case.scenario.name,
+            case.threads,
+        )
+        verdict = judge_against_baselines([(case.scenario, case.threads, case.target_name, baseline, results)])[0]
+        self.config.stash.setdefault(_VERDICTS_KEY, []).append(verdict)
+        strict = bool(self.config.getoption("dbperf_strict"))
+        bad = [
+            m
+            for m in verdict.metrics
+            if m.gating and (m.outcome == "regression" or (strict and m.outcome == "inconclusive"))
+        ]
+        if bad:
+            lines = [f"{case.id}: {verdict.outcome} against the baseline"]
+            lines += [
+                f"  {m.metric}: {m.reason} (noise {m.noise_pct or 0:.1f} %, bound {m.bound_pct:g} %)" for m in bad
+            ]
+            raise PerformanceRegression("\n".join(lines))
 
 
 @pytest.fixture(scope="session")
-def dbperf_runner(pytestconfig: pytest.Config, dbperf_settings: Settings) -> Iterator[Runner]:
+def dbperf_runner(pytestconfig: pytest.Config, dbperf_settings: Settings) -> Runner:
     """Runs scenario cases; every run is stored in the configured store."""
-    yield Runner(dbperf_settings, pytestconfig)
+    return Runner(dbperf_settings, pytestconfig)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -157,3 +177,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
     terminalreporter.section("dbperf summary")
     print_summary(runs, terminalreporter._tw._file if hasattr(terminalreporter, "_tw") else None)
+    verdicts = config.stash.get(_VERDICTS_KEY, [])
+    if verdicts:
+        from harness.report.verdicts import print_verdicts
+
+        print_verdicts(verdicts, terminalreporter._tw._file if hasattr(terminalreporter, "_tw") else None)
+        for verdict in verdicts:
+            for metric in verdict.metrics:
+                if metric.outcome == "no_baseline":
+                    terminalreporter.write_line(f"dbperf: {verdict.scenario} {verdict.threads}t: {metric.reason}")

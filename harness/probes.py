@@ -143,9 +143,7 @@ class ProbeSession:
         if self.endpoint is not None and self._status0:
             try:
                 now = read_status(self.endpoint)
-                deltas = {
-                    k: now[k] - self._status0[k] for k in STATUS_COUNTERS if k in now and k in self._status0
-                }
+                deltas = {k: now[k] - self._status0[k] for k in STATUS_COUNTERS if k in now and k in self._status0}
             except ServerError:
                 deltas = {}
         return Probes(

@@ -147,8 +147,8 @@ def _midranks(a: FloatArray) -> tuple[FloatArray, bool]:
     """1-based mid-ranks of ``a`` and whether any values tie."""
     order = np.argsort(a, kind="stable")
     s = a[order]
-    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
-    ends = np.r_[starts[1:], a.size]
+    starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
+    ends = np.append(starts[1:], a.size)
     ranks = np.empty(a.size)
     ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
     return ranks, bool(starts.size < a.size)
@@ -499,13 +499,9 @@ def classify(
     )
     me = f"{min_effect * 100:g} %"
     if p_adjusted < alpha and h_lo > 0.0 and e > threshold:
-        return Classification(
-            "regression", f"Regression: {numbers}, a {worse} beyond the minimum effect of {me}."
-        )
+        return Classification("regression", f"Regression: {numbers}, a {worse} beyond the minimum effect of {me}.")
     if p_adjusted < alpha and h_hi < 0.0 and e < -threshold:
-        return Classification(
-            "improvement", f"Improvement: {numbers}, a {better} beyond the minimum effect of {me}."
-        )
+        return Classification("improvement", f"Improvement: {numbers}, a {better} beyond the minimum effect of {me}.")
     short = (
         achieved_confidence is not None
         and required_confidence is not None
@@ -523,8 +519,5 @@ def classify(
     if noise_sd is not None and math.isfinite(noise_sd):
         need = pairs_needed(noise_sd, min_effect, alpha=alpha)
         have = f" ({need - n} more)" if n is not None and need > n else ""
-        advice = (
-            f"; the measured noise is {noise_sd * 100:.1f} % SD, "
-            f"and about {need} pairs{have} would likely decide"
-        )
+        advice = f"; the measured noise is {noise_sd * 100:.1f} % SD, and about {need} pairs{have} would likely decide"
     return Classification("inconclusive", f"Inconclusive: {numbers}; {why}{advice}.")

@@ -104,9 +104,7 @@ class Store:
         """Write the run's Parquet folder, then merge it (and any folder left pending) into DuckDB."""
         name = run.run_id
         if not _FOLDER_NAME.fullmatch(name):
-            raise StoreError(
-                f"run id {name!r} cannot name a folder: use letters, digits and . _ - + = (max 200)"
-            )
+            raise StoreError(f"run id {name!r} cannot name a folder: use letters, digits and . _ - + = (max 200)")
         if (self.runs_dir / name).exists():  # saved again: make sure the new folder gets merged
             with self._locked() as con:
                 con.execute("DELETE FROM ingested_folders WHERE folder = ?", [name])
@@ -281,9 +279,7 @@ class Store:
             return self._merge(con, pending), set()
         except (_OneByOne, duckdb.Error, OSError) as exc:
             if len(pending) == 1:
-                log.warning(
-                    "store %s: cannot merge %s (kept for a later try): %s", self.path, pending[0], exc
-                )
+                log.warning("store %s: cannot merge %s (kept for a later try): %s", self.path, pending[0], exc)
                 return 0, set(pending)
             log.debug("store %s: merging %d folders one by one: %s", self.path, len(pending), exc)
         merged, failed = 0, set()
@@ -305,9 +301,7 @@ class Store:
             return []
         con.register("_listed", pa.table({"folder": pa.array(listed, pa.string())}))
         try:
-            rows = con.execute(
-                "SELECT folder FROM _listed ANTI JOIN ingested_folders USING (folder)"
-            ).fetchall()
+            rows = con.execute("SELECT folder FROM _listed ANTI JOIN ingested_folders USING (folder)").fetchall()
         finally:
             con.unregister("_listed")
         pending = {str(r[0]) for r in rows} | (set(force) & set(listed))

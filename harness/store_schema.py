@@ -12,7 +12,7 @@ bump :data:`SCHEMA_VERSION` and update :data:`RUN_COLUMNS`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -184,9 +184,7 @@ DDL_V1: tuple[str, ...] = (
 #: ``MIGRATIONS[n]`` takes a version-``n`` database to version ``n + 1``.
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: tuple(
-        f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}"
-        for name, kind in RUN_COLUMNS
-        if name in _V2_ADDED
+        f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V2_ADDED
     ),
 }
 
@@ -252,7 +250,19 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _run_row(run: RunResult) -> dict[str, object]:
+def _once(memo: dict[int, str], obj: object, make: Callable[[Any], str]) -> str:
+    """``make(obj)``, computed once per object: batches share testbeds and variable mappings."""
+    key = id(obj)  # the objects outlive the memo (the runs hold them)
+    if key not in memo:
+        memo[key] = make(obj)
+    return memo[key]
+
+
+def _json(mapping: Mapping[str, object]) -> str:
+    return json.dumps(dict(mapping), sort_keys=True)
+
+
+def _run_row(run: RunResult, memo: dict[int, str]) -> dict[str, object]:
     tb, probes = run.testbed, run.probes
     row: dict[str, object] = {name: getattr(run, name) for name in _TEXT_FIELDS}
     row.update(
@@ -264,8 +274,8 @@ def _run_row(run: RunResult) -> dict[str, object]:
         repetition=run.repetition,
         warmup_s=run.warmup_s,
         time_s=run.time_s,
-        variables=json.dumps(dict(run.variables), sort_keys=True),
-        options=json.dumps(dict(run.options), sort_keys=True),
+        variables=_once(memo, run.variables, _json),
+        options=_once(memo, run.options, _json),
         testbed_cpu_model=tb.cpu_model,
         testbed_cores=tb.cores,
         testbed_memory_gb=tb.memory_gb,
@@ -274,11 +284,11 @@ def _run_row(run: RunResult) -> dict[str, object]:
         testbed_sysbench_version=tb.sysbench_version,
         testbed_container_engine=tb.container_engine,
         testbed_hostname=tb.hostname,
-        testbed_fingerprint=tb.fingerprint,
+        testbed_fingerprint=_once(memo, tb, lambda t: t.fingerprint),
         probe_server_cpu_s=probes.server_cpu_s,
         probe_instructions=probes.instructions,
         probe_instructions_note=probes.instructions_note,
-        status_deltas=json.dumps(dict(probes.status_deltas), sort_keys=True),
+        status_deltas=_once(memo, probes.status_deltas, _json),
     )
     for name in _TOTALS_FIELDS:
         row[f"totals_{name}"] = None if run.totals is None else getattr(run.totals, name)
@@ -289,7 +299,8 @@ def _run_row(run: RunResult) -> dict[str, object]:
 
 def arrow_tables(runs: Sequence[RunResult]) -> tuple[pa.Table, pa.Table, pa.Table]:
     """The rows of runs, intervals and histogram for these runs, as Arrow tables."""
-    rows = [_run_row(run) for run in runs]
+    memo: dict[int, str] = {}
+    rows = [_run_row(run, memo) for run in runs]
     run_table = pa.table({name: [row[name] for row in rows] for name in RUN_SCHEMA.names}, schema=RUN_SCHEMA)
     intervals: dict[str, list[object]] = {name: [] for name in INTERVAL_SCHEMA.names}
     buckets: dict[str, list[object]] = {name: [] for name in HISTOGRAM_SCHEMA.names}

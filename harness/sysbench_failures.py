@@ -275,9 +275,7 @@ def _from_code(code: int, output: str, excerpt: str) -> SysbenchFailure:
             "the prepared tables and go straight to 'run'.",
         )
     if code == 1146:
-        cause = (
-            "the benchmark tables do not exist in --mysql-db (prepare was not run, or used other --tables)."
-        )
+        cause = "the benchmark tables do not exist in --mysql-db (prepare was not run, or used other --tables)."
         fix = "run 'prepare' with the same --tables/--table-size and --mysql-db before 'run'."
     elif code == 1049:
         cause = "the database named by --mysql-db does not exist on the server."
@@ -286,9 +284,7 @@ def _from_code(code: int, output: str, excerpt: str) -> SysbenchFailure:
         cause = "a transaction hit a deadlock or lock wait timeout and sysbench was not told to ignore it."
         fix = "keep sysbench's default --mysql-ignore-errors (1213,1020,1205) or add the code to it."
     elif code == 1062:
-        cause = (
-            "an INSERT hit a duplicate key, usually tables left over from an earlier run of another script."
-        )
+        cause = "an INSERT hit a duplicate key, usually tables left over from an earlier run of another script."
         fix = "run 'cleanup' and 'prepare' again before the run."
     else:
         cause = f"the server answered a benchmark statement with error {code}."

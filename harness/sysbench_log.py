@@ -164,9 +164,7 @@ _KNOWN_PREFIXES: Final[tuple[str, ...]] = (
 )
 _CHECKPOINT_OR_QUEUE = re.compile(rf"^\s*\[\s*{_NUM}s\s*\]\s+(?:Checkpoint report|queue length)")
 # Lines sysbench may interleave with the summary (other threads' messages, forced shutdown notes).
-_SUMMARY_SKIPPABLE = re.compile(
-    r"^\s*(?:FATAL:|WARNING:|\(last message repeated|Number of unfinished transactions)"
-)
+_SUMMARY_SKIPPABLE = re.compile(r"^\s*(?:FATAL:|WARNING:|\(last message repeated|Number of unfinished transactions)")
 
 
 def _is_known(line: str) -> bool:
@@ -257,9 +255,7 @@ class _SummaryReader:
     def heading(self, title: str) -> None:
         lineno, line = self._next_line(f"'{title}'")
         if line.strip() != title:
-            raise LogParseError(
-                self.path, lineno, f"expected '{title}' in the summary block, found {line.strip()!r}"
-            )
+            raise LogParseError(self.path, lineno, f"expected '{title}' in the summary block, found {line.strip()!r}")
 
     def field(self, label: str, what: str, convert: Callable[[str], _T | None]) -> _T:
         pattern = re.compile(rf"^\s*{re.escape(label)}:\s*(?P<value>.*?)\s*$")
@@ -276,9 +272,7 @@ class _SummaryReader:
         lineno, line = self._next_line(wanted)
         m = pattern.match(line)
         if m is None:
-            raise LogParseError(
-                self.path, lineno, f"expected {wanted} in the summary block, found {line.strip()!r}"
-            )
+            raise LogParseError(self.path, lineno, f"expected {wanted} in the summary block, found {line.strip()!r}")
         raw = m["value"]
         value = convert(raw)
         if value is None:
@@ -291,9 +285,7 @@ _COUNT = re.compile(r"^\d+$")
 _COUNT_RATE = re.compile(rf"^(\d+)\s*\(\s*({_NUM}) per sec\.\)$")
 _SECONDS = re.compile(rf"^({_NUM})s$")
 _MS = re.compile(rf"^{_NUM}$")
-_PERCENTILE = re.compile(
-    rf"^\s*(?:(?P<pct>{_NUM})(?:st|nd|rd|th) percentile|percentile stats):\s*(?P<value>.*?)\s*$"
-)
+_PERCENTILE = re.compile(rf"^\s*(?:(?P<pct>{_NUM})(?:st|nd|rd|th) percentile|percentile stats):\s*(?P<value>.*?)\s*$")
 
 
 def _count(raw: str) -> int | None:

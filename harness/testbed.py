@@ -40,7 +40,7 @@ def _memory_gb() -> float:
 def _disk() -> str:
     """Model (or name) and rotational flag of the block device holding the working directory."""
     try:
-        dev = os.stat(Path.cwd()).st_dev
+        dev = Path.cwd().stat().st_dev
         name = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}").resolve().name
         base = re.sub(r"\d+$", "", name) if not name.startswith("nvme") else re.sub(r"p\d+$", "", name)
         model_file = Path(f"/sys/block/{base}/device/model")

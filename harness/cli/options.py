@@ -21,9 +21,7 @@ def shared(*names: str) -> Callable[[F], F]:
             default_note = f" [default: {spec.default}]" if spec.default else ""
             help_text = f"{spec.help}; env {spec.env_var}{default_note}"
             param_type: Any = click.INT if spec.kind == "int" else click.STRING
-            func = click.option(f"--{spec.name}", spec.dest, type=param_type, default=None, help=help_text)(
-                func
-            )
+            func = click.option(f"--{spec.name}", spec.dest, type=param_type, default=None, help=help_text)(func)
         return func
 
     return decorate

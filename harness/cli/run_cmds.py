@@ -101,12 +101,8 @@ def import_group() -> None:
 
 @import_group.command("sysbench-log")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--scenario", "-s", default="imported", show_default=True, help="scenario name to file them under"
-)
-@click.option(
-    "--target", "target", default="imported", show_default=True, help="server target name to file them under"
-)
+@click.option("--scenario", "-s", default="imported", show_default=True, help="scenario name to file them under")
+@click.option("--target", "target", default="imported", show_default=True, help="server target name to file them under")
 @click.option("--server-version", default="", help="server version, if known (logs do not say)")
 @click.option("--json", "as_json", is_flag=True, help="print the imported runs as JSON")
 @shared("store")

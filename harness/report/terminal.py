@@ -54,9 +54,7 @@ class TerminalReporter:
                 f"qps {fmt(m.qps)}  p95 {fmt(m.p95_ms)} ms  (run {run.run_id})"
             )
         else:
-            self.out.print(
-                f"[red]✘ {run.target} {run.scenario} {run.threads}t #{run.repetition}: {run.failure}[/red]"
-            )
+            self.out.print(f"[red]✘ {run.target} {run.scenario} {run.threads}t #{run.repetition}: {run.failure}[/red]")
 
 
 def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:

@@ -92,7 +92,7 @@ class Provider(Protocol):
 
 def connect(
     host: str, port: int, user: str, password: str, database: str | None = None, timeout: float = 5.0
-) -> pymysql.connections.Connection:  # type: ignore[type-arg]
+) -> pymysql.connections.Connection:
     return pymysql.connect(
         host=host,
         port=port,
@@ -122,9 +122,7 @@ def wait_until_ready(
     last = ""
     while time.monotonic() < deadline:
         if not alive():
-            raise ServerError(
-                f"{what} exited during start-up; check its variables and config file. Log: {log_tail()}"
-            )
+            raise ServerError(f"{what} exited during start-up; check its variables and config file. Log: {log_tail()}")
         try:
             conn = connect(host, port, user, password, timeout=2.0)
         except pymysql.err.MySQLError as exc:
@@ -138,9 +136,7 @@ def wait_until_ready(
                 return str(row[0]) if row else ""
         finally:
             conn.close()
-    raise ServerError(
-        f"{what} did not answer on {host}:{port} within {timeout_s:.0f} s ({last}); log: {log_tail()}"
-    )
+    raise ServerError(f"{what} did not answer on {host}:{port} within {timeout_s:.0f} s ({last}); log: {log_tail()}")
 
 
 def bootstrap_sql(flavour: str, credentials: DatasetCredentials, database: str = "sbtest") -> list[str]:

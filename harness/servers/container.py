@@ -26,13 +26,13 @@ from typing import Any
 
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
-import docker  # noqa: E402
-import docker.errors  # noqa: E402
-from testcontainers.core.container import DockerContainer  # noqa: E402
+import docker
+import docker.errors
+from testcontainers.core.container import DockerContainer
 
-from harness.errors import ServerError  # noqa: E402
-from harness.model import ServerTarget  # noqa: E402
-from harness.servers.base import (  # noqa: E402
+from harness.errors import ServerError
+from harness.model import ServerTarget
+from harness.servers.base import (
     DatasetCredentials,
     Endpoint,
     bootstrap_sql,
@@ -40,8 +40,8 @@ from harness.servers.base import (  # noqa: E402
     run_sql,
     wait_until_ready,
 )
-from harness.servers.local import free_port  # noqa: E402
-from harness.servers.variables import write_cnf  # noqa: E402
+from harness.servers.local import free_port
+from harness.servers.variables import write_cnf
 
 LABEL = "org.dbperf.managed"
 OWNER_LABEL = "org.dbperf.owner-pid"
@@ -204,9 +204,7 @@ class ContainerProvider:
                 container.start()
             except docker.errors.DockerException as exc:
                 raise ServerError(f"cannot start a container from {self.image}: {exc}") from exc
-            server = ContainerServer(
-                Endpoint("127.0.0.1", port, credentials.user, credentials.password), container, ""
-            )
+            server = ContainerServer(Endpoint("127.0.0.1", port, credentials.user, credentials.password), container, "")
             version = wait_until_ready(
                 "127.0.0.1",
                 port,
@@ -217,9 +215,7 @@ class ContainerProvider:
                 what=f"{self.target.name} ({self.image})",
             )
             check_version_pin(self.target, version)
-            endpoint = Endpoint(
-                "127.0.0.1", port, credentials.user, credentials.password, self.target.database
-            )
+            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.target.database)
             yield ContainerServer(endpoint, container, version)
         finally:
             if container is not None:

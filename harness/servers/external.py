@@ -31,9 +31,7 @@ class ExternalServer:
 
     def alive(self) -> bool:
         try:
-            connect(
-                self.endpoint.host, self.endpoint.port, self.endpoint.user, self.endpoint.password
-            ).close()
+            connect(self.endpoint.host, self.endpoint.port, self.endpoint.user, self.endpoint.password).close()
         except pymysql.err.MySQLError:
             return False
         return True
@@ -86,7 +84,5 @@ class ExternalProvider:
             conn.close()
         version = str(row[0]) if row else ""
         check_version_pin(self.target, version)
-        endpoint = Endpoint(
-            self.target.host, port, credentials.user, credentials.password, self.target.database
-        )
+        endpoint = Endpoint(self.target.host, port, credentials.user, credentials.password, self.target.database)
         yield ExternalServer(endpoint, version)

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,12 +42,11 @@ def free_port() -> int:
 
 
 def find_binary(name: str) -> str:
-    found = shutil.which(name) or next(
-        (str(Path(d) / name) for d in _SBIN if (Path(d) / name).is_file()), None
-    )
+    found = shutil.which(name) or next((str(Path(d) / name) for d in _SBIN if (Path(d) / name).is_file()), None)
     if found is None:
         raise ServerError(
-            f"'{name}' not found on PATH or in /usr/sbin; install the server (apt-get install mariadb-server) "
+            f"'{name}' not found on PATH or in /usr/sbin; install the server "
+            "(apt-get install mariadb-server) "
             "or set 'binary' in the target file"
         )
     return found
@@ -105,10 +104,8 @@ def sweep_leftovers() -> list[str]:
         if Path(f"/proc/{owner}").exists():
             continue
         pid_file = run_dir / "server.pid"
-        try:
+        with suppress(OSError, ValueError):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
         shutil.rmtree(run_dir, ignore_errors=True)
         swept.append(str(run_dir))
     return swept
@@ -208,9 +205,7 @@ class LocalProvider:
                 what=f"{self.target.name} ({self.binary})",
             )
             check_version_pin(self.target, version)
-            endpoint = Endpoint(
-                "127.0.0.1", port, credentials.user, credentials.password, self.target.database
-            )
+            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.target.database)
             yield LocalServer(endpoint, process, version, log_path)
         finally:
             if process is not None:

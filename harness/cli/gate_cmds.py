@@ -1,0 +1,292 @@
+"""Commands that judge: baseline record/show, gate (against baselines) and compare (A/B)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from harness import stats
+from harness.baselines import all_baselines, find_baseline, write_baseline
+from harness.cli.options import pop_shared, shared
+from harness.compare import ComparisonSpec, run_comparisons
+from harness.config import Settings
+from harness.errors import ConfigError
+from harness.gate import DEFAULT_ALPHA, exit_code, judge_against_baselines
+from harness.measure import Session, measure, new_group_id, plan_runs
+from harness.model import RunResult, Verdict
+from harness.pipeline import open_session, resolve
+from harness.report.terminal import TerminalReporter, console, print_summary
+from harness.report.verdicts import headline, print_verdicts
+
+GATE_OPTIONS = (
+    "server",
+    "profile",
+    "store",
+    "threads",
+    "time",
+    "warmup",
+    "repetitions",
+    "servers-dir",
+    "scenarios-dir",
+    "baselines-dir",
+    "cache-dir",
+)
+
+
+def verdicts_json(verdicts: Sequence[Verdict], **extra: object) -> str:
+    docs = []
+    for v in verdicts:
+        doc = dataclasses.asdict(v)
+        doc["outcome"] = v.outcome
+        docs.append(doc)
+    return json.dumps({"verdicts": docs, **extra}, indent=2, default=str)
+
+
+def _run(settings: Settings, scenario: str, target: str | None) -> tuple[Session, list[RunResult], Any]:
+    prepared = resolve(settings, scenario, target)
+    session = open_session(settings, TerminalReporter(sys.stderr), containers=prepared.target.provider == "container")
+    contexts = plan_runs(
+        prepared.target,
+        prepared.scenario,
+        testbed=session.testbed,
+        git_sha=session.git_sha,
+        group_id=new_group_id(),
+    )
+    return session, measure(session, contexts), prepared
+
+
+def _by_threads(runs: Sequence[RunResult]) -> dict[int, list[RunResult]]:
+    out: dict[int, list[RunResult]] = {}
+    for run in runs:
+        out.setdefault(run.threads, []).append(run)
+    return out
+
+
+@click.group("baseline")
+def baseline_group() -> None:
+    """Record and inspect baselines (baselines/<testbed>/<server>/<scenario>/<threads>t.json)."""
+
+
+@baseline_group.command("record")
+@click.option("--scenario", "-s", required=True, help="scenario name")
+@shared(*GATE_OPTIONS)
+def baseline_record(scenario: str, **kwargs: Any) -> int:
+    """Run a scenario and record its repetitions as the baseline for this testbed.
+
+    Writes one file per thread count. Refuses when any run failed. Use enough repetitions
+    (the profile's, or --repetitions, at least 5) for the gate to be able to decide.
+    """
+    settings = pop_shared(kwargs)
+    _, runs, prepared = _run(settings, scenario, None)
+    print_summary(runs, sys.stderr)
+    if len(runs) < 3 * len(prepared.scenario.threads):
+        click.echo(
+            "warning: fewer than 3 repetitions per thread count; the gate will mostly be inconclusive",
+            err=True,
+        )
+    for threads, group in sorted(_by_threads(runs).items()):
+        path = write_baseline(settings.baselines_dir, group)
+        click.echo(f"recorded {len(group)} repetition(s) at {threads} threads -> {path}")
+    return 0
+
+
+@baseline_group.command("show")
+@click.option("--scenario", "-s", help="only this scenario")
+@click.option("--target", "target", help="only this server target")
+@click.option("--json", "as_json", is_flag=True, help="print JSON")
+@shared("baselines-dir")
+def baseline_show(scenario: str | None, target: str | None, as_json: bool, **kwargs: Any) -> int:
+    """Summarise the recorded baselines (median and noise of each metric)."""
+    settings = pop_shared(kwargs)
+    found = [
+        b
+        for b in all_baselines(settings.baselines_dir)
+        if (scenario is None or b.scenario == scenario) and (target is None or b.target == target)
+    ]
+    if as_json:
+        click.echo(json.dumps([{**dataclasses.asdict(b), "path": str(b.path)} for b in found], indent=2))
+        return 0
+    if not found:
+        click.echo(
+            f"no baselines in {settings.baselines_dir} (record one: dbperf baseline record --scenario S --server T)"
+        )
+        return 0
+    from rich.table import Table
+
+    table = Table(title=f"baselines in {settings.baselines_dir}", title_justify="left")
+    for col in (
+        "testbed",
+        "server",
+        "version",
+        "config",
+        "scenario",
+        "threads",
+        "reps",
+        "QPS (median)",
+        "QPS noise",
+        "p95 ms",
+        "CPU µs/txn",
+        "recorded",
+        "git",
+    ):
+        table.add_column(col)
+    for b in found:
+        qps = b.values("qps")
+        p95 = b.values("p95_ms")
+        cpu = b.values("cpu_per_txn")
+        table.add_row(
+            b.testbed_fingerprint,
+            b.target,
+            b.server_version,
+            b.config_hash,
+            b.scenario,
+            str(b.threads),
+            str(len(qps)),
+            f"{statistics.median(qps):,.0f}" if qps else "-",
+            f"{stats.coefficient_of_variation(qps) * 100:.1f} %" if len(qps) > 1 else "-",
+            f"{statistics.median(p95):.3f}" if p95 else "-",
+            f"{statistics.median(cpu):.1f}" if cpu else "-",
+            b.recorded_at,
+            b.git_sha[:10],
+        )
+    console().print(table)
+    return 0
+
+
+@click.command("gate")
+@click.option("--scenario", "-s", required=True, help="scenario name")
+@click.option("--strict", is_flag=True, help="exit 1 on inconclusive verdicts too")
+@click.option("--alpha", type=float, default=DEFAULT_ALPHA, show_default=True, help="family-wise error rate")
+@click.option("--json", "as_json", is_flag=True, help="print the verdicts as JSON on stdout")
+@shared(*GATE_OPTIONS)
+def gate_cmd(scenario: str, strict: bool, alpha: float, as_json: bool, **kwargs: Any) -> int:
+    """Run a scenario and judge it against this testbed's baseline.
+
+    Exit 0 pass (inconclusive too, with a warning, unless --strict), 1 regression, 2 error or failed run.
+    With no baseline the runs are stored and the command says how to record one.
+    """
+    settings = pop_shared(kwargs)
+    session, runs, prepared = _run(settings, scenario, None)
+    cases = []
+    for threads, group in sorted(_by_threads(runs).items()):
+        baseline = find_baseline(settings.baselines_dir, session.testbed, prepared.target.name, scenario, threads)
+        cases.append((prepared.scenario, threads, prepared.target.name, baseline, group))
+    verdicts = judge_against_baselines(cases, alpha=alpha)
+    code = exit_code(verdicts, strict=strict)
+    if as_json:
+        click.echo(verdicts_json(verdicts, exit_code=code, run_ids=[r.run_id for r in runs]))
+    else:
+        print_summary(runs)
+        print_verdicts(verdicts)
+    _warn_inconclusive(verdicts, strict)
+    return code
+
+
+def _warn_inconclusive(verdicts: Sequence[Verdict], strict: bool) -> None:
+    if any(v.outcome == "inconclusive" for v in verdicts):
+        extra = " (--strict: failing)" if strict else ""
+        click.echo(f"warning: {headline(verdicts)}: some verdicts are inconclusive{extra}", err=True)
+
+
+def parse_head_vars(values: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--head-var takes NAME=VALUE (e.g. thread_handling=pool-of-threads), got {item!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+@click.command("compare")
+@click.option("--base", required=True, help="base server target")
+@click.option("--head", help="head server target (default: the base with --head-var overrides)")
+@click.option("--head-var", multiple=True, metavar="NAME=VALUE", help="server variable override for the head")
+@click.option("--scenario", "-s", "scenario_names", multiple=True, required=True, help="scenario (repeatable)")
+@click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
+@click.option("--seed", type=int, help="seed of the randomised balanced order (printed when not given)")
+@click.option("--strict", is_flag=True, help="exit 1 on inconclusive verdicts too")
+@click.option("--alpha", type=float, default=DEFAULT_ALPHA, show_default=True, help="family-wise error rate")
+@click.option("--json", "as_json", is_flag=True, help="print the verdicts as JSON on stdout")
+@click.option("--markdown", "markdown_out", type=click.Path(path_type=Path), help="also write a Markdown report")
+@shared(*GATE_OPTIONS)
+def compare_cmd(
+    base: str,
+    head: str | None,
+    head_var: tuple[str, ...],
+    scenario_names: tuple[str, ...],
+    max_repetitions: int | None,
+    seed: int | None,
+    strict: bool,
+    alpha: float,
+    as_json: bool,
+    markdown_out: Path | None,
+    **kwargs: Any,
+) -> int:
+    """A/B-compare two server targets (or one with --head-var) on scenarios, interleaved.
+
+    Base and head run in a randomised balanced order (ABBA...), each repetition on a fresh server
+    from the dataset snapshot; per-pair log ratios are judged with the Hodges-Lehmann estimate and
+    the exact Wilcoxon signed-rank interval, Holm-corrected across every scenario x metric.
+
+    \b
+    Example (what does the thread pool cost or gain?):
+      dbperf compare --base mariadb-local --head-var thread_handling=pool-of-threads \\
+          --scenario oltp_point_select --repetitions 10
+    """
+    settings = pop_shared(kwargs)
+    overrides = parse_head_vars(head_var)
+    if head is None and not overrides:
+        raise ConfigError("give --head TARGET or at least one --head-var NAME=VALUE")
+    specs = []
+    for name in scenario_names:
+        base_prep = resolve(settings, name, base)
+        head_target = resolve(settings, name, head).target if head else base_prep.target
+        if overrides:
+            head_target = head_target.with_variables(overrides)
+        if head_target.name == base_prep.target.name and not overrides:
+            click.echo("note: base and head are the same target: this is an A/A comparison", err=True)
+            head_target = head_target.with_variables({}, name=f"{head_target.name}(A/A)")
+        specs.append(ComparisonSpec(base_prep.target, head_target, base_prep.scenario))
+    pairs = settings.repetitions or specs[0].scenario.repetitions
+    if pairs < 2:
+        raise ConfigError(
+            f"an A/B comparison needs at least 2 repetitions (pairs); the profile gives {pairs}: "
+            "pass --repetitions 8 or more"
+        )
+    containers = any(t.provider == "container" for s in specs for t in (s.base, s.head))
+    session = open_session(settings, TerminalReporter(sys.stderr), containers=containers)
+    result = run_comparisons(session, specs, pairs=pairs, max_pairs=max_repetitions, seed=seed, alpha=alpha)
+    code = exit_code(result.verdicts, strict=strict)
+    if markdown_out is not None:
+        from harness.report.markdown import render_markdown
+
+        markdown_out.write_text(render_markdown(result.verdicts, result.runs, testbed=session.testbed))
+    if as_json:
+        click.echo(
+            verdicts_json(
+                result.verdicts,
+                exit_code=code,
+                pairs=result.pairs,
+                looks=result.looks,
+                seed=result.seed,
+                group_id=result.group_id,
+            )
+        )
+    else:
+        print_verdicts(result.verdicts)
+        click.echo(f"{result.pairs} pair(s) in {result.looks} look(s), seed {result.seed}, group {result.group_id}")
+    _warn_inconclusive(result.verdicts, strict)
+    return code
+
+
+def register(group: click.Group) -> None:
+    for command in (baseline_group, gate_cmd, compare_cmd):
+        group.add_command(command)

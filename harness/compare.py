@@ -1,0 +1,124 @@
+"""A/B comparisons: base and head targets interleaved in a randomised balanced order.
+
+Each pair runs base and head back to back, in an order drawn so that half the pairs are AB and half
+BA (then shuffled with a seeded generator), and every run is a fresh server from the dataset
+snapshot. Drift within a session (a neighbour's job, thermal state) hits both sides alike and
+cancels in the per-pair log ratios.
+
+When a gating metric is still INCONCLUSIVE after the planned pairs, the comparison may extend in
+batches up to ``max_pairs``. Each look spends part of the error budget (Lan-DeMets alpha spending,
+:func:`harness.stats.alpha_spending`), so the overall false-alarm rate stays at ``alpha`` however
+many looks are taken.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness import stats
+from harness.gate import DEFAULT_ALPHA, judge_pairs
+from harness.measure import RunContext, Session, new_group_id, run_once
+from harness.model import RunResult, Scenario, ServerTarget, Verdict
+
+
+@dataclass(frozen=True)
+class ComparisonSpec:
+    """One base-vs-head comparison of a scenario (every thread count of it)."""
+
+    base: ServerTarget
+    head: ServerTarget
+    scenario: Scenario
+    base_scenario: Scenario | None = None  # a changed scenario compares its old definition with the new
+
+    @property
+    def base_side(self) -> Scenario:
+        return self.base_scenario or self.scenario
+
+
+@dataclass(frozen=True)
+class ComparisonResult:
+    verdicts: tuple[Verdict, ...]
+    runs: tuple[RunResult, ...]
+    pairs: int
+    looks: int
+    group_id: str
+    seed: int
+
+
+def balanced_orders(pairs: int, rng: random.Random) -> list[bool]:
+    """True means base first. Half AB, half BA (one extra AB when odd), shuffled."""
+    orders = [True] * math.ceil(pairs / 2) + [False] * (pairs // 2)
+    rng.shuffle(orders)
+    return orders
+
+
+def run_comparisons(
+    session: Session,
+    specs: Sequence[ComparisonSpec],
+    *,
+    pairs: int,
+    max_pairs: int | None = None,
+    seed: int | None = None,
+    alpha: float = DEFAULT_ALPHA,
+    confidence: float = 0.95,
+) -> ComparisonResult:
+    """Run and judge every comparison together (Holm across all of them)."""
+    if pairs < 2:
+        raise ValueError("an A/B comparison needs at least 2 pairs")
+    cap = max(pairs, max_pairs or pairs)
+    max_looks = math.ceil(cap / pairs)
+    seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+    rng = random.Random(seed)  # noqa: S311 - a reproducible run order, not a secret
+    group = new_group_id()
+    collected: dict[tuple[int, int], list[tuple[RunResult, RunResult]]] = {}
+    runs: list[RunResult] = []
+    verdicts: list[Verdict] = []
+    done = 0
+    look = 0
+    while done < cap:
+        look += 1
+        batch = min(pairs, cap - done)
+        session.reporter.phase(
+            f"A/B look {look}/{max_looks}: pairs {done + 1}-{done + batch} ({len(specs)} comparison(s), seed {seed})"
+        )
+        for first_base in balanced_orders(batch, rng):
+            done += 1
+            for index, spec in enumerate(specs):
+                for threads in spec.scenario.threads:
+                    pair = _run_pair(session, spec, threads, done, first_base, group)
+                    runs.extend(pair)
+                    collected.setdefault((index, threads), []).append(pair)
+        look_alpha = stats.alpha_spending(alpha, look, max_looks) if max_looks > 1 else alpha
+        look_conf = 1.0 - look_alpha if max_looks > 1 else confidence
+        verdicts = judge_pairs(
+            [
+                (spec.scenario, threads, spec.base.name, spec.head.name, collected[(index, threads)])
+                for index, spec in enumerate(specs)
+                for threads in spec.scenario.threads
+            ],
+            alpha=look_alpha,
+            confidence=look_conf,
+        )
+        undecided = any(m.outcome == "inconclusive" and m.gating for v in verdicts for m in v.metrics)
+        if not undecided or any(v.outcome == "failed" for v in verdicts):
+            break
+    return ComparisonResult(tuple(verdicts), tuple(runs), done, look, group, seed)
+
+
+def _run_pair(
+    session: Session, spec: ComparisonSpec, threads: int, number: int, base_first: bool, group: str
+) -> tuple[RunResult, RunResult]:
+    def one(target: ServerTarget, scenario: Scenario, label: str) -> RunResult:
+        ctx = RunContext(target, scenario, threads, number, session.testbed, session.git_sha, group, label)
+        return run_once(session, ctx)
+
+    if base_first:
+        base = one(spec.base, spec.base_side, "base")
+        head = one(spec.head, spec.scenario, "head")
+    else:
+        head = one(spec.head, spec.scenario, "head")
+        base = one(spec.base, spec.base_side, "base")
+    return base, head

@@ -1,0 +1,329 @@
+"""The judge stage: turn repetitions into verdicts, against a baseline or in an A/B comparison.
+
+All statistics are in :mod:`harness.stats` (pure functions). This module decides what is compared
+with what, applies Holm's correction across every gating scenario x threads x metric test of one
+invocation (non-gating metrics are adjusted within their own family and reported, never failing the
+build), and builds :class:`~harness.model.Verdict` records.
+
+* Baseline mode: the candidate's repetitions against the baseline's samples (two-sample
+  Hodges-Lehmann shift of the logs with the exact Mann-Whitney interval).
+* A/B mode: per-pair log ratios of interleaved base/head runs (one-sample Hodges-Lehmann with the
+  exact Wilcoxon signed-rank interval).
+
+A metric is a REGRESSION only when the change is significant after correction *and* beyond the
+scenario's minimum effect; PASS when the interval rules out a harmful change of that size; otherwise
+INCONCLUSIVE, with the measured noise and how many repetitions would likely decide.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from harness import stats
+from harness.baselines import Baseline, incomparable_reason, record_command
+from harness.model import METRICS, MetricVerdict, RunResult, Scenario, Verdict
+
+DEFAULT_ALPHA = 0.05
+UNSTABLE_CV = 0.10
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One metric test before the multiplicity correction."""
+
+    index: int  # which verdict it belongs to
+    metric: str
+    gating: bool
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    p_value: float
+    noise_sd: float
+    base_median: float
+    head_median: float
+    n_base: int
+    n_head: int
+    min_effect: float
+    cv_base: float
+    cv_head: float
+
+
+def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
+    values = [r.metrics.get(metric) for r in runs]
+    if not values or any(v is None or v <= 0 or not math.isfinite(v) for v in values):
+        return None
+    return [float(v) for v in values if v is not None]
+
+
+def _shell(mode: str, scenario: Scenario, threads: int, base: str, head: str, **extra: object) -> Verdict:
+    return Verdict(
+        mode="ab" if mode == "ab" else "baseline",
+        scenario=scenario.name,
+        threads=threads,
+        base=base,
+        head=head,
+        metrics=(),
+        base_version=str(extra.get("base_version", "")),
+        head_version=str(extra.get("head_version", "")),
+        warnings=tuple(str(w) for w in extra.get("warnings", ())),  # type: ignore[attr-defined]
+    )
+
+
+def failed_verdict(scenario: Scenario, threads: int, base: str, head: str, reason: str) -> Verdict:
+    metric = MetricVerdict(metric="run", higher_is_worse=False, outcome="failed", reason=reason)
+    return replace(_shell("ab", scenario, threads, base, head), metrics=(metric,))
+
+
+def no_baseline_verdict(scenario: Scenario, threads: int, target: str, reason: str) -> Verdict:
+    advice = f"{reason}; record one with: {record_command(scenario.name, target, scenario.profile)}"
+    metric = MetricVerdict(metric="baseline", higher_is_worse=False, outcome="no_baseline", reason=advice, gating=False)
+    return replace(_shell("baseline", scenario, threads, "baseline", target), metrics=(metric,))
+
+
+def _metrics_of(scenario: Scenario) -> list[tuple[str, bool]]:
+    return [(m, m in scenario.gate_metrics) for m in METRICS]
+
+
+def _instability(runs: Sequence[RunResult], side: str) -> list[str]:
+    warnings = []
+    for metric in ("qps", "cpu_per_txn"):
+        values = _values(runs, metric)
+        if values and len(values) >= 3:
+            cv = stats.coefficient_of_variation(values)
+            if cv > UNSTABLE_CV:
+                warnings.append(f"{side} {metric} varied {cv * 100:.0f} % (CV) between repetitions: unstable")
+    return warnings
+
+
+def baseline_pending(
+    index: int, baseline: Baseline, runs: Sequence[RunResult], scenario: Scenario, *, confidence: float
+) -> list[Pending]:
+    pending = []
+    for metric, gating in _metrics_of(scenario):
+        base = list(baseline.values(metric))
+        cand = _values(runs, metric)
+        if not base or cand is None:
+            continue
+        est = stats.two_sample_test(base, cand, confidence=confidence)
+        pending.append(
+            Pending(
+                index,
+                metric,
+                gating,
+                est.estimate,
+                est.low,
+                est.high,
+                est.confidence,
+                est.p_value,
+                est.noise_sd,
+                statistics.median(base),
+                statistics.median(cand),
+                len(base),
+                len(cand),
+                scenario.min_effects.get(metric, 0.05),
+                est.cv_baseline,
+                est.cv_candidate,
+            )
+        )
+    return pending
+
+
+def ab_pending(
+    index: int, pairs: Sequence[tuple[RunResult, RunResult]], scenario: Scenario, *, confidence: float
+) -> list[Pending]:
+    pending = []
+    base_runs = [b for b, _ in pairs]
+    head_runs = [h for _, h in pairs]
+    for metric, gating in _metrics_of(scenario):
+        base = _values(base_runs, metric)
+        head = _values(head_runs, metric)
+        if base is None or head is None:
+            continue
+        est = stats.paired_test(base, head, confidence=confidence)
+        pending.append(
+            Pending(
+                index,
+                metric,
+                gating,
+                est.estimate,
+                est.low,
+                est.high,
+                est.confidence,
+                est.p_value,
+                est.noise_sd,
+                statistics.median(base),
+                statistics.median(head),
+                len(base),
+                len(head),
+                scenario.min_effects.get(metric, 0.05),
+                est.cv_base,
+                est.cv_head,
+            )
+        )
+    return pending
+
+
+def _adjust(pending: Sequence[Pending]) -> dict[tuple[int, str], float]:
+    adjusted: dict[tuple[int, str], float] = {}
+    for gating in (True, False):
+        family = [p for p in pending if p.gating == gating]
+        for p, adj in zip(family, stats.holm([p.p_value for p in family]), strict=True):
+            adjusted[(p.index, p.metric)] = adj
+    return adjusted
+
+
+def conclude(
+    shells: Sequence[Verdict], pending: Sequence[Pending], *, alpha: float = DEFAULT_ALPHA, confidence: float
+) -> list[Verdict]:
+    """Holm-adjust all tests of the invocation, classify each metric, and fill in the verdicts."""
+    adjusted = _adjust(pending)
+    by_index: dict[int, list[MetricVerdict]] = {i: [] for i in range(len(shells))}
+    family_size = max(1, sum(1 for p in pending if p.gating))
+    for p in pending:
+        p_adj = adjusted[(p.index, p.metric)]
+        higher_is_worse = METRICS[p.metric]
+        n_pairs = min(p.n_base, p.n_head)
+        result = stats.classify(
+            p.estimate,
+            p.low,
+            p.high,
+            p_adj,
+            alpha=alpha,
+            min_effect=p.min_effect,
+            higher_is_worse=higher_is_worse,
+            achieved_confidence=p.confidence,
+            required_confidence=confidence,
+            noise_sd=p.noise_sd,
+            n=n_pairs,
+        )
+        needed = None
+        if result.outcome == "inconclusive":
+            needed = stats.pairs_needed(p.noise_sd, p.min_effect, alpha=alpha / family_size)
+        by_index[p.index].append(
+            MetricVerdict(
+                metric=p.metric,
+                higher_is_worse=higher_is_worse,
+                outcome=result.outcome,
+                reason=result.reason,
+                base_median=p.base_median,
+                head_median=p.head_median,
+                estimate_pct=stats.percent(p.estimate),
+                ci_low_pct=stats.percent(p.low),
+                ci_high_pct=stats.percent(p.high),
+                p_value=p.p_value,
+                p_adjusted=p_adj,
+                bound_pct=p.min_effect * 100.0,
+                noise_pct=stats.percent(p.noise_sd),
+                n_base=p.n_base,
+                n_head=p.n_head,
+                pairs_needed=needed,
+                gating=p.gating,
+            )
+        )
+    out = []
+    for i, shell in enumerate(shells):
+        if shell.metrics:  # failed or no-baseline verdicts are already complete
+            out.append(shell)
+            continue
+        metrics = tuple(by_index[i])
+        warnings = list(shell.warnings)
+        missing = [m for m, _ in _metrics_of_names(shell) if m not in {x.metric for x in metrics}]
+        if missing:
+            warnings.append(f"not measured here: {', '.join(missing)}")
+        out.append(replace(shell, metrics=metrics, warnings=tuple(warnings)))
+    return out
+
+
+def _metrics_of_names(shell: Verdict) -> list[tuple[str, bool]]:
+    del shell
+    return [(m, True) for m in METRICS]
+
+
+def judge_against_baselines(
+    cases: Sequence[tuple[Scenario, int, str, Baseline | None, Sequence[RunResult]]],
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    confidence: float = 0.95,
+) -> list[Verdict]:
+    """Baseline mode for several (scenario, threads, target, baseline, candidate runs) at once."""
+    shells: list[Verdict] = []
+    pending: list[Pending] = []
+    for index, (scenario, threads, target, baseline, runs) in enumerate(cases):
+        failed = [r for r in runs if not r.ok]
+        version = runs[0].server_version if runs else ""
+        if not runs or failed:
+            reason = failed[0].failure if failed else "no runs"
+            shells.append(failed_verdict(scenario, threads, "baseline", target, f"run failed: {reason}"))
+            continue
+        if baseline is None:
+            shells.append(no_baseline_verdict(scenario, threads, target, "no baseline for this testbed"))
+            continue
+        why = incomparable_reason(baseline, runs)
+        if why is not None:
+            shells.append(no_baseline_verdict(scenario, threads, target, f"baseline not comparable: {why}"))
+            continue
+        shells.append(
+            _shell(
+                "baseline",
+                scenario,
+                threads,
+                f"baseline {baseline.recorded_at[:10]}",
+                target,
+                base_version=baseline.server_version,
+                head_version=version,
+                warnings=_instability(runs, "candidate"),
+            )
+        )
+        pending += baseline_pending(index, baseline, runs, scenario, confidence=confidence)
+    return conclude(shells, pending, alpha=alpha, confidence=confidence)
+
+
+def judge_pairs(
+    cases: Sequence[tuple[Scenario, int, str, str, Sequence[tuple[RunResult, RunResult]]]],
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    confidence: float = 0.95,
+) -> list[Verdict]:
+    """A/B mode for several (scenario, threads, base name, head name, pairs) at once."""
+    shells: list[Verdict] = []
+    pending: list[Pending] = []
+    for index, (scenario, threads, base, head, pairs) in enumerate(cases):
+        good = [(b, h) for b, h in pairs if b.ok and h.ok]
+        bad = [r for pair in pairs for r in pair if not r.ok]
+        if len(good) < 2:
+            reason = f"run failed: {bad[0].failure}" if bad else "fewer than 2 complete pairs"
+            shells.append(failed_verdict(scenario, threads, base, head, reason))
+            continue
+        warnings = _instability([b for b, _ in good], "base") + _instability([h for _, h in good], "head")
+        if bad:
+            warnings.append(f"{len(bad)} failed run(s) left out of the pairs (first: {bad[0].failure})")
+        shells.append(
+            _shell(
+                "ab",
+                scenario,
+                threads,
+                base,
+                head,
+                base_version=good[0][0].server_version,
+                head_version=good[0][1].server_version,
+                warnings=warnings,
+            )
+        )
+        pending += ab_pending(index, good, scenario, confidence=confidence)
+    return conclude(shells, pending, alpha=alpha, confidence=confidence)
+
+
+def exit_code(verdicts: Sequence[Verdict], *, strict: bool = False) -> int:
+    """0 pass (and inconclusive unless strict), 1 regression (or inconclusive with strict), 2 failed run."""
+    outcomes = {v.outcome for v in verdicts}
+    if "failed" in outcomes:
+        return 2
+    if "regression" in outcomes:
+        return 1
+    if strict and "inconclusive" in outcomes:
+        return 1
+    return 0

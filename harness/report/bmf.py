@@ -1,0 +1,168 @@
+"""Bencher Metric Format (BMF) export: ``dbperf export bmf --out results.json``.
+
+One benchmark per ``<server>/<scenario>/<threads>t`` (the server *target* name; the version is what
+Bencher's branch and commit track), built from the **ok** runs only (failed runs are left out: a failed
+run has no meaningful numbers, and the gate reports it). Measures:
+
+=========================  ==========================================  ==============================
+measure                    value                                       unit
+=========================  ==========================================  ==============================
+``throughput``             median QPS over the repetitions              queries per second (built in)
+``p95-latency``            median of the runs' p95                      milliseconds
+``p99-latency``            median of the runs' p99 (when measured)      milliseconds
+``cpu-per-txn``            median server CPU time per transaction       microseconds
+``instructions-per-txn``   median server instructions per transaction   instructions
+=========================  ==========================================  ==============================
+
+``lower_value`` and ``upper_value`` are the **minimum and maximum over the repetitions** (not a
+confidence interval): with the handful of repetitions a benchmark run has (3-12), a distribution-free
+95 % interval of the median is at least as wide as the range anyway, and the range is exact and easy
+to check by hand. With a single repetition the three values coincide. Values are rounded to 6
+decimals.
+
+Bencher uses ``value`` alone for its thresholds (one new value against the branch history) and
+ignores unknown keys; a malformed file gives "no results" rather than an error, so every document
+is validated against :data:`BMF_SCHEMA` (a copy of Bencher's published schema) before it is written.
+
+Sending it (on a runner with the Bencher CLI)::
+
+    dbperf export bmf --out bmf.json
+    bencher run --adapter json --file bmf.json --project dbperf --branch main \\
+        --testbed bench-01 --threshold-measure throughput --threshold-test t_test \\
+        --threshold-max-sample-size 64 --threshold-lower-boundary 0.99 --err
+
+Create the non-built-in measures once, with their units (``p95-latency`` and ``p99-latency`` in
+milliseconds, ``cpu-per-txn`` in microseconds, ``instructions-per-txn`` in instructions); Bencher
+would otherwise create them on first use without units. Throughput gets a *lower* boundary (lower is
+worse), latency and cost measures an *upper* one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from harness.errors import HarnessError
+from harness.model import RunResult
+
+#: Bencher's BMF JSON schema (``https://bencher.dev/bmf.json``), kept in the package so that export
+#: works offline; tests/unit/test_bmf.py checks it against the reference copy.
+BMF_SCHEMA: dict[str, Any] = {
+    "$id": "https://bencher.dev/bmf.json",
+    "$schema": "http://json-schema.org/draft-07/schema",
+    "title": "Bencher Metric Format",
+    "type": "object",
+    "patternProperties": {
+        ".+": {
+            "type": "object",
+            "patternProperties": {
+                ".+": {
+                    "type": "object",
+                    "properties": {
+                        "value": {"type": "number"},
+                        "lower_value": {"type": "number"},
+                        "upper_value": {"type": "number"},
+                    },
+                    "required": ["value"],
+                }
+            },
+        }
+    },
+}
+
+#: BMF measure name for each dbperf metric, in the order they are written.
+MEASURES: dict[str, str] = {
+    "qps": "throughput",
+    "p95_ms": "p95-latency",
+    "p99_ms": "p99-latency",
+    "cpu_per_txn": "cpu-per-txn",
+    "instr_per_txn": "instructions-per-txn",
+}
+
+#: Units of each measure (for ``bencher measure create``).
+MEASURE_UNITS: dict[str, str] = {
+    "throughput": "queries / second",
+    "p95-latency": "milliseconds (ms)",
+    "p99-latency": "milliseconds (ms)",
+    "cpu-per-txn": "microseconds (µs)",
+    "instructions-per-txn": "instructions",
+}
+
+
+def benchmark_name(run: RunResult) -> str:
+    """``<server>/<scenario>/<threads>t``."""
+    return f"{run.target}/{run.scenario}/{run.threads}t"
+
+
+def _round(value: float) -> float:
+    return round(float(value), 6) + 0.0
+
+
+def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
+    """The BMF document of the ok runs (see the module docstring for names, values and bounds).
+
+    Raises :class:`HarnessError` when no run is ok, or when one benchmark mixes server versions
+    (their median would describe no server: export one group or filter by server).
+    """
+    groups: dict[str, list[RunResult]] = defaultdict(list)
+    for run in runs:
+        if run.ok:
+            groups[benchmark_name(run)].append(run)
+    if not groups:
+        raise HarnessError(f"nothing to export: none of the {len(runs)} run(s) is ok (failed runs are not exported)")
+    doc: dict[str, dict[str, dict[str, float]]] = {}
+    for name in sorted(groups):
+        members = groups[name]
+        versions = sorted({r.server_version for r in members if r.server_version})
+        if len(versions) > 1:
+            raise HarnessError(
+                f"benchmark {name} mixes server versions {', '.join(versions)}: export one group "
+                "(--group) or filter the runs so each benchmark holds one version"
+            )
+        measures: dict[str, dict[str, float]] = {}
+        for metric, measure in MEASURES.items():
+            values = [v for r in members if (v := r.metrics.get(metric)) is not None and math.isfinite(v)]
+            if not values:
+                continue
+            measures[measure] = {
+                "value": _round(statistics.median(values)),
+                "lower_value": _round(min(values)),
+                "upper_value": _round(max(values)),
+            }
+        if "throughput" not in measures:
+            raise HarnessError(f"benchmark {name}: ok runs without QPS cannot be exported")
+        doc[name] = measures
+    return doc
+
+
+def validate_bmf(doc: object) -> None:
+    """Raise :class:`HarnessError` unless ``doc`` is valid BMF with finite numbers only."""
+    try:
+        jsonschema.validate(doc, BMF_SCHEMA)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(document)"
+        raise HarnessError(f"not valid Bencher Metric Format at {where}: {exc.message}") from exc
+    try:
+        json.dumps(doc, allow_nan=False)
+    except ValueError as exc:
+        raise HarnessError(f"not valid Bencher Metric Format: {exc} (NaN or infinity)") from exc
+
+
+def write_bmf(path: Path, runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
+    """Validate and write the BMF document of ``runs`` to ``path`` (``-`` is not special); returns it."""
+    doc = to_bmf(runs)
+    validate_bmf(doc)
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
+    except OSError as exc:
+        raise HarnessError(f"cannot write {target}: {exc}") from exc
+    return doc
