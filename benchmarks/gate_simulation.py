@@ -225,9 +225,7 @@ def _simulate_row(task: _Task) -> SimulationRow:
         qps_detection=Rate(qps_found, count),
         instructions_detection=Rate(instr_found, count),
         inconclusive=Rate(undecided, count),
-        inconclusive_by_metric=tuple(
-            (m.label, Rate(c, count)) for m, c in zip(metrics, per_metric, strict=True)
-        ),
+        inconclusive_by_metric=tuple((m.label, Rate(c, count)) for m, c in zip(metrics, per_metric, strict=True)),
     )
 
 
@@ -282,9 +280,7 @@ def recommend(
     best: dict[str, int | None] = {}
     for row in rows:
         current = best.setdefault(row.profile, None)
-        if meets(row, max_false=max_false, min_detection=min_detection) and (
-            current is None or row.pairs < current
-        ):
+        if meets(row, max_false=max_false, min_detection=min_detection) and (current is None or row.pairs < current):
             best[row.profile] = row.pairs
     return best
 
@@ -317,9 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--experiments", type=int, default=2000, help="comparisons per scenario and row")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--alpha", type=float, default=0.02, help="family-wise alpha across the 6 metrics (Holm)"
-    )
+    parser.add_argument("--alpha", type=float, default=0.02, help="family-wise alpha across the 6 metrics (Holm)")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the intervals")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     args = parser.parse_args(argv)

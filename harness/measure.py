@@ -37,6 +37,8 @@ from harness.sysbench import prepare, run, run_argv, workdir
 #: Variables that differ between runs of the same configuration and must not enter the config hash.
 _VOLATILE_VARIABLES = {
     "port",
+    "report_port",
+    "server_uid",
     "socket",
     "pid_file",
     "datadir",
@@ -73,8 +75,23 @@ _VOLATILE_VARIABLES = {
 
 
 def config_hash(variables: dict[str, str]) -> str:
-    """Hash of the effective server variables, without per-instance values (paths, ports, ids)."""
-    return stable_hash({k: v for k, v in sorted(variables.items()) if k not in _VOLATILE_VARIABLES})
+    """Hash of the effective server variables, without per-instance values (paths, ports, ids).
+
+    Besides the named volatile variables, any value holding the port, the datadir or one of dbperf's
+    temporary folders is per-instance (MariaDB's aria_log_dir_path, MySQL's report_port, ...).
+    """
+    port = variables.get("port", "")
+    datadir = variables.get("datadir", "").rstrip("/")
+
+    def volatile(name: str, value: str) -> bool:
+        return (
+            name in _VOLATILE_VARIABLES
+            or (bool(port) and value == port)
+            or (bool(datadir) and datadir in value)
+            or "/dbperf-" in value
+        )
+
+    return stable_hash({k: v for k, v in sorted(variables.items()) if not volatile(k, v)})
 
 
 class Reporter(Protocol):

@@ -129,8 +129,8 @@ def test_a_thousand_points_take_well_under_a_second():
     rng = np.random.default_rng(4)
     x = steps(rng, [1000.0, 900.0, 1000.0], 333, 0.03)
     detect_change_points(x[:50])  # warm caches and imports
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other jobs on a busy CI box must not fail this
     found = detect_change_points(x)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert [c.index for c in found] == pytest.approx([333, 666], abs=3)
     assert elapsed < 1.0

@@ -353,22 +353,16 @@ def test_classify_regression_and_improvement_need_significance_interval_and_size
     assert "3 %" in r.reason
     up = classify(LOG(1.10), LOG(1.05), LOG(1.15), 0.01, alpha=0.05, min_effect=0.05, higher_is_worse=True)
     assert up.outcome == "regression"
-    better = classify(
-        LOG(1.10), LOG(1.05), LOG(1.15), 0.01, alpha=0.05, min_effect=0.03, higher_is_worse=False
-    )
+    better = classify(LOG(1.10), LOG(1.05), LOG(1.15), 0.01, alpha=0.05, min_effect=0.03, higher_is_worse=False)
     assert better.outcome == "improvement"
     # not significant after Holm: never a regression, and the harmful end is beyond the effect
     ns = classify(LOG(0.90), LOG(0.86), LOG(0.94), 0.2, alpha=0.05, min_effect=0.03, higher_is_worse=False)
     assert ns.outcome == "inconclusive"
     # significant and real but smaller than the minimum effect, with the interval inside it: pass
-    small = classify(
-        LOG(0.99), LOG(0.985), LOG(0.995), 0.001, alpha=0.05, min_effect=0.03, higher_is_worse=False
-    )
+    small = classify(LOG(0.99), LOG(0.985), LOG(0.995), 0.001, alpha=0.05, min_effect=0.03, higher_is_worse=False)
     assert small.outcome == "pass"
     # significant, estimate below the minimum effect, but the interval reaches beyond it: undecided
-    edge = classify(
-        LOG(0.98), LOG(0.95), LOG(0.995), 0.001, alpha=0.05, min_effect=0.03, higher_is_worse=False
-    )
+    edge = classify(LOG(0.98), LOG(0.95), LOG(0.995), 0.001, alpha=0.05, min_effect=0.03, higher_is_worse=False)
     assert edge.outcome == "inconclusive"
 
 
@@ -376,9 +370,7 @@ def test_classify_pass_and_inconclusive_with_advice():
     ok = classify(LOG(1.01), LOG(0.99), LOG(1.02), 0.4, alpha=0.05, min_effect=0.03, higher_is_worse=True)
     assert ok.outcome == "pass"
     assert "rules out a rise of 3 %" in ok.reason
-    wide = classify(
-        0.0, LOG(0.9), LOG(1.1), 0.9, alpha=0.05, min_effect=0.03, higher_is_worse=True, noise_sd=0.1, n=10
-    )
+    wide = classify(0.0, LOG(0.9), LOG(1.1), 0.9, alpha=0.05, min_effect=0.03, higher_is_worse=True, noise_sd=0.1, n=10)
     assert wide.outcome == "inconclusive"
     assert "10.0 % SD" in wide.reason
     assert "95 pairs (85 more)" in wide.reason

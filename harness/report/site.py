@@ -1,0 +1,246 @@
+"""The trend site: ``dbperf trend --out DIR`` writes a static, self-contained chart page.
+
+::
+
+    DIR/index.html       the page: dropdowns (scenario, server, threads), QPS and p95 across commits
+                         (median, min-max band, change points), by server version (box plots) and
+                         against thread count (scaling), a table of change points, links to the images
+    DIR/vega-bundle.js   Vega, Vega-Lite and vega-embed (``vl_convert.javascript_bundle()``), loaded
+                         as a classic script, so the page works from disk, offline and on GitHub Pages
+    DIR/changes.json     the change points, for scripts
+    DIR/png/<scenario>-{trend,versions,scaling}.png
+                         the same charts rendered offline by vl-convert, for PR comments and READMEs
+
+The data is aggregated in DuckDB (:mod:`harness.report.charts`) and inlined in the page, so no file
+is fetched at view time (browsers refuse ``fetch`` from ``file://``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import vl_convert
+
+from harness.errors import HarnessError
+from harness.model import METRIC_LABELS
+from harness.report.charts import (
+    ChangeMark,
+    Selection,
+    TrendData,
+    dashboard_spec,
+    scaling_spec,
+    spec_json,
+    trend_data,
+    trend_spec,
+    versions_spec,
+)
+
+BUNDLE_FILE = "vega-bundle.js"
+IMAGE_KINDS = ("trend", "versions", "scaling")
+
+
+@dataclass(frozen=True)
+class SiteResult:
+    """What :func:`build_site` wrote."""
+
+    out_dir: Path
+    index: Path
+    images: tuple[Path, ...]
+    runs: int
+    points: int
+    changes: tuple[ChangeMark, ...]
+    seconds: float
+
+
+@lru_cache(maxsize=1)
+def _bundle() -> str:
+    return str(vl_convert.javascript_bundle())
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a scenario name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "scenario"
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise HarnessError(f"cannot write {path}: {exc}") from exc
+
+
+def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
+    if not changes:
+        return "<p>No change points found (E-divisive means, alpha 0.01, at least 3 commits per level).</p>"
+    rows = []
+    for c in changes:
+        unit = " ms" if c.metric.endswith("_ms") else ""
+        css = "worse" if (c.change_pct < 0) == (c.metric == "qps") else "better"
+        rows.append(
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(str(v))}</td>"
+                for v in (c.scenario, c.target, c.threads, METRIC_LABELS.get(c.metric, c.metric), c.point, c.at)
+            )
+            + f"<td class=num>{c.before:,.4g}{unit} → {c.after:,.4g}{unit}</td>"
+            + f"<td class='num {css}'>{c.change_pct:+.1f} %</td>"
+            + f"<td class=num>{c.confidence * 100:.1f} %</td></tr>"
+        )
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("scenario", "server", "threads", "metric", "commit / day", "first run", "level", "change", "confidence")
+    )
+    return f"<table class=changes><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _images_list(out_dir: Path, images: tuple[Path, ...]) -> str:
+    if not images:
+        return "<p>Images were not exported (built with --no-images).</p>"
+    items = "".join(
+        f'<li><a href="{html.escape(p.relative_to(out_dir).as_posix())}">'
+        f"{html.escape(p.relative_to(out_dir).as_posix())}</a></li>"
+        for p in images
+    )
+    return f"<ul class=images>{items}</ul>"
+
+
+_STYLE = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5rem;color:#1f2328}
+h1{font-size:1.5rem;margin:0 0 .25rem}h2{font-size:1.15rem;margin-top:2rem}
+.meta{color:#57606a;margin:0 0 1rem}
+#filters{display:flex;gap:1.5rem;flex-wrap:wrap;padding:.6rem .8rem;background:#f6f8fa;border:1px solid #d0d7de;
+ border-radius:6px;margin-bottom:1rem}
+#filters .vega-bind{display:flex;gap:.4rem;align-items:center}#filters .vega-bind-name{font-weight:600}
+#status[data-state=error]{color:#cf222e;font-weight:600}
+table.changes{border-collapse:collapse;font-size:.9rem}
+table.changes th,table.changes td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}td.worse{color:#cf222e}td.better{color:#1a7f37}
+"""
+
+_SCRIPT = """
+(function () {
+  var status = document.getElementById('status');
+  function fail(message) {
+    status.setAttribute('data-state', 'error');
+    status.textContent = 'The charts could not be drawn: ' + message;
+    console.error('dbperf trend: ' + message);
+  }
+  window.addEventListener('error', function (event) { fail(event.message); });
+  if (typeof window.vegaEmbed !== 'function') { fail('vega-bundle.js did not load'); return; }
+  var spec = JSON.parse(document.getElementById('dbperf-spec').textContent);
+  window.vegaEmbed('#vis', spec, {
+    renderer: 'svg',
+    actions: {export: true, source: false, compiled: false, editor: false}
+  }).then(function (result) {
+    window.dbperfView = result.view;
+    status.setAttribute('data-state', 'rendered');
+    status.textContent = '';
+    document.body.setAttribute('data-rendered', 'yes');
+  }).catch(function (error) { fail(String(error)); });
+})();
+"""
+
+
+def _page(title: str, data: TrendData, spec: dict[str, Any], out_dir: Path, images: tuple[Path, ...]) -> str:
+    built = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    meta = (
+        f"{data.runs:,} ok runs · {len(data.scenarios)} scenario(s) · {len(data.targets)} server(s) · "
+        f"{data.points.num_rows:,} commit points · {len(data.changes)} change point(s) · built {built}"
+    )
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title>
+<style>{_STYLE}</style>
+<script src="{BUNDLE_FILE}"></script>
+</head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p class="meta">{html.escape(meta)}</p>
+<div id="filters" aria-label="filters"></div>
+<div id="vis"></div>
+<p id="status" data-state="loading">Drawing charts…</p>
+<h2>Change points</h2>
+<p class="meta">E-divisive means with a permutation test over the per-commit medians of each
+scenario × server × threads series; the change is the shift between the means of the neighbouring
+levels, the confidence is 1 − p.</p>
+{_changes_table(data.changes)}
+<h2>Images</h2>
+{_images_list(out_dir, images)}
+<script type="application/json" id="dbperf-spec">{spec_json(spec)}</script>
+<script>{_SCRIPT}</script>
+</body>
+</html>
+"""
+
+
+def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, ...]:
+    png_dir = out_dir / "png"
+    png_dir.mkdir(parents=True, exist_ok=True)
+    builders = {"trend": trend_spec, "versions": versions_spec, "scaling": scaling_spec}
+    jobs: list[tuple[Path, dict[str, Any]]] = []
+    for scenario in data.scenarios:
+        selection = Selection(scenario=scenario, threads=data.default_threads(scenario))
+        for kind in IMAGE_KINDS:
+            jobs.append((png_dir / f"{slug(scenario)}-{kind}.png", builders[kind](data, selection)))
+
+    def render(job: tuple[Path, dict[str, Any]]) -> Path:
+        path, spec = job
+        try:
+            png = vl_convert.vegalite_to_png(spec, scale=scale)
+        except Exception as exc:  # vl-convert raises plain ValueError/RuntimeError
+            raise HarnessError(f"cannot render {path.name}: {exc}") from exc
+        path.write_bytes(png)
+        return path
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return tuple(pool.map(render, jobs))
+
+
+def build_site(
+    table: pa.Table,
+    out_dir: Path,
+    *,
+    title: str = "dbperf trends",
+    images: bool = True,
+    scale: float = 1.5,
+    alpha: float = 0.01,
+    permutations: int = 199,
+    seed: int = 0,
+) -> SiteResult:
+    """Build the site in ``out_dir`` from a metrics table (:meth:`harness.store.Store.metrics_table`)."""
+    started = time.perf_counter()
+    data = trend_data(table, alpha=alpha, permutations=permutations, seed=seed)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HarnessError(f"cannot create {out}: {exc}") from exc
+    first = data.scenarios[0]
+    spec = dashboard_spec(data, Selection(scenario=first, threads=data.default_threads(first)))
+    written = _render_images(data, out, scale) if images else ()
+    _write(out / BUNDLE_FILE, _bundle())
+    _write(out / "changes.json", json.dumps([c.as_dict() for c in data.changes], indent=2) + "\n")
+    index = out / "index.html"
+    _write(index, _page(title, data, spec, out, written))
+    return SiteResult(
+        out_dir=out,
+        index=index,
+        images=written,
+        runs=data.runs,
+        points=data.points.num_rows,
+        changes=data.changes,
+        seconds=time.perf_counter() - started,
+    )
