@@ -365,17 +365,20 @@ class _Trees:
             return {}
 
     def target(self, tree: Tree, name: str) -> ServerTarget:
-        side = Side(name, tree, name, "", tree, "")
         try:
             return load_target_file(self.roots[tree] / SERVERS / f"{name}.toml")
         except ConfigError as exc:
-            raise _relabel(exc, self.roots[side.target_tree], tree) from None
+            raise _relabel(exc, self.roots[tree], tree) from None
 
     def scenario(self, tree: Tree, name: str) -> Scenario:
         try:
             return load_scenario_file(self.roots[tree] / SCENARIOS / f"{name}.toml", self.profile)
         except ConfigError as exc:
             raise _relabel(exc, self.roots[tree], tree) from None
+
+
+def _stem(path: str) -> str:
+    return posixpath.splitext(posixpath.basename(path))[0]
 
 
 def _config_ref(raw: Mapping[str, object]) -> str | None:
@@ -499,10 +502,12 @@ class _Builder:
             counterpart: str | None = name if name in base_names else None
             how = ""
             if (old := self._source(path, "R")) and _area(old) == "target":
-                counterpart, how = posixpath.basename(old)[: -len(".toml")], "renamed from {}; "
+                counterpart = _stem(old)
+                how = f"renamed from {counterpart}; "
                 renamed_from.add(counterpart)
             elif counterpart is None and (old := self._source(path, "C")) and _area(old) == "target":
-                counterpart, kind, how = posixpath.basename(old)[: -len(".toml")], "copied-target", "copy of {}; "
+                counterpart, kind = _stem(old), "copied-target"
+                how = f"copy of {counterpart}; "
             refs = {path, _config_ref(self.trees.raw("head", path))}
             if counterpart is not None:
                 base_path = f"{SERVERS}/{counterpart}.toml"
@@ -522,10 +527,10 @@ class _Builder:
                 continue
             effects = _target_effect(base_target, head_target, self.trees.roots["base"], self.trees.roots["head"])
             if not effects:
-                self.notes.append(f"{path}: no effective change ({how.format(counterpart)}"
-                                  "comments, description or file moves only)")
+                self.notes.append(f"{path}: no effective change ({how}comments, description or file moves "
+                                  "only); nothing to compare")
                 continue
-            reason = how.format(counterpart) + "; ".join(effects)
+            reason = how + "; ".join(effects)
             for scenario in self.default_scenarios:
                 self._compare(
                     kind,
@@ -546,7 +551,7 @@ class _Builder:
             path = f"{SCENARIOS}/{name}.toml"
             counterpart: str | None = name if name in base_names else None
             if (old := self._source(path, "R")) and _area(old) == "scenario":
-                counterpart = posixpath.basename(old)[: -len(".toml")]
+                counterpart = _stem(old)
                 renamed_from.add(counterpart)
             refs = {path, _script_ref(self.trees.raw("head", path))}
             if counterpart is not None:
@@ -652,7 +657,8 @@ def plan(
         builder.targets()
         builder.scenarios()
         harness_changed = builder.harness()
-        if builder.comparisons or builder.recordings:
+        sides = [s for c in builder.comparisons for s in (c.base, c.head)] + [r.side for r in builder.recordings]
+        if any(s.target == default_target and s.target_tree == "head" for s in sides):
             if default_target not in trees.stems("head", SERVERS):
                 known = ", ".join(sorted(trees.stems("head", SERVERS))) or "none"
                 raise ConfigError(f"default target '{default_target}' is not defined at {head_ref} "

@@ -17,8 +17,10 @@ is fetched at view time (browsers refuse ``fetch`` from ``file://``).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -62,9 +64,27 @@ class SiteResult:
     seconds: float
 
 
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dbperf"
+
+
 @lru_cache(maxsize=1)
 def _bundle() -> str:
-    return str(vl_convert.javascript_bundle())
+    """The Vega bundle; kept in ``~/.cache/dbperf`` because building it takes vl-convert 1-3 s."""
+    version = getattr(vl_convert, "__version__", "unknown")
+    cached = _cache_dir() / f"vega-bundle-{version}-{vl_convert.get_vega_embed_version()}.js"
+    with contextlib.suppress(OSError):
+        text = cached.read_text(encoding="utf-8")
+        if text.rstrip().endswith("window.vegaLite=__default1;"):
+            return text
+    text = str(vl_convert.javascript_bundle())
+    with contextlib.suppress(OSError):
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(cached)
+    return text
 
 
 def slug(name: str) -> str:
