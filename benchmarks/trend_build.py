@@ -53,7 +53,7 @@ def _sha(i: int) -> str:
 
 def _scaling(threads: int, pool: bool) -> float:
     """Throughput multiplier: grows with threads, thread-per-connection collapses past 8."""
-    knee = 64.0 if pool else 10.0
+    knee = 64.0 if pool else 24.0
     return threads**0.85 / (1.0 + (threads / knee) ** 2)
 
 

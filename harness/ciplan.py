@@ -271,8 +271,19 @@ def _area(path: str) -> Area:
 def diff_changes(repo: Path, base_sha: str, head_sha: str) -> list[FileChange]:
     """``git diff --name-status`` between two commits, renames and copies detected, paths relative to
     ``repo`` (which may be a subfolder of the git work tree)."""
-    args = ("diff", "--name-status", "-z", "-M", "-C", "--find-copies-harder", "--relative",
-            "--no-color", "--no-ext-diff", base_sha, head_sha)
+    args = (
+        "diff",
+        "--name-status",
+        "-z",
+        "-M",
+        "-C",
+        "--find-copies-harder",
+        "--relative",
+        "--no-color",
+        "--no-ext-diff",
+        base_sha,
+        head_sha,
+    )
     out = _git(repo, *args)
     if out.returncode != 0:
         raise GitError(f"git diff {base_sha[:12]} {head_sha[:12]} failed: {out.stderr.decode().strip()}")
@@ -301,9 +312,11 @@ def materialise(repo: Path, ref: str, workdir: Path) -> Path:
     device files). ``workdir`` is created; it must not already hold a ``servers`` or ``scenarios``.
     """
     sha = resolve_ref(repo, ref)
-    prefix = _git_text(repo, "rev-parse", "--show-prefix", what="git rev-parse")
-    treeish = f"{sha}:{prefix.rstrip('/')}" if prefix else sha
-    listing = _git_text(repo, "ls-tree", "--name-only", treeish, what=f"git ls-tree {ref}")
+    top = Path(_git_text(repo, "rev-parse", "--show-toplevel", what="git rev-parse"))
+    prefix = _git_text(repo, "rev-parse", "--show-prefix", what="git rev-parse").rstrip("/")
+    treeish = f"{sha}:{prefix}" if prefix else sha
+    # Run from the top level: in a subfolder git reads paths as relative to it, even inside a tree.
+    listing = _git_text(top, "ls-tree", "--name-only", treeish, what=f"git ls-tree {ref}")
     folders = [name for name in (SERVERS, SCENARIOS) if name in listing.splitlines()]
     workdir.mkdir(parents=True, exist_ok=True)
     clash = [name for name in (SERVERS, SCENARIOS) if (workdir / name).exists()]
@@ -311,7 +324,7 @@ def materialise(repo: Path, ref: str, workdir: Path) -> Path:
         raise HarnessError(f"{workdir} already holds {', '.join(clash)}; materialise into an empty folder")
     if not folders:
         return workdir
-    out = _git(repo, "archive", "--format=tar", treeish, "--", *folders)
+    out = _git(top, "archive", "--format=tar", treeish, "--", *folders)
     if out.returncode != 0:
         raise GitError(f"git archive {ref} failed: {out.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(out.stdout)) as archive:
@@ -400,45 +413,109 @@ def _fmt(value: object) -> str:
     return "-" if value is None or value == "" else str(value)
 
 
+def _cnf_settings(text: str) -> dict[str, str]:
+    """An option file's settings as ``{"[section] name": value}``: comments, blank lines, spacing
+    and ``-``/``_`` spelling ignored, the last of repeated settings kept (as the server reads it)."""
+    settings: dict[str, str] = {}
+    section = ""
+    for raw_line in text.splitlines():
+        line = raw_line.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip().lower()
+            continue
+        if line.startswith("!"):  # !include / !includedir
+            settings[f"{line.split()[0]} {line[len(line.split()[0]) :].strip()}"] = ""
+            continue
+        name, sep, value = line.partition("=")
+        value = value.strip()
+        if value[:1] in "\"'" and len(value) > 1 and value[-1] == value[0]:
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        settings[f"[{section}] {name.strip().lower().replace('-', '_')}"] = value if sep else ""
+    return settings
+
+
+def _cnf_diff(old: Mapping[str, str], new: Mapping[str, str], limit: int = 6) -> str:
+    parts = [f"+{k}={new[k]}" if new[k] else f"+{k}" for k in new if k not in old]
+    parts += [f"-{k}" for k in old if k not in new]
+    parts += [f"{k} {old[k]} → {new[k]}" for k in new if k in old and old[k] != new[k]]
+    shown = [p.replace("[mysqld] ", "").replace("[mariadbd] ", "") for p in parts[:limit]]
+    return ", ".join(shown) + (f" and {len(parts) - limit} more" if len(parts) > limit else "")
+
+
 def _target_effect(base: ServerTarget, head: ServerTarget, base_root: Path, head_root: Path) -> list[str]:
     """The effective differences between two definitions of a target; empty when there are none."""
     effects: list[str] = []
-    for key in ("flavour", "version", "provider", "image", "binary", "cpuset", "client_cpuset", "cpus",
-                "memory_limit", "host", "port", "database"):
+    for key in (
+        "flavour",
+        "version",
+        "provider",
+        "image",
+        "binary",
+        "cpuset",
+        "client_cpuset",
+        "cpus",
+        "memory_limit",
+        "host",
+        "port",
+        "database",
+    ):
         old, new = getattr(base, key), getattr(head, key)
         if old != new:
             effects.append(f"{key} {_fmt(old)} → {_fmt(new)}")
     old_cf = base.config_file.relative_to(base_root).as_posix() if base.config_file else None
     new_cf = head.config_file.relative_to(head_root).as_posix() if head.config_file else None
-    old_text = base.config_file.read_text() if base.config_file else None
-    new_text = head.config_file.read_text() if head.config_file else None
-    if old_cf != new_cf and old_text != new_text:
-        effects.append(f"config file {_fmt(old_cf)} → {_fmt(new_cf)}")
-    elif old_text != new_text:
-        effects.append(f"config file {new_cf} changed")
+    old_cnf = _cnf_settings(base.config_file.read_text()) if base.config_file else None
+    new_cnf = _cnf_settings(head.config_file.read_text()) if head.config_file else None
+    if old_cnf != new_cnf:
+        what = f"config file {_fmt(old_cf)} → {_fmt(new_cf)}" if old_cf != new_cf else f"config file {new_cf}"
+        effects.append(f"{what}: {_cnf_diff(old_cnf or {}, new_cnf or {})}")
     old_vars, new_vars = dict(base.variables), dict(head.variables)
     var_changes = [f"+{k}={new_vars[k]}" for k in sorted(new_vars.keys() - old_vars.keys())]
     var_changes += [f"-{k}" for k in sorted(old_vars.keys() - new_vars.keys())]
-    var_changes += [f"{k} {old_vars[k]} → {new_vars[k]}" for k in sorted(old_vars.keys() & new_vars.keys())
-                    if old_vars[k] != new_vars[k]]
+    var_changes += [
+        f"{k} {old_vars[k]} → {new_vars[k]}"
+        for k in sorted(old_vars.keys() & new_vars.keys())
+        if old_vars[k] != new_vars[k]
+    ]
     if var_changes:
         effects.append("variables " + ", ".join(var_changes))
     return effects
 
 
-_WORKLOAD_FIELDS = ("script", "rand_type", "options", "tables", "table_size", "warmup_s", "time_s",
-                    "threads", "writes", "fresh_server", "percentile")
+_WORKLOAD_FIELDS = (
+    "script",
+    "rand_type",
+    "options",
+    "tables",
+    "table_size",
+    "warmup_s",
+    "time_s",
+    "threads",
+    "writes",
+    "fresh_server",
+    "percentile",
+)
 _JUDGING_FIELDS = ("repetitions", "min_effects", "gate_metrics")
 
 
 def _scenario_effect(base: Scenario, head: Scenario) -> tuple[list[str], list[str]]:
     """(workload differences, judging-only differences) between two definitions of a scenario."""
-    workload = [f"{k} {_fmt(getattr(base, k))} → {_fmt(getattr(head, k))}" for k in _WORKLOAD_FIELDS
-                if getattr(base, k) != getattr(head, k)]
+    workload = [
+        f"{k} {_fmt(getattr(base, k))} → {_fmt(getattr(head, k))}"
+        for k in _WORKLOAD_FIELDS
+        if getattr(base, k) != getattr(head, k)
+    ]
     if not workload and (base.definition_hash != head.definition_hash):
         workload.append(f"script {head.script} changed")
-    judging = [f"{k} {_fmt(getattr(base, k))} → {_fmt(getattr(head, k))}" for k in _JUDGING_FIELDS
-               if getattr(base, k) != getattr(head, k)]
+    judging = [
+        f"{k} {_fmt(getattr(base, k))} → {_fmt(getattr(head, k))}"
+        for k in _JUDGING_FIELDS
+        if getattr(base, k) != getattr(head, k)
+    ]
     return workload, judging
 
 
@@ -517,8 +594,10 @@ class _Builder:
             head_target = self.trees.target("head", name)
             if counterpart is None:
                 for scenario in self.default_scenarios:
-                    self._record(Side(name, "head", name, scenario, "head", scenario),
-                                 "new target with no earlier definition: recorded only, no verdict")
+                    self._record(
+                        Side(name, "head", name, scenario, "head", scenario),
+                        "new target with no earlier definition: recorded only, no verdict",
+                    )
                 continue
             try:
                 base_target = self.trees.target("base", counterpart)
@@ -527,8 +606,9 @@ class _Builder:
                 continue
             effects = _target_effect(base_target, head_target, self.trees.roots["base"], self.trees.roots["head"])
             if not effects:
-                self.notes.append(f"{path}: no effective change ({how}comments, description or file moves "
-                                  "only); nothing to compare")
+                self.notes.append(
+                    f"{path}: no effective change ({how}comments, description or file moves only); nothing to compare"
+                )
                 continue
             reason = how + "; ".join(effects)
             for scenario in self.default_scenarios:
@@ -572,8 +652,11 @@ class _Builder:
                 continue
             workload, judging = _scenario_effect(base_scenario, head_scenario)
             if not workload:
-                what = f"judging settings changed ({'; '.join(judging)})" if judging else (
-                    f"no change to the workload of profile '{self.trees.profile}'")
+                what = (
+                    f"judging settings changed ({'; '.join(judging)})"
+                    if judging
+                    else (f"no change to the workload of profile '{self.trees.profile}'")
+                )
                 self.notes.append(f"{path}: {what}; the workload is the same, nothing to compare")
                 continue
             prefix = f"renamed from {counterpart}; " if counterpart != name else ""
@@ -609,8 +692,10 @@ class _Builder:
             for name in self.trees.stems(tree, SCENARIOS):
                 referenced.add(_script_ref(self.trees.raw(tree, f"{SCENARIOS}/{name}.toml")) or "")
         for change in self.changes:
-            if change.area in ("server-file", "scenario-file") and change.path not in referenced and (
-                change.old_path is None or change.old_path not in referenced
+            if (
+                change.area in ("server-file", "scenario-file")
+                and change.path not in referenced
+                and (change.old_path is None or change.old_path not in referenced)
             ):
                 self.notes.append(f"{change.path}: not referenced by any target or scenario; nothing to run")
         baselines = [c.path for c in self.changes if c.area == "baseline"]
@@ -661,12 +746,14 @@ def plan(
         if any(s.target == default_target and s.target_tree == "head" for s in sides):
             if default_target not in trees.stems("head", SERVERS):
                 known = ", ".join(sorted(trees.stems("head", SERVERS))) or "none"
-                raise ConfigError(f"default target '{default_target}' is not defined at {head_ref} "
-                                  f"(known: {known}); pass --server")
+                raise ConfigError(
+                    f"default target '{default_target}' is not defined at {head_ref} (known: {known}); pass --server"
+                )
             trees.target("head", default_target)
         builder.leftovers()
     comparisons, recordings, notes = builder.comparisons, builder.recordings, builder.notes
     if only:
+
         def keep(name: str) -> bool:
             return any(fnmatch.fnmatchcase(name, pattern) for pattern in only)
 

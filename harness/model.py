@@ -429,8 +429,8 @@ class Verdict:
 
     @property
     def outcome(self) -> Outcome:
-        gating = [m for m in self.metrics if m.gating]
-        outcomes = {m.outcome for m in gating}
+        # failed and no-baseline describe the whole comparison; other outcomes count when they gate
+        outcomes = {m.outcome for m in self.metrics if m.gating or m.outcome in {"failed", "no_baseline"}}
         order: tuple[Outcome, ...] = ("failed", "regression", "no_baseline", "inconclusive", "improvement")
         for o in order:
             if o in outcomes:

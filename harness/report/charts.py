@@ -130,7 +130,11 @@ def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:
 
 
 def _stats(metric: str, *, quartiles: bool) -> str:
-    cols = [f'median("{metric}") AS "{metric}"', f'min("{metric}") AS "{metric}_min"', f'max("{metric}") AS "{metric}_max"']
+    cols = [
+        f'median("{metric}") AS "{metric}"',
+        f'min("{metric}") AS "{metric}_min"',
+        f'max("{metric}") AS "{metric}_max"',
+    ]
     if quartiles:
         cols += [
             f'quantile_cont("{metric}", 0.25) AS "{metric}_q1"',
@@ -284,6 +288,10 @@ def trend_data(
         scaling = _scaling(con)
     finally:
         con.close()
+    order = sorted(set(versions.column("server_version").to_pylist()), key=version_key)
+    rank = {v: i for i, v in enumerate(order)}
+    ranks = pa.array([rank[v] for v in versions.column("server_version").to_pylist()], pa.int32())
+    versions = versions.append_column("version_rank", ranks)
     changes = change_marks(points, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
     return TrendData(ok_runs, points, versions, scaling, changes)
 
@@ -317,17 +325,13 @@ class _Filters:
             )
 
         targets = data.targets
-        self.scenario = alt.param(
-            name="sel_scenario", value=selection.scenario, bind=bind(data.scenarios, "scenario ")
-        )
+        self.scenario = alt.param(name="sel_scenario", value=selection.scenario, bind=bind(data.scenarios, "scenario "))
         self.target = alt.param(
             name="sel_server",
             value=selection.target or _ALL,
             bind=bind([_ALL, *targets], "server ", ["all servers", *targets]),
         )
-        self.threads = alt.param(
-            name="sel_threads", value=selection.threads, bind=bind(data.threads, "threads ")
-        )
+        self.threads = alt.param(name="sel_threads", value=selection.threads, bind=bind(data.threads, "threads "))
         self.params = (self.scenario, self.target, self.threads)
 
     @staticmethod
@@ -344,7 +348,7 @@ def _color(domain: list[str], field: str = "target", title: str = "server") -> a
     return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=domain), legend=alt.Legend(orient="bottom"))
 
 
-def _trend_chart(metric: str, data: TrendData) -> alt.LayerChart:
+def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> alt.LayerChart:
     fmt, label = _FMT[metric], _TITLES[metric]
     color = _color(data.targets)
     x = alt.X("at:T", title="first run of the commit (UTC)")
@@ -352,7 +356,7 @@ def _trend_chart(metric: str, data: TrendData) -> alt.LayerChart:
     band = base.mark_area(opacity=0.18).encode(
         x=x, y=alt.Y(f"{metric}_min:Q", title=f"{label}, median of repetitions"), y2=f"{metric}_max:Q", color=color
     )
-    line = base.mark_line(point=alt.OverlayMarkDef(size=28), strokeWidth=1.6).encode(
+    line = base.mark_line(point=alt.OverlayMarkDef(size=28) if points else False, strokeWidth=1.6).encode(
         x=x,
         y=alt.Y(f"{metric}:Q"),
         color=color,
@@ -396,8 +400,12 @@ def _trend_chart(metric: str, data: TrendData) -> alt.LayerChart:
 def _versions_chart(metric: str, data: TrendData) -> alt.LayerChart:
     fmt, label = _FMT[metric], _TITLES[metric]
     color = _color(data.targets)
-    order = sorted(set(data.versions.column("server_version").to_pylist()), key=version_key)
-    x = alt.X("server_version:N", title="server version", sort=order, axis=alt.Axis(labelAngle=-30))
+    x = alt.X(
+        "server_version:N",
+        title="server version",
+        sort=alt.EncodingSortField(field="version_rank", op="min"),
+        axis=alt.Axis(labelAngle=-30),
+    )
     base = alt.Chart(alt.Data(name="versions")).transform_filter(_Filters.expr())
     tooltip = [
         alt.Tooltip("target:N", title="server"),
@@ -434,7 +442,10 @@ def _scaling_chart(metric: str, data: TrendData) -> alt.LayerChart:
     lines = sorted(set(data.scaling.column("line").to_pylist()))
     color = _color(lines, field="line", title="server / config")
     x = alt.X(
-        "threads:Q", title="threads (log scale)", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=data.threads)
+        "threads:Q",
+        title="threads (log scale)",
+        scale=alt.Scale(type="log", base=2),
+        axis=alt.Axis(values=data.threads),
     )
     base = alt.Chart(alt.Data(name="scaling")).transform_filter(_Filters.expr(threads=False))
     tooltip = [
@@ -451,9 +462,7 @@ def _scaling_chart(metric: str, data: TrendData) -> alt.LayerChart:
     spread = base.mark_rule(strokeWidth=3, opacity=0.5).encode(
         x=x, y=alt.Y(f"{metric}_q1:Q", title=f"{label}, median"), y2=f"{metric}_q3:Q", color=color
     )
-    line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(
-        x=x, y=f"{metric}:Q", color=color, tooltip=tooltip
-    )
+    line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(x=x, y=f"{metric}:Q", color=color, tooltip=tooltip)
     return alt.layer(spread, line).properties(
         title=alt.TitleParams(
             f"{label} vs threads", subtitle="newest server version per server and config; bars: 25th-75th percentile"
@@ -509,8 +518,12 @@ def dashboard_spec(data: TrendData, selection: Selection) -> dict[str, Any]:
 
 def _static(kind: str, data: TrendData, selection: Selection) -> dict[str, Any]:
     filters = _Filters(data, selection, interactive=False)
-    build = {"trend": _trend_chart, "versions": _versions_chart, "scaling": _scaling_chart}[kind]
-    chart = alt.hconcat(build("qps", data), build("p95_ms", data)).properties(
+    if kind == "trend":  # no point marks: hundreds of commits rasterise slowly and add nothing in a picture
+        pair = [_trend_chart(m, data, points=False) for m in TREND_METRICS]
+    else:
+        build = {"versions": _versions_chart, "scaling": _scaling_chart}[kind]
+        pair = [build(m, data) for m in TREND_METRICS]
+    chart = alt.hconcat(*pair).properties(
         title=alt.TitleParams(
             f"{selection.scenario}" + ("" if kind == "scaling" else f" · {selection.threads} threads"),
             anchor="start",

@@ -76,7 +76,7 @@ def _bundle() -> str:
     cached = _cache_dir() / f"vega-bundle-{version}-{vl_convert.get_vega_embed_version()}.js"
     with contextlib.suppress(OSError):
         text = cached.read_text(encoding="utf-8")
-        if text.rstrip().endswith("window.vegaLite=__default1;"):
+        if "window.vegaEmbed" in text[-4000:]:  # complete (the bundle ends by exporting it)
             return text
     text = str(vl_convert.javascript_bundle())
     with contextlib.suppress(OSError):
@@ -118,7 +118,17 @@ def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
         )
     head = "".join(
         f"<th>{h}</th>"
-        for h in ("scenario", "server", "threads", "metric", "commit / day", "first run", "level", "change", "confidence")
+        for h in (
+            "scenario",
+            "server",
+            "threads",
+            "metric",
+            "commit / day",
+            "first run",
+            "level",
+            "change",
+            "confidence",
+        )
     )
     return f"<table class=changes><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -235,7 +245,7 @@ def build_site(
     *,
     title: str = "dbperf trends",
     images: bool = True,
-    scale: float = 1.5,
+    scale: float = 1.0,
     alpha: float = 0.01,
     permutations: int = 199,
     seed: int = 0,

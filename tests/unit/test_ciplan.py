@@ -93,9 +93,22 @@ MIX_LUA = 'require("oltp_common")\nfunction event() end\n'
 def git(repo: Path, *args: str) -> str:
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
     out = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-         "-c", "commit.gpgsign=false", *args],
-        capture_output=True, text=True, check=True, env=env,
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     return out.stdout.strip()
 
@@ -122,18 +135,22 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    commit(root, "initial", {
-        "pyproject.toml": '[project]\nname = "x"\n\n[tool.dbperf]\nserver = "local-a"\n',
-        "harness/__init__.py": '"""harness"""\n',
-        "README.md": "readme\n",
-        "servers/local-a.toml": LOCAL_A,
-        "servers/container-b.toml": CONTAINER_B,
-        "servers/conf/a.cnf": CONF_A,
-        "servers/conf/b.cnf": CONF_B,
-        "scenarios/point.toml": scenario_toml("point", "oltp_point_select"),
-        "scenarios/mix.toml": scenario_toml("mix", "lua/mix.lua"),
-        "scenarios/lua/mix.lua": MIX_LUA,
-    })
+    commit(
+        root,
+        "initial",
+        {
+            "pyproject.toml": '[project]\nname = "x"\n\n[tool.dbperf]\nserver = "local-a"\n',
+            "harness/__init__.py": '"""harness"""\n',
+            "README.md": "readme\n",
+            "servers/local-a.toml": LOCAL_A,
+            "servers/container-b.toml": CONTAINER_B,
+            "servers/conf/a.cnf": CONF_A,
+            "servers/conf/b.cnf": CONF_B,
+            "scenarios/point.toml": scenario_toml("point", "oltp_point_select"),
+            "scenarios/mix.toml": scenario_toml("mix", "lua/mix.lua"),
+            "scenarios/lua/mix.lua": MIX_LUA,
+        },
+    )
     git(root, "checkout", "-q", "-b", "change")
     return root
 
@@ -159,14 +176,15 @@ def test_config_file_change_compares_the_targets_that_use_it(repo: Path) -> None
         ("target", "local-a@base", "local-a", "mix"),
     ]
     first = p.comparisons[0]
-    assert first.reason == "config file servers/conf/a.cnf changed"
-    assert first.base.target_tree == "base" and first.base.scenario_tree == "head"
+    assert first.reason == "config file servers/conf/a.cnf: innodb_flush_log_at_trx_commit 1 → 2"
+    assert (first.base.target_tree, first.base.scenario_tree) == ("base", "head")
     assert first.base_files == {"target": "base:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
     assert first.head_files == {"target": "head:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
     # 2 sides x 6 repetitions x 1 thread count x (2 s warm-up + 10 s + 5 s overhead)
     assert first.estimated_s == 2 * 6 * (2 + 10 + 5)
     assert p.estimated_s == 2 * first.estimated_s
-    assert not p.harness_changed and not p.recordings
+    assert not p.harness_changed
+    assert not p.recordings
     assert [(c.status, c.path, c.area) for c in p.changes] == [("M", "servers/conf/a.cnf", "server-file")]
 
 
@@ -190,26 +208,53 @@ def test_variable_change_is_described(repo: Path) -> None:
 
 def test_comment_and_description_edits_cost_nothing(repo: Path) -> None:
     edited = LOCAL_A.replace("# the default target", "# the default target, see README").replace(
-        "local MariaDB", "local MariaDB from Debian")
+        "local MariaDB", "local MariaDB from Debian"
+    )
     commit(repo, "docs", {"servers/local-a.toml": edited, "README.md": "more\n"})
     p = make_plan(repo)
-    assert p.empty and p.comparisons == ()
-    assert p.notes == ("servers/local-a.toml: no effective change (comments, description or file moves only); "
-                       "nothing to compare",)
+    assert p.empty
+    assert p.notes == (
+        "servers/local-a.toml: no effective change (comments, description or file moves only); nothing to compare",
+    )
+
+
+def test_option_file_comments_spacing_and_spelling_cost_nothing(repo: Path) -> None:
+    same = "# tuned for the runner\n[mariadbd]\n\ninnodb-flush-log-at-trx-commit=1   # durable\n"
+    commit(repo, "reformat", {"servers/conf/a.cnf": same})
+    p = make_plan(repo)
+    assert p.empty
+    assert p.notes[0].startswith("servers/local-a.toml: no effective change")
+
+
+def test_option_file_diff_lists_settings(repo: Path) -> None:
+    cnf = '[mariadbd]\ninnodb_flush_log_at_trx_commit = 2\nthread_handling = "pool-of-threads"\n[client]\nport=1\n'
+    commit(repo, "pool", {"servers/conf/a.cnf": cnf})
+    (reason,) = {c.reason for c in make_plan(repo).comparisons}
+    assert reason == (
+        "config file servers/conf/a.cnf: +thread_handling=pool-of-threads, +[client] port=1, "
+        "innodb_flush_log_at_trx_commit 1 → 2"
+    )
 
 
 def test_switching_to_another_config_file(repo: Path) -> None:
     commit(repo, "use b.cnf", {"servers/local-a.toml": LOCAL_A.replace("conf/a.cnf", "conf/b.cnf")})
     (reason,) = {c.reason for c in make_plan(repo).comparisons}
-    assert reason == "config file servers/conf/a.cnf → servers/conf/b.cnf"
+    assert (
+        reason == "config file servers/conf/a.cnf → servers/conf/b.cnf: +skip_name_resolve, "
+        "-innodb_flush_log_at_trx_commit"
+    )
 
 
 def test_moving_a_config_file_without_changing_it_costs_nothing(repo: Path) -> None:
-    commit(repo, "move", {
-        "servers/conf/a.cnf": None,
-        "servers/conf/local/a.cnf": CONF_A,
-        "servers/local-a.toml": LOCAL_A.replace("conf/a.cnf", "conf/local/a.cnf"),
-    })
+    commit(
+        repo,
+        "move",
+        {
+            "servers/conf/a.cnf": None,
+            "servers/conf/local/a.cnf": CONF_A,
+            "servers/local-a.toml": LOCAL_A.replace("conf/a.cnf", "conf/local/a.cnf"),
+        },
+    )
     p = make_plan(repo)
     assert p.empty
     assert "servers/local-a.toml: no effective change" in p.notes[0]
@@ -220,7 +265,8 @@ def test_moving_a_config_file_without_changing_it_costs_nothing(repo: Path) -> N
 
 def test_renamed_target_compares_old_name_at_base_with_new_name(repo: Path) -> None:
     renamed = CONTAINER_B.replace('name = "container-b"', 'name = "mariadb-11"').replace(
-        'version = "10.11"', 'version = "11.8"')
+        'version = "10.11"', 'version = "11.8"'
+    )
     commit(repo, "rename", {"servers/container-b.toml": None, "servers/mariadb-11.toml": renamed})
     p = make_plan(repo)
     assert triples(p)[0] == ("target", "container-b@base", "mariadb-11", "point")
@@ -233,13 +279,16 @@ def test_pure_rename_costs_nothing(repo: Path) -> None:
     commit(repo, "rename", {"servers/container-b.toml": None, "servers/b.toml": renamed})
     p = make_plan(repo)
     assert p.empty
-    assert p.notes == ("servers/b.toml: no effective change (renamed from container-b; comments, description "
-                       "or file moves only); nothing to compare",)
+    assert p.notes == (
+        "servers/b.toml: no effective change (renamed from container-b; comments, description "
+        "or file moves only); nothing to compare",
+    )
 
 
 def test_copied_target_is_compared_with_its_source(repo: Path) -> None:
     copy = LOCAL_A.replace('name = "local-a"', 'name = "local-a-pool"') + (
-        '\n[variables]\nthread_handling = "pool-of-threads"\n')
+        '\n[variables]\nthread_handling = "pool-of-threads"\n'
+    )
     commit(repo, "thread pool variant", {"servers/local-a-pool.toml": copy})
     p = make_plan(repo)
     assert triples(p) == [
@@ -258,7 +307,8 @@ def test_new_unrelated_target_is_recorded_only(repo: Path) -> None:
     p = make_plan(repo)
     assert p.comparisons == ()
     assert [(r.side.target_label, r.side.scenario, r.side.target_tree) for r in p.recordings] == [
-        ("staging", "point", "head"), ("staging", "mix", "head"),
+        ("staging", "point", "head"),
+        ("staging", "mix", "head"),
     ]
     assert "recorded only" in p.recordings[0].reason
     assert p.recordings[0].estimated_s == 6 * (2 + 10 + 5)
@@ -297,15 +347,18 @@ def test_lua_script_change_compares_the_scenarios_that_run_it(repo: Path) -> Non
 
 
 def test_change_to_another_profile_or_judging_only_is_a_note(repo: Path) -> None:
-    commit(repo, "nightly longer, ci more reps", {
-        "scenarios/point.toml": scenario_toml("point", "oltp_point_select", full_time=120),
-        "scenarios/mix.toml": scenario_toml("mix", "lua/mix.lua", reps=10),
-    })
+    commit(
+        repo,
+        "nightly longer, ci more reps",
+        {
+            "scenarios/point.toml": scenario_toml("point", "oltp_point_select", full_time=120),
+            "scenarios/mix.toml": scenario_toml("mix", "lua/mix.lua", reps=10),
+        },
+    )
     p = make_plan(repo)
     assert p.empty
     assert set(p.notes) == {
-        "scenarios/point.toml: no change to the workload of profile 'ci'; the workload is the same, "
-        "nothing to compare",
+        "scenarios/point.toml: no change to the workload of profile 'ci'; the workload is the same, nothing to compare",
         "scenarios/mix.toml: judging settings changed (repetitions 6 → 10); the workload is the same, "
         "nothing to compare",
     }
@@ -381,7 +434,9 @@ def test_three_dot_diff_ignores_changes_made_on_base_since_the_branch_point(repo
 def test_nothing_relevant_changed(repo: Path) -> None:
     commit(repo, "docs", {"README.md": "new\n"})
     p = make_plan(repo)
-    assert p.empty and p.notes == () and p.estimated_s == 0
+    assert p.empty
+    assert p.notes == ()
+    assert p.estimated_s == 0
 
 
 # --- git errors -----------------------------------------------------------------------------------
@@ -421,7 +476,7 @@ def test_materialise_writes_the_tree_at_ref_and_load_side_relabels(repo: Path, t
     base_root = materialise(repo, "main", tmp_path / "base")
     assert (base_root / "servers/conf/a.cnf").read_text() == CONF_A
     assert (base_root / "scenarios/lua/mix.lua").read_text() == MIX_LUA
-    assert not (base_root / "harness").exists() and not (base_root / "README.md").exists()
+    assert sorted(p.name for p in base_root.iterdir()) == ["scenarios", "servers"]
     with pytest.raises(HarnessError, match="already holds servers, scenarios"):
         materialise(repo, "main", base_root)
 
@@ -431,8 +486,10 @@ def test_materialise_writes_the_tree_at_ref_and_load_side_relabels(repo: Path, t
     base_target, base_scenario = load_side(comparison.base, trees, "ci")  # type: ignore[arg-type]
     head_target, head_scenario = load_side(comparison.head, trees, "ci")  # type: ignore[arg-type]
     assert (base_target.name, head_target.name) == ("local-a@base", "local-a")
-    assert base_target.config_file is not None and base_target.config_file.read_text() == CONF_A
-    assert head_target.config_file is not None and "pool-of-threads" in head_target.config_file.read_text()
+    assert base_target.config_file is not None
+    assert head_target.config_file is not None
+    assert base_target.config_file.read_text() == CONF_A
+    assert "pool-of-threads" in head_target.config_file.read_text()
     assert base_target.identity() != head_target.identity()
     assert base_scenario.name == head_scenario.name == "mix"
     assert base_scenario.source == repo / "scenarios/mix.toml"  # the scenario comes from head on both sides
@@ -445,7 +502,8 @@ def test_materialise_a_project_in_a_subfolder(tmp_path: Path) -> None:
     commit(top, "init", {"db/servers/local-a.toml": LOCAL_A, "db/servers/conf/a.cnf": CONF_A, "other/x": "1\n"})
     out = materialise(top / "db", "HEAD", tmp_path / "out")
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
-        "servers/conf/a.cnf", "servers/local-a.toml",
+        "servers/conf/a.cnf",
+        "servers/local-a.toml",
     ]
     commit(top, "change", {"db/servers/conf/a.cnf": CONF_A + "x = 1\n", "other/x": "2\n"})
     changes = diff_changes(top / "db", git(top, "rev-parse", "HEAD~1"), git(top, "rev-parse", "HEAD"))
@@ -456,9 +514,9 @@ def test_to_json(repo: Path) -> None:
     commit(repo, "flush", {"servers/conf/a.cnf": CONF_A + "sync_binlog = 0\n"})
     doc = json.loads(make_plan(repo).to_json())
     assert doc["format"] == PLAN_FORMAT
-    assert doc["base_ref"] == "main" and doc["head_ref"] == "change" and doc["profile"] == "ci"
+    assert (doc["base_ref"], doc["head_ref"], doc["profile"]) == ("main", "change", "ci")
     first = doc["comparisons"][0]
-    assert first["base_target"] == "local-a@base" and first["head_target"] == "local-a"
+    assert (first["base_target"], first["head_target"]) == ("local-a@base", "local-a")
     assert first["base"]["files"]["target"] == "base:servers/local-a.toml"
     assert doc["changes"] == [
         {"status": "M", "path": "servers/conf/a.cnf", "old_path": None, "similarity": None, "area": "server-file"}
@@ -475,8 +533,9 @@ def test_cli_plan_json_and_table(repo: Path, monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.chdir(repo)
     monkeypatch.delenv("DBPERF_SERVER", raising=False)
     runner = CliRunner()
-    result = runner.invoke(cli, ["ci", "plan", "--base", "main", "--head", "change", "--scenarios", "point,mix",
-                                 "--json"])
+    result = runner.invoke(
+        cli, ["ci", "plan", "--base", "main", "--head", "change", "--scenarios", "point,mix", "--json"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["default_target"] == "local-a"  # from [tool.dbperf] in pyproject.toml
@@ -484,7 +543,8 @@ def test_cli_plan_json_and_table(repo: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     result = runner.invoke(cli, ["ci", "plan", "--base", "main", "--scenarios", "point"])
     assert result.exit_code == 0, result.output
-    assert "local-a@base" in result.output and "config file servers/conf/a.cnf changed" in result.output
+    assert "local-a@base" in result.output
+    assert "config file servers/conf/a.cnf: +sync_binlog=0" in result.output
 
 
 def test_cli_plan_unknown_ref_is_a_harness_error(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -153,9 +153,9 @@ def test_schema_matches_the_column_lists(store: Store) -> None:
     described = con.sql("DESCRIBE runs").fetchall()
     (version,) = con.sql("SELECT version FROM schema_version").fetchall()
     con.close()
-    assert sorted(
-        (row[0], row[1].replace("TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ")) for row in described
-    ) == sorted(RUN_COLUMNS)
+    assert sorted((row[0], row[1].replace("TIMESTAMP WITH TIME ZONE", "TIMESTAMPTZ")) for row in described) == sorted(
+        RUN_COLUMNS
+    )
     assert version == (SCHEMA_VERSION,)
     assert {f.name for f in dataclasses.fields(Metrics)} == set(METRIC_COLUMNS)
 

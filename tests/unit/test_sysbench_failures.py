@@ -72,9 +72,7 @@ def test_real_failures_are_classified(name: str, kind: str, code: int | None, sa
 
 
 @pytest.mark.parametrize(("name", "kind", "code", "said"), FAILURES)
-def test_message_is_one_line_with_cause_fix_and_excerpt(
-    name: str, kind: str, code: int | None, said: str
-) -> None:
+def test_message_is_one_line_with_cause_fix_and_excerpt(name: str, kind: str, code: int | None, said: str) -> None:
     failure = classify_failure(_read(name), EXIT_CODES[name])
     assert failure is not None
     message = failure.message()
@@ -89,12 +87,9 @@ def test_message_is_one_line_with_cause_fix_and_excerpt(
 
 
 def test_message_format_exactly() -> None:
-    failure = SysbenchFailure(
-        "too_many_connections", 1040, "error 1040: Too many connections", "Cause.", "Fix it."
-    )
+    failure = SysbenchFailure("too_many_connections", 1040, "error 1040: Too many connections", "Cause.", "Fix it.")
     assert failure.message() == (
-        "too_many_connections (error 1040): Cause. Fix: Fix it. "
-        "[sysbench said: error 1040: Too many connections]"
+        "too_many_connections (error 1040): Cause. Fix: Fix it. [sysbench said: error 1040: Too many connections]"
     )
     no_code = SysbenchFailure("overrun", None, "", "Slow.", "Rerun.")
     assert no_code.message() == "overrun: Slow. Fix: Rerun."
@@ -247,9 +242,7 @@ def test_overrun_of_the_blocked_run() -> None:
     assert "--forced-shutdown" in failure.fix
 
 
-@pytest.mark.parametrize(
-    ("expected", "total", "tolerance"), [(3, 3.0020, 2.0), (3, 5.0, 2.0), (10, 10.5, 0.5)]
-)
+@pytest.mark.parametrize(("expected", "total", "tolerance"), [(3, 3.0020, 2.0), (3, 5.0, 2.0), (10, 10.5, 0.5)])
 def test_no_overrun_within_tolerance(expected: float, total: float, tolerance: float) -> None:
     assert overrun(expected, total, tolerance) is None
 

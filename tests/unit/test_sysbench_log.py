@@ -270,9 +270,7 @@ def test_interval_only_log() -> None:
     assert len(log.intervals) == 3
     assert [i.qps for i in log.intervals] == [84555.99, 88573.78, 89069.72]
     assert log.intervals[-1].other_per_s == 11133.96
-    killed = _parse(
-        "oltp_read_only.interval_only.log", exit_code=EXIT_CODES["oltp_read_only.interval_only.log"]
-    )
+    killed = _parse("oltp_read_only.interval_only.log", exit_code=EXIT_CODES["oltp_read_only.interval_only.log"])
     assert killed.failure is not None
     assert killed.failure.kind == "unknown"
     assert "signal 9" in killed.failure.cause
@@ -413,10 +411,7 @@ def test_garbage() -> None:
 
 
 def test_garbage_after_a_header_names_the_first_foreign_line() -> None:
-    text = (
-        "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\n"
-        "Initializing worker threads...\n\nrandom noise\n"
-    )
+    text = "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)\n\nInitializing worker threads...\n\nrandom noise\n"
     with pytest.raises(LogParseError) as err:
         parse_sysbench_log(text)
     assert (err.value.path, err.value.line) == ("<string>", 5)

@@ -1,0 +1,161 @@
+"""Pull-request commands: ``dbperf ci plan`` (what a change needs) and ``dbperf ci run`` (run it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from harness.ciplan import DEFAULT_CI_SCENARIOS, CiPlan, plan
+from harness.cli.options import pop_shared, shared
+from harness.errors import ConfigError, HarnessError
+from harness.scenarios import PROFILES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
+
+
+def _plan_options(func: F) -> F:
+    """The options ``ci plan`` and ``ci run`` share, so the two can never disagree on a plan."""
+    decorators = [
+        click.option("--base", required=True, help="git ref the change is measured against (e.g. origin/main)"),
+        click.option("--head", default="HEAD", show_default=True, help="git ref holding the change"),
+        click.option(
+            "--profile",
+            type=click.Choice(PROFILES),
+            default="ci",
+            show_default=True,
+            envvar="DBPERF_CI_PROFILE",
+            help="scenario profile of every comparison; env DBPERF_CI_PROFILE",
+        ),
+        click.option(
+            "--scenarios",
+            "scenario_list",
+            default=",".join(DEFAULT_CI_SCENARIOS),
+            show_default=True,
+            envvar="DBPERF_CI_SCENARIOS",
+            help="comma-separated default scenario set, run for every changed target; env DBPERF_CI_SCENARIOS",
+        ),
+        click.option(
+            "--only",
+            default="",
+            help="keep only scenarios matching these comma-separated shell patterns (e.g. 'oltp_*')",
+        ),
+        shared("server"),
+    ]
+    for decorate in reversed(decorators):
+        func = decorate(func)
+    return func
+
+
+def build_plan(base: str, head: str, profile: str, scenario_list: str, only: str, kwargs: dict[str, Any]) -> CiPlan:
+    """The plan for the command-line options (the project root is found from the current folder)."""
+    settings = pop_shared(kwargs)
+    scenarios = _split(scenario_list)
+    if not scenarios:
+        raise ConfigError("--scenarios needs at least one scenario name")
+    return plan(
+        settings.root,
+        base,
+        head,
+        profile=profile,
+        default_scenarios=scenarios,
+        default_target=settings.server,
+        only=_split(only),
+    )
+
+
+def _minutes(seconds: int) -> str:
+    return f"~{max(1, round(seconds / 60))} min" if seconds else "-"
+
+
+def print_plan(p: CiPlan) -> None:
+    from rich.table import Table
+
+    from harness.report.terminal import console
+
+    out = console()
+    out.print(
+        f"base {p.base_ref} (merge base {p.base_sha[:12]}) → head {p.head_ref} ({p.head_sha[:12]}); "
+        f"profile {p.profile}; default target {p.default_target}; default scenarios "
+        f"{', '.join(p.default_scenarios)}"
+    )
+    if p.comparisons:
+        table = Table(title=f"{len(p.comparisons)} comparison(s)", title_justify="left")
+        for col in ("#", "kind", "base", "head", "scenario", "est.", "why"):
+            table.add_column(col)
+        for i, c in enumerate(p.comparisons, 1):
+            base = c.base_target + (f" / {c.base.scenario_label}" if c.base.scenario_label != c.scenario else "")
+            table.add_row(str(i), c.kind, base, c.head_target, c.scenario, _minutes(c.estimated_s), c.reason)
+        out.print(table)
+    if p.recordings:
+        table = Table(title=f"{len(p.recordings)} run(s) recorded only (no verdict)", title_justify="left")
+        for col in ("target", "scenario", "est.", "why"):
+            table.add_column(col)
+        for r in p.recordings:
+            table.add_row(r.side.target_label, r.side.scenario_label, _minutes(r.estimated_s), r.reason)
+        out.print(table)
+    for note in p.notes:
+        out.print(f"note: {note}", markup=False)
+    if p.empty:
+        out.print("nothing to run: no server target, scenario or harness change between base and head")
+    else:
+        out.print(f"estimated time: {_minutes(p.estimated_s)} (datasets prepared once, not counted)")
+
+
+@click.group("ci")
+def ci_group() -> None:
+    """Pull-request performance checks, decided from the git diff between two refs.
+
+    \b
+    Start here:
+      dbperf ci plan --base origin/main              # what this branch needs, and why
+      dbperf ci plan --base origin/main --json       # the same, for scripts
+    """
+
+
+@ci_group.command("plan")
+@_plan_options
+@click.option("--json", "as_json", is_flag=True, help="print the plan as one JSON document on stdout")
+def plan_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, as_json: bool, **kwargs: Any) -> int:
+    """Show which A/B comparisons the change from BASE to HEAD needs.
+
+    A changed server target (its file, its config file, its version or image pin) is compared with
+    its base definition on the default scenarios; a changed scenario with its base definition on the
+    default server; a harness change runs an A/A check of the default set. Edits that change nothing
+    effective (comments, descriptions, pure renames) run nothing.
+
+    \b
+    Example:
+      dbperf ci plan --base origin/main --head HEAD --scenarios oltp_point_select
+    """
+    the_plan = build_plan(base, head, profile, scenario_list, only, kwargs)
+    if as_json:
+        click.echo(the_plan.to_json())
+    else:
+        print_plan(the_plan)
+    return 0
+
+
+@ci_group.command("run")
+@_plan_options
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("out"),
+    show_default=True,
+    help="folder for the results, reports, BMF file and charts",
+)
+def run_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, out: Path, **kwargs: Any) -> int:
+    """Run the plan's comparisons and write every result into one output folder."""
+    del base, head, profile, scenario_list, only, out, kwargs
+    raise HarnessError("dbperf ci run is not yet implemented; `dbperf ci plan` shows what it would run")
+
+
+def register(group: click.Group) -> None:
+    group.add_command(ci_group)

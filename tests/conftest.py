@@ -1,0 +1,232 @@
+"""Fixtures shared by the unit and integration tests.
+
+Integration tests run real servers, so they share one dataset-snapshot cache for the whole session
+(each dataset is prepared once and restored for every run), while every test gets its own store.
+Nothing here is autouse and nothing starts a server: unit tests pay nothing for these fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: A progress line of the CLI: ``  [    3s] qps ...  p95 ... ms``.
+PROGRESS = re.compile(r"^\s*\[\s*(\d+)s\]\s+qps\s")
+
+
+def dbperf_argv() -> list[str]:
+    """The ``dbperf`` console script of the running interpreter's environment (else ``-m harness``)."""
+    script = Path(sys.executable).with_name("dbperf")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "harness"]
+
+
+@pytest.fixture(scope="session")
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture(scope="session")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One snapshot cache for the whole session, so each dataset is prepared once."""
+    return tmp_path_factory.mktemp("dbperf-cache")
+
+
+@pytest.fixture(scope="session")
+def baselines_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty baselines folder: integration runs are never judged against the repository's."""
+    return tmp_path_factory.mktemp("dbperf-baselines")
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    """A fresh store for one test."""
+    return tmp_path / "store" / "dbperf.duckdb"
+
+
+@pytest.fixture(scope="session")
+def cli_env(cache_dir: Path, baselines_dir: Path) -> dict[str, str]:
+    """Environment for dbperf subprocesses: no inherited DBPERF_* settings, the session's cache."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DBPERF_")}
+    env.update(
+        {
+            "DBPERF_CACHE_DIR": str(cache_dir),
+            "DBPERF_BASELINES_DIR": str(baselines_dir),
+            "TESTCONTAINERS_RYUK_DISABLED": "true",
+            "NO_COLOR": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+@dataclass
+class Streamed:
+    """A running dbperf process whose stdout and stderr are read live (with arrival times)."""
+
+    proc: subprocess.Popen[str]
+    stdout: list[str] = field(default_factory=list)
+    stderr: list[tuple[float, str]] = field(default_factory=list)
+    _threads: list[threading.Thread] = field(default_factory=list)
+
+    def start_readers(self) -> None:
+        def pump(stream: object, sink: Callable[[str], None]) -> None:
+            for line in stream:  # type: ignore[attr-defined]
+                sink(line.rstrip("\n"))
+
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        for stream, sink in (
+            (self.proc.stdout, self.stdout.append),
+            (self.proc.stderr, lambda line: self.stderr.append((time.monotonic(), line))),
+        ):
+            thread = threading.Thread(target=pump, args=(stream, sink), daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def wait_for_stderr(self, predicate: Callable[[str], bool], timeout_s: float) -> str:
+        """The first stderr line matching ``predicate``; fails if the process ends or time runs out."""
+        deadline = time.monotonic() + timeout_s
+        seen = 0
+        while time.monotonic() < deadline:
+            lines = [line for _, line in self.stderr]
+            for line in lines[seen:]:
+                if predicate(line):
+                    return line
+            seen = len(lines)
+            if self.proc.poll() is not None:
+                time.sleep(0.2)  # let the readers drain
+                if len(self.stderr) == seen:
+                    break
+            time.sleep(0.05)
+        self.kill()
+        pytest.fail(
+            f"no matching stderr line within {timeout_s:.0f} s (exit {self.proc.returncode}); stderr:\n"
+            + self.stderr_text()
+        )
+
+    def wait(self, timeout_s: float) -> int:
+        try:
+            code = self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"dbperf did not finish within {timeout_s:.0f} s; stderr:\n{self.stderr_text()}")
+        for thread in self._threads:
+            thread.join(timeout=10)
+        return code
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+    def stdout_text(self) -> str:
+        return "\n".join(self.stdout)
+
+    def stderr_text(self) -> str:
+        return "\n".join(line for _, line in self.stderr)
+
+
+@dataclass
+class Dbperf:
+    """Runs the ``dbperf`` CLI as a subprocess from the repository root."""
+
+    env: dict[str, str]
+
+    def run(
+        self, *args: str | Path, timeout_s: float = 600, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*dbperf_argv(), *map(str, args)],
+            cwd=REPO,
+            env={**self.env, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+
+    def start(self, *args: str | Path, env: Mapping[str, str] | None = None) -> Streamed:
+        proc = subprocess.Popen(
+            [*dbperf_argv(), *map(str, args)],
+            cwd=REPO,
+            env={**self.env, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
+        streamed = Streamed(proc)
+        streamed.start_readers()
+        return streamed
+
+    def runs(self, store: Path, *extra: str) -> list[dict[str, object]]:
+        """``dbperf runs --json`` of a store."""
+        out = self.run("runs", "--json", "--limit", "0", "--store", store, *extra, timeout_s=120)
+        assert out.returncode == 0, out.stderr
+        docs = json.loads(out.stdout)
+        assert isinstance(docs, list)
+        return docs
+
+
+@pytest.fixture(scope="session")
+def dbperf(cli_env: dict[str, str]) -> Dbperf:
+    return Dbperf(cli_env)
+
+
+@pytest.fixture(scope="session")
+def settings_factory(cache_dir: Path, baselines_dir: Path) -> Callable[..., object]:
+    """``make(store, **flags)``: :class:`harness.config.Settings` for the Python API, env ignored."""
+    from harness.config import resolve_settings
+
+    def make(store: Path, **flags: object) -> object:
+        values: dict[str, object | None] = {
+            "store": str(store),
+            "cache-dir": str(cache_dir),
+            "baselines-dir": str(baselines_dir),
+        }
+        values.update({k.replace("_", "-"): v for k, v in flags.items()})
+        return resolve_settings(values, environ={}, root=REPO)
+
+    return make
+
+
+def run_pytest(
+    args: Sequence[str | Path], env: Mapping[str, str], timeout_s: float = 900
+) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest ARGS`` from the repository root (used for ``pytest scenarios/``)."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *map(str, args)],
+        cwd=REPO,
+        env={**env, "DBPERF_PROGRESS": "0"},
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def inner_pytest(cli_env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    def run(*args: str | Path, timeout_s: float = 900) -> subprocess.CompletedProcess[str]:
+        return run_pytest(args, cli_env, timeout_s)
+
+    return run
+
+
+@pytest.fixture
+def private_tmpdir(tmp_path: Path) -> Path:
+    """A TMPDIR for one dbperf process, so its temporary folders can be checked without races."""
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    return folder

@@ -1,0 +1,130 @@
+"""Checks shared by the integration tests: what a plausible stored run looks like, leftovers."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from harness.model import RunResult, ServerTarget
+
+REPO = Path(__file__).resolve().parents[2]
+SERVERS = REPO / "servers"
+SCENARIOS = REPO / "scenarios"
+CONTAINER_TARGETS = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7")
+ALL_TARGETS = ("mariadb-local", *CONTAINER_TARGETS)
+LABEL = "org.dbperf.managed"
+OWNER_LABEL = "org.dbperf.owner-pid"
+
+
+def assert_plausible(run: RunResult, target: ServerTarget, *, threads: int, min_qps: float = 100.0) -> None:
+    """A stored ok run with sane numbers, the pinned server version, intervals, histogram and probes."""
+    where = f"{run.target} {run.scenario} {run.threads}t (run {run.run_id})"
+    assert run.status == "ok", f"{where}: {run.failure}"
+    assert run.failure == ""
+    assert run.target == target.name
+    assert run.provider == target.provider
+    assert run.flavour == target.flavour
+    assert run.threads == threads
+    assert run.server_version.startswith(target.version), f"{where}: version {run.server_version!r}"
+    assert run.config_hash, where
+    assert run.variables, f"{where}: effective variables not stored"
+    assert run.testbed.sysbench_version == "1.0.20"
+
+    m = run.metrics
+    assert m.qps is not None and m.qps > min_qps, f"{where}: qps {m.qps}"
+    assert m.tps is not None and 0 < m.tps <= m.qps
+    assert m.p50_ms is not None and m.p95_ms is not None and m.p99_ms is not None, where
+    assert 0 < m.p50_ms <= m.p95_ms <= m.p99_ms, f"{where}: p50 {m.p50_ms} p95 {m.p95_ms} p99 {m.p99_ms}"
+    assert m.errors_per_s == 0, f"{where}: errors/s {m.errors_per_s}"
+    assert m.reconnects_per_s == 0, where
+
+    totals = run.totals
+    assert totals is not None
+    assert totals.errors == 0 and totals.events > 0
+    assert abs(totals.time_s - run.time_s) < 1.0, f"{where}: measured {totals.time_s} s for {run.time_s} s"
+    # qps and tps are the measured window's rates
+    assert abs(m.qps - totals.queries / totals.time_s) <= 0.01 * m.qps
+    assert abs(m.tps - totals.events / totals.time_s) <= 0.01 * m.tps
+
+    # one interval per second, warm-up marked, and their counts add up to the measured totals
+    assert run.intervals, f"{where}: no intervals stored"
+    measured = [i for i in run.intervals if not i.warmup]
+    warmup = [i for i in run.intervals if i.warmup]
+    assert len(measured) >= run.time_s - 1, f"{where}: {len(measured)} measured intervals"
+    assert len(warmup) >= run.warmup_s - 1
+    assert all(0.5 <= i.interval_s <= 1.6 for i in run.intervals), where
+    assert [i.t_s for i in run.intervals] == sorted(i.t_s for i in run.intervals)
+    assert sum(i.errors for i in run.intervals) == 0
+    interval_events = sum(i.events for i in measured)
+    assert abs(interval_events - totals.events) <= max(0.1 * totals.events, 2 * threads), (
+        f"{where}: intervals {interval_events} events, totals {totals.events}"
+    )
+
+    # the histogram covers exactly the measured window: its counts are the events
+    assert run.histogram, f"{where}: no histogram stored"
+    hist_events = sum(b.count for b in run.histogram)
+    assert abs(hist_events - totals.events) <= max(0.01 * totals.events, threads), (
+        f"{where}: histogram {hist_events} vs events {totals.events}"
+    )
+    assert all(b.count > 0 and b.value_ms > 0 for b in run.histogram)
+
+    # server CPU per transaction from /proc of the server process (local and container alike)
+    assert run.probes.server_cpu_s is not None and run.probes.server_cpu_s > 0, where
+    assert m.cpu_per_txn is not None and m.cpu_per_txn > 0, f"{where}: cpu/txn {m.cpu_per_txn}"
+    expected_cpu = run.probes.server_cpu_s * 1e6 / totals.events
+    assert abs(m.cpu_per_txn - expected_cpu) <= 0.01 * expected_cpu
+    # perf cannot count instructions on this machine: recorded as absent, with the reason
+    if run.probes.instructions is None:
+        assert m.instr_per_txn is None
+        assert run.probes.instructions_note, f"{where}: absent instructions without a reason"
+    else:
+        assert m.instr_per_txn is not None and m.instr_per_txn > 0
+    assert run.probes.status_deltas.get("questions", 0) > 0, f"{where}: no SHOW GLOBAL STATUS deltas"
+
+
+def containers_of(owner_pid: int) -> list[str]:
+    """Containers (running or not) labelled by dbperf for the process ``owner_pid``."""
+    out = subprocess.run(
+        [
+            "docker",
+            "ps",
+            "-a",
+            "--filter",
+            f"label={LABEL}=true",
+            "--filter",
+            f"label={OWNER_LABEL}={owner_pid}",
+            "--format",
+            "{{.ID}} {{.Status}}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return [line for line in out.stdout.splitlines() if line.strip()]
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that mention ``text`` (e.g. a private TMPDIR)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(f"{proc.name}: {cmdline.strip()}")
+    return found
+
+
+def server_pids_under(folder: Path) -> list[int]:
+    """Pids of mariadbd/mysqld processes whose command line points into ``folder``."""
+    pids = []
+    for line in processes_mentioning(str(folder)):
+        pid, cmdline = line.split(": ", 1)
+        program = Path(cmdline.split(" ", 1)[0]).name
+        if program in {"mariadbd", "mysqld"}:
+            pids.append(int(pid))
+    return pids

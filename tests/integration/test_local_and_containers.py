@@ -1,0 +1,53 @@
+"""The local MariaDB and the three container targets each run point select and read/write and land in
+the store with plausible numbers and the pinned server version (issue 2, "What it must show")."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.measure import QuietReporter
+from harness.pipeline import run_scenario
+from harness.store import Store
+from harness.targets import load_target
+
+from .helpers import ALL_TARGETS, SERVERS, assert_plausible
+
+pytestmark = pytest.mark.integration
+
+SCENARIOS = ("oltp_point_select", "oltp_read_write")
+CASES = [
+    pytest.param(target, scenario, id=f"{target}-{scenario}", marks=[pytest.mark.docker] * (target != "mariadb-local"))
+    for target in ALL_TARGETS
+    for scenario in SCENARIOS
+]
+
+
+@pytest.mark.parametrize(("target_name", "scenario"), CASES)
+def test_runs_land_in_store(target_name, scenario, store_path, settings_factory):
+    target = load_target(target_name, SERVERS)
+    settings = settings_factory(store_path, server=target_name, profile="quick", time=2, warmup=1)
+
+    results = run_scenario(settings, scenario, QuietReporter(), target_name=target_name)
+
+    assert len(results) == 1, "quick profile: one repetition at one thread count"
+    result = results[0]
+    assert result.ok, result.failure
+    store = Store(store_path)
+    assert store.count() == 1
+    stored = store.get(result.run_id)
+    # what was measured is what was stored (read back from DuckDB, not the object in memory)
+    assert stored.run_id == result.run_id
+    assert stored.scenario == scenario
+    assert stored.profile == "quick"
+    assert stored.server_version == result.server_version
+    assert stored.metrics.qps == pytest.approx(result.metrics.qps)
+    assert stored.metrics.p95_ms == pytest.approx(result.metrics.p95_ms)
+    assert len(stored.intervals) == len(result.intervals)
+    assert len(stored.histogram) == len(result.histogram)
+    assert_plausible(stored, target, threads=result.threads)
+    # the same run is kept as its own Parquet folder (parallel jobs never share a writable file)
+    assert (store.runs_dir / result.run_id / "run.parquet").is_file()
+    # server and sysbench on separate CPUs, as the target asks, recorded in the run
+    assert stored.server_cpuset == (target.cpuset or "")
+    assert stored.client_cpuset == (target.client_cpuset or "")
+    assert "--rand-type=uniform" in stored.options.get("argv", "")

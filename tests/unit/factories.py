@@ -1,0 +1,99 @@
+"""Builders of records for unit tests (no servers)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from harness.model import Metrics, Probes, RunResult, Scenario, Testbed, Totals
+
+TESTBED = Testbed(
+    cpu_model="Test CPU",
+    cores=2,
+    memory_gb=24.0,
+    kernel="6.1",
+    disk="vda (ssd)",
+    sysbench_version="1.0.20",
+    container_engine=None,
+    hostname="unit",
+)
+
+
+def scenario(name: str = "oltp_point_select", **overrides: object) -> Scenario:
+    values: dict[str, object] = {
+        "name": name,
+        "script": name,
+        "profile": "ci",
+        "threads": (8,),
+        "warmup_s": 1,
+        "time_s": 10,
+        "repetitions": 10,
+        "tables": 4,
+        "table_size": 1000,
+        "definition_hash": "scen-hash",
+        "min_effects": {
+            "qps": 0.05,
+            "tps": 0.05,
+            "p95_ms": 0.10,
+            "p99_ms": 0.2,
+            "cpu_per_txn": 0.05,
+            "instr_per_txn": 0.02,
+        },
+        "gate_metrics": ("qps", "p95_ms", "cpu_per_txn", "instr_per_txn"),
+    }
+    values.update(overrides)
+    return Scenario(**values)  # type: ignore[arg-type]
+
+
+def run(
+    qps: float,
+    *,
+    p95: float = 1.0,
+    cpu: float | None = 20.0,
+    instr: float | None = None,
+    target: str = "mariadb-local",
+    threads: int = 8,
+    status: str = "ok",
+    config_hash: str = "cfg",
+    label: str = "",
+) -> RunResult:
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    totals = Totals(time_s=10.0, events=int(qps * 10), reads=int(qps * 10), writes=0, other=0, errors=0, reconnects=0)
+    ok = status == "ok"
+    return RunResult(
+        run_id=uuid.uuid4().hex[:16],
+        started_at=now,
+        finished_at=now,
+        status="ok" if ok else "failed",
+        failure="" if ok else "server died",
+        target=target,
+        flavour="mariadb",
+        provider="local",
+        server_version="10.11.19-MariaDB",
+        config_hash=config_hash,
+        scenario="oltp_point_select",
+        scenario_hash="scen-hash",
+        profile="ci",
+        script="oltp_point_select",
+        threads=threads,
+        repetition=1,
+        warmup_s=1,
+        time_s=10,
+        testbed=TESTBED,
+        label=label,
+        totals=totals if ok else None,
+        probes=Probes(),
+        metrics=Metrics(
+            qps=qps,
+            tps=qps,
+            p50_ms=p95 / 2,
+            p95_ms=p95,
+            p99_ms=p95 * 2,
+            errors_per_s=0.0,
+            reconnects_per_s=0.0,
+            cpu_per_txn=cpu,
+            instr_per_txn=instr,
+        )
+        if ok
+        else Metrics(),
+    )

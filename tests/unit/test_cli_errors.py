@@ -1,0 +1,75 @@
+"""The CLI prints one line for a harness error and exits 2; usage errors exit 2 too."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+
+
+def dbperf(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args, "--store", str(tmp / "s.duckdb")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("run", "--scenario", "nope"), "unknown scenario 'nope'"),
+        (("run", "--scenario", "oltp_point_select", "--server", "nope"), "unknown server target 'nope'"),
+        (("run", "--scenario", "oltp_point_select", "--threads", "x"), "--threads takes comma-separated"),
+        (("run", "--scenario", "oltp_point_select", "--profile", "huge"), "unknown profile 'huge'"),
+        (("import", "sysbench-log", str(ROOT / "pyproject.toml")), "pyproject.toml:"),
+    ],
+)
+def test_harness_errors_are_one_line_exit_2(tmp_path: Path, args: tuple[str, ...], needle: str):
+    result = dbperf(*args, tmp=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("dbperf: error: ")
+    assert needle in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_usage_error_exit_2(tmp_path: Path):
+    result = dbperf("run", tmp=tmp_path)
+    assert result.returncode == 2
+    assert "Missing option '--scenario'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["run"],
+        ["runs"],
+        ["import", "sysbench-log"],
+        ["gate"],
+        ["compare"],
+        ["baseline", "record"],
+        ["baseline", "show"],
+        ["scenarios"],
+        ["servers"],
+    ],
+)
+def test_help_explains_itself(command: list[str]):
+    result = subprocess.run(
+        [sys.executable, "-m", "harness", *command, "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert "Usage: dbperf" in result.stdout
+    assert len(result.stdout.splitlines()) > 5

@@ -1,0 +1,162 @@
+"""Settings resolution, server target and scenario files, derived server variables."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.config import OPTIONS, parse_threads, resolve_settings
+from harness.errors import ConfigError
+from harness.model import Scenario
+from harness.scenarios import PROFILES, available_scenarios, load_all, load_scenario
+from harness.servers.variables import derived_minimums, effective_variables, render_cnf
+from harness.sysbench_failures import required_prepared_statements
+from harness.targets import available_targets, load_target
+
+ROOT = Path(__file__).parents[2]
+
+
+def _project(tmp_path: Path, table: str = "") -> Path:
+    (tmp_path / "pyproject.toml").write_text(f"[tool.dbperf]\n{table}")
+    return tmp_path
+
+
+def test_precedence_flag_env_pyproject_default(tmp_path: Path):
+    root = _project(tmp_path, 'server = "from-file"\nprofile = "ci"\n')
+    s = resolve_settings({}, environ={}, root=root)
+    assert (s.server, s.profile) == ("from-file", "ci")
+    s = resolve_settings({}, environ={"DBPERF_SERVER": "from-env"}, root=root)
+    assert s.server == "from-env"
+    s = resolve_settings({"server": "from-flag"}, environ={"DBPERF_SERVER": "from-env"}, root=root)
+    assert s.server == "from-flag"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    s = resolve_settings({}, environ={}, root=_project(plain))
+    assert s.server == "mariadb-local"
+    assert s.store == plain / "results" / "dbperf.duckdb"
+
+
+def test_unknown_pyproject_key_is_named(tmp_path: Path):
+    with pytest.raises(ConfigError, match="unknown \\[tool.dbperf\\] key"):
+        resolve_settings({}, environ={}, root=_project(tmp_path, 'servr = "x"\n'))
+
+
+@pytest.mark.parametrize("bad", ["a,b", "0", "", "5000", "1;2"])
+def test_bad_threads(bad: str):
+    with pytest.raises(ConfigError, match="--threads"):
+        parse_threads(bad)
+
+
+def test_threads_and_ints(tmp_path: Path):
+    s = resolve_settings({"threads": "1, 4,16", "time": "30"}, environ={}, root=_project(tmp_path))
+    assert s.threads == (1, 4, 16) and s.time == 30
+    with pytest.raises(ConfigError, match="--time must be a whole number"):
+        resolve_settings({"time": "x"}, environ={}, root=_project(tmp_path))
+
+
+def test_options_have_env_names():
+    assert {o.env_var for o in OPTIONS} >= {"DBPERF_STORE", "DBPERF_SERVER", "DBPERF_PROFILE"}
+
+
+def test_every_target_and_scenario_loads():
+    targets = available_targets(ROOT / "servers")
+    assert {"mariadb-local", "mariadb-10.11", "mariadb-11.8", "mysql-9.7"} <= set(targets)
+    for name in targets:
+        load_target(name, ROOT / "servers")
+    for profile in PROFILES:
+        scenarios = load_all(ROOT / "scenarios", profile)
+        assert len(scenarios) == 11
+    full = load_scenario("oltp_read_write", ROOT / "scenarios", "full")
+    assert max(full.threads) == 1024
+    assert set(available_scenarios(ROOT / "scenarios")) >= {
+        "oltp_point_select",
+        "oltp_read_only",
+        "oltp_read_write",
+        "oltp_write_only",
+        "oltp_update_index",
+        "oltp_update_non_index",
+        "oltp_insert",
+        "oltp_delete",
+        "select_random_points",
+        "select_random_ranges",
+        "cloud_mix",
+    }
+
+
+def _scenario_file(tmp_path: Path, text: str) -> Path:
+    source = (ROOT / "scenarios" / "oltp_point_select.toml").read_text()
+    path = tmp_path / "oltp_point_select.toml"
+    path.write_text(text if text else source)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("rand_type =", "rand_typ =", "unknown field 'rand_typ'"),
+        ("table_size = 100000", 'table_size = "lots"', "field 'dataset.table_size'"),
+        ('script = "oltp_point_select"', 'script = "oltp_point_selec"', "unknown sysbench script 'oltp_point_selec'"),
+        ('rand_type = "uniform"', 'rand_type = "zipf"', "field 'rand_type'"),
+        ("[profiles.full]", "[profiles.nightly]", "profiles"),
+    ],
+)
+def test_bad_scenario_files_name_file_and_field(tmp_path: Path, old: str, new: str, message: str):
+    text = (ROOT / "scenarios" / "oltp_point_select.toml").read_text()
+    assert old in text
+    path = _scenario_file(tmp_path, text.replace(old, new, 1))
+    with pytest.raises(ConfigError) as info:
+        load_scenario("oltp_point_select", tmp_path, "quick")
+    assert str(path) in str(info.value)
+    assert message in str(info.value)
+
+
+def test_unknown_scenario_and_target_list_the_known_ones():
+    with pytest.raises(ConfigError, match="known in .*oltp_point_select"):
+        load_scenario("nope", ROOT / "scenarios", "quick")
+    with pytest.raises(ConfigError, match="known in .*mariadb-local"):
+        load_target("nope", ROOT / "servers")
+
+
+def test_bad_target_file(tmp_path: Path):
+    (tmp_path / "x.toml").write_text('name = "x"\nflavour = "postgres"\nversion = "1"\nprovider = "local"\n')
+    with pytest.raises(ConfigError, match="field 'flavour'"):
+        load_target("x", tmp_path)
+    (tmp_path / "y.toml").write_text('name = "y"\nflavour = "mysql"\nversion = "9"\nprovider = "container"\n')
+    with pytest.raises(ConfigError, match="needs 'image'"):
+        load_target("y", tmp_path)
+
+
+def test_definition_hash_changes_with_the_definition(tmp_path: Path):
+    text = (ROOT / "scenarios" / "oltp_point_select.toml").read_text()
+    _scenario_file(tmp_path, text)
+    before = load_scenario("oltp_point_select", tmp_path, "ci").definition_hash
+    _scenario_file(tmp_path, text.replace("time_s = 10", "time_s = 11"))
+    assert load_scenario("oltp_point_select", tmp_path, "ci").definition_hash != before
+
+
+@pytest.mark.parametrize("script", ["oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select"])
+def test_derived_variables_prevent_1040_and_1461_up_to_1024_threads(script: str):
+    scenario = Scenario(
+        name="s",
+        script=script,
+        profile="full",
+        threads=(1, 1024),
+        warmup_s=1,
+        time_s=1,
+        repetitions=1,
+        tables=8,
+        table_size=10,
+    )
+    derived = derived_minimums(scenario)
+    assert derived["max_connections"] > 1024
+    assert derived["max_prepared_stmt_count"] >= required_prepared_statements(script, 8, 1024)
+
+
+def test_effective_variables_only_raise_minimums_and_keep_target_values():
+    target = load_target("mariadb-local-threadpool", ROOT / "servers")
+    scenario = load_scenario("oltp_read_write", ROOT / "scenarios", "full")
+    values = effective_variables(target, scenario)
+    assert values["thread_handling"] == "pool-of-threads"
+    assert values["character_set_server"] == "utf8mb4"
+    assert int(values["max_connections"]) > 1024
+    cnf = render_cnf(target, values)
+    assert cnf.index("innodb_log_file_size") < cnf.index("thread_handling = pool-of-threads")

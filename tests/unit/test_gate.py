@@ -1,0 +1,124 @@
+"""Baselines and verdicts from synthetic repetitions (the statistics are tested in test_stats.py)."""
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from harness.baselines import find_baseline, load_baseline, write_baseline
+from harness.compare import balanced_orders
+from harness.errors import BaselineError
+from harness.gate import exit_code, judge_against_baselines, judge_pairs
+from factories import TESTBED, run, scenario
+
+
+def _noisy(center: float, n: int, cv: float, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [center * rng.lognormvariate(0, cv) for _ in range(n)]
+
+
+def test_baseline_round_trip(tmp_path: Path):
+    runs = [run(q, p95=1.0 + i / 100) for i, q in enumerate(_noisy(10000, 6, 0.05, 1))]
+    path = write_baseline(tmp_path, runs)
+    assert path == tmp_path / TESTBED.fingerprint / "mariadb-local" / "oltp_point_select" / "8t.json"
+    doc = json.loads(path.read_text())
+    assert doc["format_version"] == 1 and doc["samples"]["instr_per_txn"] is None
+    baseline = load_baseline(path)
+    assert baseline.values("qps") == tuple(r.metrics.qps for r in runs)
+    assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", 8) == baseline
+    assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", 16) is None
+
+
+def test_recording_refuses_failed_runs(tmp_path: Path):
+    with pytest.raises(BaselineError, match="refusing to record"):
+        write_baseline(tmp_path, [run(100.0), run(0, status="failed")])
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: "{not json", "not valid JSON"),
+        (lambda d: {**d, "format_version": 0}, "older than this dbperf reads"),
+        (lambda d: {**d, "format_version": 9}, "newer than this dbperf"),
+        (lambda d: {**d, "format": "other"}, "not a dbperf baseline"),
+        (lambda d: {**d, "threads": "many"}, "field 'threads'"),
+    ],
+)
+def test_malformed_baselines_name_file_and_fix(tmp_path: Path, mutate, message: str):
+    path = write_baseline(tmp_path, [run(100.0), run(101.0)])
+    doc = mutate(json.loads(path.read_text()))
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    with pytest.raises(BaselineError) as info:
+        load_baseline(path)
+    assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_no_baseline_passes_and_says_how_to_record():
+    sc = scenario()
+    verdict = judge_against_baselines([(sc, 8, "mariadb-local", None, [run(100.0)])])[0]
+    assert verdict.outcome == "no_baseline"
+    assert "dbperf baseline record --scenario oltp_point_select --server mariadb-local" in verdict.metrics[0].reason
+    assert exit_code([verdict]) == 0
+
+
+def test_incomparable_baseline_is_never_compared(tmp_path: Path):
+    baseline = load_baseline(write_baseline(tmp_path, [run(100.0), run(101.0), run(99.0)]))
+    candidate = [run(50.0, config_hash="other")] * 3
+    verdict = judge_against_baselines([(scenario(), 8, "mariadb-local", baseline, candidate)])[0]
+    assert verdict.outcome == "no_baseline"
+    assert "server configuration changed" in verdict.metrics[0].reason
+
+
+def test_baseline_mode_finds_a_real_drop_and_passes_no_change(tmp_path: Path):
+    baseline = load_baseline(write_baseline(tmp_path, [run(q) for q in _noisy(10000, 10, 0.03, 2)]))
+    same = [run(q) for q in _noisy(10000, 10, 0.03, 3)]
+    slower = [run(q) for q in _noisy(8000, 10, 0.03, 4)]
+    sc = scenario()
+    same_v, slow_v = judge_against_baselines(
+        [(sc, 8, "mariadb-local", baseline, same), (sc, 8, "mariadb-local", baseline, slower)]
+    )
+    by = {m.metric: m for m in slow_v.metrics}
+    assert by["qps"].outcome == "regression"
+    assert by["qps"].estimate_pct == pytest.approx(-20, abs=4)
+    assert by["qps"].ci_low_pct < by["qps"].estimate_pct < by["qps"].ci_high_pct
+    assert {m.metric: m for m in same_v.metrics}["qps"].outcome in {"pass", "inconclusive"}
+    assert exit_code([same_v, slow_v]) == 1
+
+
+def test_ab_mode_detects_regression_and_reports_missing_metrics():
+    sc = scenario()
+    base = _noisy(10000, 10, 0.04, 5)
+    pairs = [(run(b, cpu=20.0 + i % 3), run(b * 0.85, cpu=24.0 + i % 3)) for i, b in enumerate(base)]
+    verdict = judge_pairs([(sc, 8, "base", "head", pairs)])[0]
+    by = {m.metric: m for m in verdict.metrics}
+    assert by["qps"].outcome == "regression"
+    assert by["cpu_per_txn"].outcome == "regression"
+    assert by["qps"].p_adjusted is not None and by["qps"].p_adjusted >= by["qps"].p_value
+    assert any("instr_per_txn" in w for w in verdict.warnings)
+    assert verdict.outcome == "regression"
+
+
+def test_ab_mode_with_too_few_pairs_is_inconclusive_not_regression():
+    sc = scenario()
+    pairs = [(run(10000.0), run(8000.0)), (run(9000.0), run(7000.0))]
+    verdict = judge_pairs([(sc, 8, "base", "head", pairs)])[0]
+    by = {m.metric: m for m in verdict.metrics}
+    assert by["qps"].outcome == "inconclusive"
+    assert by["qps"].pairs_needed is not None
+    assert exit_code([verdict]) == 0
+    assert exit_code([verdict], strict=True) == 1
+
+
+def test_failed_runs_fail_the_verdict():
+    sc = scenario()
+    verdict = judge_pairs([(sc, 8, "base", "head", [(run(1.0), run(0, status="failed"))])])[0]
+    assert verdict.outcome == "failed"
+    assert exit_code([verdict]) == 2
+
+
+@pytest.mark.parametrize("pairs", [2, 5, 8, 11])
+def test_balanced_orders(pairs: int):
+    orders = balanced_orders(pairs, random.Random(pairs))
+    assert len(orders) == pairs
+    assert sum(orders) - (pairs - sum(orders)) in {0, 1}
