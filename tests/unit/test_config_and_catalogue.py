@@ -36,7 +36,7 @@ def test_precedence_flag_env_pyproject_default(tmp_path: Path):
 
 
 def test_unknown_pyproject_key_is_named(tmp_path: Path):
-    with pytest.raises(ConfigError, match="unknown \\[tool.dbperf\\] key"):
+    with pytest.raises(ConfigError, match=r"unknown \[tool\.dbperf\] key"):
         resolve_settings({}, environ={}, root=_project(tmp_path, 'servr = "x"\n'))
 
 
@@ -110,9 +110,9 @@ def test_bad_scenario_files_name_file_and_field(tmp_path: Path, old: str, new: s
 
 
 def test_unknown_scenario_and_target_list_the_known_ones():
-    with pytest.raises(ConfigError, match="known in .*oltp_point_select"):
+    with pytest.raises(ConfigError, match=r"known in .*oltp_point_select"):
         load_scenario("nope", ROOT / "scenarios", "quick")
-    with pytest.raises(ConfigError, match="known in .*mariadb-local"):
+    with pytest.raises(ConfigError, match=r"known in .*mariadb-local"):
         load_target("nope", ROOT / "servers")
 
 

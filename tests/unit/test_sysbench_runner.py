@@ -76,7 +76,7 @@ def test_parse_point_select_capture():
     # the measured window is the last cumulative record: about 3 s after the 1 s warm-up checkpoint
     assert 2.5 < out.totals.time_s < 3.5
     assert out.totals.events == out.totals.reads > 0
-    assert [i.warmup for i in out.intervals][0] is True
+    assert next(i.warmup for i in out.intervals) is True
     assert not out.intervals[-1].warmup
     hist_total = sum(b.count for b in out.histogram)
     # the histogram is reset at the checkpoint: it covers the measured window (in-flight events aside)
