@@ -426,7 +426,8 @@ def _cnf_settings(text: str) -> dict[str, str]:
             section = line[1:-1].strip().lower()
             continue
         if line.startswith("!"):  # !include / !includedir
-            settings[f"{line.split()[0]} {line[len(line.split()[0]) :].strip()}"] = ""
+            directive, _, argument = line.partition(" ")
+            settings[f"{directive} {argument.strip()}"] = ""
             continue
         name, sep, value = line.partition("=")
         value = value.strip()

@@ -291,7 +291,9 @@ def trend_data(
     order = sorted(set(versions.column("server_version").to_pylist()), key=version_key)
     rank = {v: i for i, v in enumerate(order)}
     ranks = pa.array([rank[v] for v in versions.column("server_version").to_pylist()], pa.int32())
-    versions = versions.append_column("version_rank", ranks)
+    versions = versions.append_column("version_rank", ranks).sort_by(
+        [("version_rank", "ascending"), ("scenario", "ascending"), ("target", "ascending"), ("threads", "ascending")]
+    )
     changes = change_marks(points, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
     return TrendData(ok_runs, points, versions, scaling, changes)
 
@@ -352,7 +354,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> alt.La
     fmt, label = _FMT[metric], _TITLES[metric]
     color = _color(data.targets)
     x = alt.X("at:T", title="first run of the commit (UTC)")
-    base = alt.Chart(alt.Data(name="points")).transform_filter(_Filters.expr())
+    base = alt.Chart()
     band = base.mark_area(opacity=0.18).encode(
         x=x, y=alt.Y(f"{metric}_min:Q", title=f"{label}, median of repetitions"), y2=f"{metric}_max:Q", color=color
     )
@@ -373,7 +375,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> alt.La
             alt.Tooltip("testbeds:N", title="testbed"),
         ],
     )
-    changes = alt.Chart(alt.Data(name="changes")).transform_filter(_Filters.expr(metric=metric))
+    changes = alt.Chart()
     change_tooltip = [
         alt.Tooltip("target:N", title="server"),
         alt.Tooltip("point:N", title="change at commit / day"),
@@ -387,7 +389,9 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> alt.La
     labels = changes.mark_text(align="left", dx=4, dy=-4, baseline="top", fontSize=11).encode(
         x="at:T", y=alt.value(0), text=alt.Text("change_pct:Q", format="+.1f"), color=color, tooltip=change_tooltip
     )
-    return alt.layer(band, line, rules, labels).properties(
+    series = alt.layer(band, line, data=alt.Data(name="points")).transform_filter(_Filters.expr())
+    marks = alt.layer(rules, labels, data=alt.Data(name="changes")).transform_filter(_Filters.expr(metric=metric))
+    return alt.layer(series, marks).properties(
         title=alt.TitleParams(
             f"{label} across commits",
             subtitle="line: median of repetitions; band: min-max; dashed: change point (+/- %)",
@@ -403,10 +407,10 @@ def _versions_chart(metric: str, data: TrendData) -> alt.LayerChart:
     x = alt.X(
         "server_version:N",
         title="server version",
-        sort=alt.EncodingSortField(field="version_rank", op="min"),
+        sort=None,  # the rows come in natural version order (a sort field would warn in layers)
         axis=alt.Axis(labelAngle=-30),
     )
-    base = alt.Chart(alt.Data(name="versions")).transform_filter(_Filters.expr())
+    base = alt.Chart()
     tooltip = [
         alt.Tooltip("target:N", title="server"),
         alt.Tooltip("server_version:N", title="server version"),
@@ -430,7 +434,8 @@ def _versions_chart(metric: str, data: TrendData) -> alt.LayerChart:
     median = base.mark_tick(thickness=2.5, size=16, color="black").encode(
         x=x, xOffset="target:N", y=f"{metric}:Q", tooltip=tooltip
     )
-    return alt.layer(whisker, box, median).properties(
+    layered = alt.layer(whisker, box, median, data=alt.Data(name="versions")).transform_filter(_Filters.expr())
+    return layered.properties(
         title=alt.TitleParams(f"{label} by server version", subtitle="box: 25th-75th percentile; whiskers: min-max"),
         width=_WIDTH,
         height=_HEIGHT,
@@ -447,7 +452,7 @@ def _scaling_chart(metric: str, data: TrendData) -> alt.LayerChart:
         scale=alt.Scale(type="log", base=2),
         axis=alt.Axis(values=data.threads),
     )
-    base = alt.Chart(alt.Data(name="scaling")).transform_filter(_Filters.expr(threads=False))
+    base = alt.Chart()
     tooltip = [
         alt.Tooltip("line:N", title="server / config"),
         alt.Tooltip("server_version:N", title="server version"),
@@ -463,7 +468,8 @@ def _scaling_chart(metric: str, data: TrendData) -> alt.LayerChart:
         x=x, y=alt.Y(f"{metric}_q1:Q", title=f"{label}, median"), y2=f"{metric}_q3:Q", color=color
     )
     line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(x=x, y=f"{metric}:Q", color=color, tooltip=tooltip)
-    return alt.layer(spread, line).properties(
+    layered = alt.layer(spread, line, data=alt.Data(name="scaling")).transform_filter(_Filters.expr(threads=False))
+    return layered.properties(
         title=alt.TitleParams(
             f"{label} vs threads", subtitle="newest server version per server and config; bars: 25th-75th percentile"
         ),

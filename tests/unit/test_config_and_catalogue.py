@@ -64,7 +64,7 @@ def test_every_target_and_scenario_loads():
         load_target(name, ROOT / "servers")
     for profile in PROFILES:
         scenarios = load_all(ROOT / "scenarios", profile)
-        assert len(scenarios) == 11
+        assert len(scenarios) == 13
     full = load_scenario("oltp_read_write", ROOT / "scenarios", "full")
     assert max(full.threads) == 1024
     assert set(available_scenarios(ROOT / "scenarios")) >= {
@@ -129,7 +129,7 @@ def test_definition_hash_changes_with_the_definition(tmp_path: Path):
     text = (ROOT / "scenarios" / "oltp_point_select.toml").read_text()
     _scenario_file(tmp_path, text)
     before = load_scenario("oltp_point_select", tmp_path, "ci").definition_hash
-    _scenario_file(tmp_path, text.replace("time_s = 10", "time_s = 11"))
+    _scenario_file(tmp_path, text.replace("time_s = 8", "time_s = 9"))
     assert load_scenario("oltp_point_select", tmp_path, "ci").definition_hash != before
 
 
