@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import os
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -115,7 +116,9 @@ def synthetic_runs(count: int, *, seed: int = 0) -> list[RunResult]:
                         tps = qps / 14.0
                         p95 = float(threads / tps * 1000.0 * 2.2 * rng.lognormal(0.0, 0.04))
                         events = int(tps * 30)
-                        totals = Totals(30.0, events, int(qps * 30 * 0.8), int(qps * 30 * 0.1), int(qps * 30 * 0.1), 0, 0)
+                        totals = Totals(
+                            30.0, events, int(qps * 30 * 0.8), int(qps * 30 * 0.1), int(qps * 30 * 0.1), 0, 0
+                        )
                         metrics = Metrics(
                             qps=qps, tps=tps, p50_ms=p95 / 2, p95_ms=p95, p99_ms=p95 * 1.4,
                             errors_per_s=0.0, reconnects_per_s=0.0,
@@ -141,17 +144,18 @@ def main() -> None:
         store.save_many(runs)
         print(f"saved them with Store.save_many in {time.perf_counter() - t:.1f} s")
         out = args.keep or Path(tmp) / "site"
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         table = store.metrics_table()
         read_s = time.perf_counter() - t
         result = build_site(table, out, images=not args.no_images)
-        total = time.perf_counter() - t
+        total, total_cpu = time.perf_counter() - t, time.process_time() - cpu
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+        load = os.getloadavg()[0]
         print(
-            f"site build over {table.num_rows:,} runs: {total:.2f} s "
-            f"(metrics_table {read_s:.2f} s, aggregate + change points + pages + {len(result.images)} PNGs "
-            f"{result.seconds:.2f} s); {result.points:,} commit points, {len(result.changes)} change points, "
-            f"{size / 1e6:.1f} MB in {out}"
+            f"site build over {table.num_rows:,} runs: {total:.2f} s wall, {total_cpu:.2f} s CPU "
+            f"(load average {load:.1f} on {os.cpu_count()} cores; metrics_table {read_s:.2f} s, then aggregation, "
+            f"change points, pages and {len(result.images)} PNGs); {result.points:,} commit points, "
+            f"{len(result.changes)} change points, {size / 1e6:.1f} MB in {out}"
         )
         for change in result.changes:
             print("  ", change.describe())

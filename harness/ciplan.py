@@ -206,7 +206,7 @@ class CiPlan:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
 
 # --- git ----------------------------------------------------------------------------------------
@@ -328,8 +328,28 @@ def materialise(repo: Path, ref: str, workdir: Path) -> Path:
     if out.returncode != 0:
         raise GitError(f"git archive {ref} failed: {out.stderr.decode(errors='replace').strip()}")
     with tarfile.open(fileobj=io.BytesIO(out.stdout)) as archive:
-        archive.extractall(workdir, filter="data")
+        _extract(archive, workdir)
     return workdir
+
+
+def _extract(archive: tarfile.TarFile, dest: Path) -> None:
+    """Extract with tarfile's ``data`` filter, or, on Pythons before 3.11.4 (Debian 12 ships 3.11.2),
+    only plain files and folders whose names stay inside ``dest``."""
+    if hasattr(tarfile, "data_filter"):
+        archive.extractall(dest, filter="data")
+        return
+    for member in archive.getmembers():
+        name = posixpath.normpath(member.name)
+        if name.startswith(("/", "../")) or name == ".." or not (member.isfile() or member.isdir()):
+            continue
+        target = dest / name
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = archive.extractfile(member)
+        if source is not None:
+            target.write_bytes(source.read())
 
 
 # --- loading definitions from a tree --------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -21,9 +20,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-
-#: A progress line of the CLI: ``  [    3s] qps ...  p95 ... ms``.
-PROGRESS = re.compile(r"^\s*\[\s*(\d+)s\]\s+qps\s")
 
 
 def dbperf_argv() -> list[str]:
@@ -121,14 +117,21 @@ class Streamed:
         except subprocess.TimeoutExpired:
             self.kill()
             pytest.fail(f"dbperf did not finish within {timeout_s:.0f} s; stderr:\n{self.stderr_text()}")
+        self.close()
+        return code
+
+    def close(self) -> None:
         for thread in self._threads:
             thread.join(timeout=10)
-        return code
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=30)
+        self.close()
 
     def stdout_text(self) -> str:
         return "\n".join(self.stdout)

@@ -10,7 +10,7 @@ import click
 
 from harness.ciplan import DEFAULT_CI_SCENARIOS, CiPlan, plan
 from harness.cli.options import pop_shared, shared
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError
 from harness.scenarios import PROFILES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -151,10 +151,50 @@ def plan_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, 
     show_default=True,
     help="folder for the results, reports, BMF file and charts",
 )
-def run_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, out: Path, **kwargs: Any) -> int:
-    """Run the plan's comparisons and write every result into one output folder."""
-    del base, head, profile, scenario_list, only, out, kwargs
-    raise HarnessError("dbperf ci run is not yet implemented; `dbperf ci plan` shows what it would run")
+@click.option("--strict", is_flag=True, help="exit 1 on inconclusive verdicts too")
+@click.option("--seed", type=int, help="seed of the randomised balanced order")
+@click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
+@shared("repetitions", "time", "warmup", "threads", "cache-dir")
+def run_cmd(
+    base: str,
+    head: str,
+    profile: str,
+    scenario_list: str,
+    only: str,
+    out: Path,
+    strict: bool,
+    seed: int | None,
+    max_repetitions: int | None,
+    **kwargs: Any,
+) -> int:
+    """Run the plan's comparisons and write every result into one output folder.
+
+    The base side comes from BASE's servers/ and scenarios/, the head side from the working tree.
+    OUT receives the store, report.md (also appended to $GITHUB_STEP_SUMMARY), verdicts.json,
+    plan.json, bmf.json and the charts. Exit 0 pass (inconclusive too unless --strict),
+    1 regression, 2 error or failed run.
+
+    \b
+    Example:
+      dbperf ci run --base origin/main --head HEAD --out out/
+    """
+    import sys
+
+    from harness.cirun import run_plan
+    from harness.cli.options import settings_from
+    from harness.report.terminal import TerminalReporter
+    from harness.report.verdicts import print_verdicts
+
+    settings = settings_from(kwargs)
+    the_plan = build_plan(base, head, profile, scenario_list, only, kwargs)
+    print_plan(the_plan)
+    outcome = run_plan(
+        settings, the_plan, out, TerminalReporter(sys.stderr), strict=strict, seed=seed, max_pairs=max_repetitions
+    )
+    if outcome.verdicts:
+        print_verdicts(outcome.verdicts)
+    click.echo(f"{len(outcome.runs)} run(s) in {outcome.seconds / 60:.1f} min; report: {outcome.report}")
+    return outcome.exit_code
 
 
 def register(group: click.Group) -> None:

@@ -112,14 +112,13 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
     (their median would describe no server: export one group or filter by server).
     """
     groups: dict[str, list[RunResult]] = defaultdict(list)
-    for run in runs:
+    for run in sorted(runs, key=lambda r: (r.target, r.scenario, r.threads)):
         if run.ok:
             groups[benchmark_name(run)].append(run)
     if not groups:
         raise HarnessError(f"nothing to export: none of the {len(runs)} run(s) is ok (failed runs are not exported)")
     doc: dict[str, dict[str, dict[str, float]]] = {}
-    for name in sorted(groups):
-        members = groups[name]
+    for name, members in groups.items():  # by server, scenario and thread count (as a number)
         versions = sorted({r.server_version for r in members if r.server_version})
         if len(versions) > 1:
             raise HarnessError(

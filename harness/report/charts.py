@@ -85,6 +85,7 @@ class TrendData:
     versions: pa.Table
     scaling: pa.Table
     changes: tuple[ChangeMark, ...]
+    time_extents: dict[str, list[int]]
 
     @property
     def scenarios(self) -> list[str]:
@@ -235,7 +236,7 @@ def change_marks(
     marks: list[ChangeMark] = []
     for metric in metrics:
         values = points.column(metric).to_numpy(zero_copy_only=False).astype(np.float64)
-        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        for start, end in zip((int(i) for i in starts), (int(i) for i in ends), strict=True):
             chunk = values[start:end]
             keep = np.flatnonzero(np.isfinite(chunk))
             if keep.size < 2 * min_size:
@@ -295,7 +296,32 @@ def trend_data(
         [("version_rank", "ascending"), ("scenario", "ascending"), ("target", "ascending"), ("threads", "ascending")]
     )
     changes = change_marks(points, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
-    return TrendData(ok_runs, points, versions, scaling, changes)
+    return TrendData(ok_runs, points, versions, scaling, changes, _time_extents(points))
+
+
+def _time_extents(points: pa.Table) -> dict[str, list[int]]:
+    """``scenario|target|threads`` (and ``scenario|all|threads``) -> [first, last] commit time in ms.
+
+    The trend charts take their time axis from this (a Vega-Lite param) rather than from a union of
+    the layers' data, which would warn about an empty extent whenever a selection has no change point.
+    """
+    con = duckdb.connect()
+    try:
+        con.register("points", points.select(["scenario", "target", "threads", "at"]))
+        rows = con.sql(
+            """
+            WITH p AS (SELECT scenario, target, threads, epoch_ms(CAST("at" AS TIMESTAMPTZ)) AS ms FROM points)
+            SELECT scenario || '|' || target || '|' || threads AS key, min(ms), max(ms) FROM p GROUP BY ALL
+            UNION ALL
+            SELECT scenario || '|all|' || threads, min(ms), max(ms) FROM p GROUP BY scenario, threads
+            """
+        ).fetchall()
+    finally:
+        con.close()
+    half_day = 12 * 3600 * 1000
+    return {
+        str(key): [int(lo), int(hi)] if hi > lo else [int(lo) - half_day, int(hi) + half_day] for key, lo, hi in rows
+    }
 
 
 # -- chart specifications -------------------------------------------------------------------------
@@ -334,7 +360,8 @@ class _Filters:
             bind=bind([_ALL, *targets], "server ", ["all servers", *targets]),
         )
         self.threads = alt.param(name="sel_threads", value=selection.threads, bind=bind(data.threads, "threads "))
-        self.params = (self.scenario, self.target, self.threads)
+        self.extents = alt.param(name="time_extents", value=data.time_extents)
+        self.params = (self.scenario, self.target, self.threads, self.extents)
 
     @staticmethod
     def expr(*, threads: bool = True, metric: str | None = None) -> str:
@@ -350,10 +377,19 @@ def _color(domain: list[str], field: str = "target", title: str = "server") -> a
     return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=domain), legend=alt.Legend(orient="bottom"))
 
 
-def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> alt.LayerChart:
+def _named(name: str) -> Any:
+    """A reference to a top-level named dataset (filled in by :func:`_finish`)."""
+    return alt.Data(name=name)  # type: ignore[no-untyped-call]
+
+
+Layered = alt.LayerChart | alt.FacetChart
+
+
+def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
     color = _color(data.targets)
-    x = alt.X("at:T", title="first run of the commit (UTC)")
+    domain = {"expr": "time_extents[sel_scenario + '|' + sel_server + '|' + sel_threads] || [0, 1]"}
+    x = alt.X("at:T", title="first run of the commit (UTC)", scale=alt.Scale(domain=domain))
     base = alt.Chart()
     band = base.mark_area(opacity=0.18).encode(
         x=x, y=alt.Y(f"{metric}_min:Q", title=f"{label}, median of repetitions"), y2=f"{metric}_max:Q", color=color
@@ -389,8 +425,8 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> alt.La
     labels = changes.mark_text(align="left", dx=4, dy=-4, baseline="top", fontSize=11).encode(
         x="at:T", y=alt.value(0), text=alt.Text("change_pct:Q", format="+.1f"), color=color, tooltip=change_tooltip
     )
-    series = alt.layer(band, line, data=alt.Data(name="points")).transform_filter(_Filters.expr())
-    marks = alt.layer(rules, labels, data=alt.Data(name="changes")).transform_filter(_Filters.expr(metric=metric))
+    series = alt.layer(band, line, data=_named("points")).transform_filter(_Filters.expr())
+    marks = alt.layer(rules, labels, data=_named("changes")).transform_filter(_Filters.expr(metric=metric))
     return alt.layer(series, marks).properties(
         title=alt.TitleParams(
             f"{label} across commits",
@@ -401,7 +437,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> alt.La
     )
 
 
-def _versions_chart(metric: str, data: TrendData) -> alt.LayerChart:
+def _versions_chart(metric: str, data: TrendData) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
     color = _color(data.targets)
     x = alt.X(
@@ -411,6 +447,7 @@ def _versions_chart(metric: str, data: TrendData) -> alt.LayerChart:
         axis=alt.Axis(labelAngle=-30),
     )
     base = alt.Chart()
+    offset = alt.XOffset("target:N", scale=alt.Scale(domain=data.targets))  # one domain: no union warning
     tooltip = [
         alt.Tooltip("target:N", title="server"),
         alt.Tooltip("server_version:N", title="server version"),
@@ -425,16 +462,16 @@ def _versions_chart(metric: str, data: TrendData) -> alt.LayerChart:
         alt.Tooltip("testbeds:N", title="testbed"),
     ]
     whisker = base.mark_rule().encode(
-        x=x, xOffset="target:N", y=alt.Y(f"{metric}_min:Q", title=f"{label}, all runs"), y2=f"{metric}_max:Q",
+        x=x, xOffset=offset, y=alt.Y(f"{metric}_min:Q", title=f"{label}, all runs"), y2=f"{metric}_max:Q",
         color=color, tooltip=tooltip,
     )  # fmt: skip
     box = base.mark_bar(size=14, opacity=0.55).encode(
-        x=x, xOffset="target:N", y=f"{metric}_q1:Q", y2=f"{metric}_q3:Q", color=color, tooltip=tooltip
+        x=x, xOffset=offset, y=f"{metric}_q1:Q", y2=f"{metric}_q3:Q", color=color, tooltip=tooltip
     )
     median = base.mark_tick(thickness=2.5, size=16, color="black").encode(
-        x=x, xOffset="target:N", y=f"{metric}:Q", tooltip=tooltip
+        x=x, xOffset=offset, y=f"{metric}:Q", tooltip=tooltip
     )
-    layered = alt.layer(whisker, box, median, data=alt.Data(name="versions")).transform_filter(_Filters.expr())
+    layered = alt.layer(whisker, box, median, data=_named("versions")).transform_filter(_Filters.expr())
     return layered.properties(
         title=alt.TitleParams(f"{label} by server version", subtitle="box: 25th-75th percentile; whiskers: min-max"),
         width=_WIDTH,
@@ -442,7 +479,7 @@ def _versions_chart(metric: str, data: TrendData) -> alt.LayerChart:
     )
 
 
-def _scaling_chart(metric: str, data: TrendData) -> alt.LayerChart:
+def _scaling_chart(metric: str, data: TrendData) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
     lines = sorted(set(data.scaling.column("line").to_pylist()))
     color = _color(lines, field="line", title="server / config")
@@ -468,7 +505,7 @@ def _scaling_chart(metric: str, data: TrendData) -> alt.LayerChart:
         x=x, y=alt.Y(f"{metric}_q1:Q", title=f"{label}, median"), y2=f"{metric}_q3:Q", color=color
     )
     line = base.mark_line(point=alt.OverlayMarkDef(size=40)).encode(x=x, y=f"{metric}:Q", color=color, tooltip=tooltip)
-    layered = alt.layer(spread, line, data=alt.Data(name="scaling")).transform_filter(_Filters.expr(threads=False))
+    layered = alt.layer(spread, line, data=_named("scaling")).transform_filter(_Filters.expr(threads=False))
     return layered.properties(
         title=alt.TitleParams(
             f"{label} vs threads", subtitle="newest server version per server and config; bars: 25th-75th percentile"
@@ -482,22 +519,45 @@ def _rows(table: pa.Table) -> list[dict[str, Any]]:
     return table.to_pylist()  # type: ignore[no-any-return]
 
 
-def _finish(chart: alt.TopLevelMixin, data: TrendData, filters: _Filters, scenario: str | None) -> dict[str, Any]:
-    """A Vega-Lite dict with the params and the (optionally one scenario's) rows as named datasets."""
-    spec: dict[str, Any] = chart.to_dict()
-    spec["params"] = [p.to_dict() for p in _param_defs(filters)]
+_DATASETS = {"trend": ("points", "changes"), "versions": ("versions",), "scaling": ("scaling",)}
 
-    def rows(table: pa.Table) -> list[dict[str, Any]]:
-        if scenario is not None:
-            table = table.filter(pc.equal(table.column("scenario"), scenario))
+
+def _finish(
+    chart: alt.TopLevelMixin, data: TrendData, filters: _Filters, fixed: Selection | None, kind: str | None = None
+) -> dict[str, Any]:
+    """A Vega-Lite dict with the params and the rows as named datasets.
+
+    For a fixed selection (an image) only the datasets ``kind`` draws go in, cut to the selection:
+    the less JSON vl-convert parses, the faster it renders.
+    """
+    # the interactive spec is validated against the Vega-Lite schema; the images reuse the same
+    # builders, and skipping the check for them saves about 0.1 s each
+    spec: dict[str, Any] = chart.to_dict(validate=fixed is None)
+    spec["params"] = [p.to_dict() for p in _param_defs(filters)]
+    names = _DATASETS[kind] if kind is not None else ("points", "versions", "scaling", "changes")
+
+    def rows(table: pa.Table, *, by_threads: bool = True) -> list[dict[str, Any]]:
+        if fixed is not None:
+            keep = pc.equal(table.column("scenario"), fixed.scenario)
+            if by_threads and kind != "scaling":
+                keep = pc.and_(keep, pc.equal(table.column("threads"), fixed.threads))
+            table = table.filter(keep)
         return _rows(table)
 
-    spec["datasets"] = {
-        "points": rows(data.points.drop_columns(["series"])),
-        "versions": rows(data.versions),
-        "scaling": rows(data.scaling),
-        "changes": [m.as_dict() for m in data.changes if scenario is None or m.scenario == scenario],
-    }
+    datasets: dict[str, list[dict[str, Any]]] = {name: [] for name in ("points", "versions", "scaling", "changes")}
+    if "points" in names:
+        datasets["points"] = rows(data.points.drop_columns(["series"]))
+    if "versions" in names:
+        datasets["versions"] = rows(data.versions)
+    if "scaling" in names:
+        datasets["scaling"] = rows(data.scaling, by_threads=False)
+    if "changes" in names:
+        datasets["changes"] = [
+            m.as_dict()
+            for m in data.changes
+            if fixed is None or (m.scenario == fixed.scenario and m.threads == fixed.threads)
+        ]
+    spec["datasets"] = datasets
     return spec
 
 
@@ -536,7 +596,7 @@ def _static(kind: str, data: TrendData, selection: Selection) -> dict[str, Any]:
             fontSize=15,
         )
     )
-    return _finish(chart, data, filters, selection.scenario)
+    return _finish(chart, data, filters, selection, kind)
 
 
 def trend_spec(data: TrendData, selection: Selection) -> dict[str, Any]:

@@ -14,6 +14,7 @@ view and everything else goes into a collapsible ``<details>`` block. The output
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -29,8 +30,10 @@ from harness.report.verdicts import (
     fmt_pct,
     fmt_value,
     metric_label,
+    needs_attention,
     outcome_counts,
     outcome_word,
+    short_reason,
     verdict_rows,
 )
 
@@ -100,11 +103,23 @@ def _comparison_line(verdicts: Sequence[Verdict]) -> list[str]:
     pairs = sorted({(v.mode, v.base, v.base_version, v.head, v.head_version) for v in verdicts})
     lines = []
     for mode, base, base_version, head, head_version in pairs:
-        how = "A/B, interleaved" if mode == "ab" else "against the stored baseline"
         b = f"`{base}`" + (f" ({base_version})" if base_version else "")
         h = f"`{head}`" + (f" ({head_version})" if head_version else "")
-        lines.append(f"- base {b} vs head {h}: {how}")
+        if mode == "ab":
+            lines.append(f"- base {b} vs head {h}: A/B, interleaved runs")
+        else:
+            lines.append(f"- {h} against this testbed's stored baseline")
     return lines
+
+
+_COMMAND = re.compile(r"(?<=: )(dbperf [^;`|]+?)(?=[.;]?$|; )")
+
+
+def _reason_cell(mv: MetricVerdict) -> str:
+    """Short clause for metric rows; failures and missing baselines in full, commands as code."""
+    if mv.outcome not in ("failed", "no_baseline"):
+        return _short(short_reason(mv))
+    return _COMMAND.sub(lambda m: f"`{m.group(1)}`", _short(short_reason(mv), 400))
 
 
 _VERDICT_HEADER = (
@@ -131,7 +146,7 @@ def _verdict_row(verdict: Verdict, mv: MetricVerdict) -> list[str]:
         fmt_pct(mv.estimate_pct),
         fmt_interval(mv.ci_low_pct, mv.ci_high_pct),
         _verdict_cell(mv),
-        _short(mv.reason),
+        _reason_cell(mv),
     ]
 
 
@@ -139,8 +154,8 @@ def _verdict_tables(verdicts: Sequence[Verdict]) -> list[str]:
     rows = verdict_rows(verdicts)
     if len(rows) <= COLLAPSE_ABOVE:
         return _table(_VERDICT_HEADER, _VERDICT_ALIGN, (_verdict_row(v, mv) for v, mv in rows))
-    notable = [(v, mv) for v, mv in rows if mv.outcome != "pass" and mv.gating]
-    quiet = [(v, mv) for v, mv in rows if not (mv.outcome != "pass" and mv.gating)]
+    notable = [(v, mv) for v, mv in rows if needs_attention(mv)]
+    quiet = [(v, mv) for v, mv in rows if not needs_attention(mv)]
     lines: list[str] = []
     if notable:
         lines += ["**Needs attention**", ""]
@@ -275,6 +290,7 @@ def render_markdown(
         lines += [*comparison, ""]
     if verdicts:
         lines += [*_verdict_tables(verdicts), ""]
+    if any(mv.estimate_pct is not None for v in verdicts for mv in v.metrics):
         lines += [
             "<sub>change: Hodges-Lehmann estimate of head vs base; interval: its 95 % confidence "
             "interval; a positive change is worse for latency and cost metrics.</sub>",

@@ -23,7 +23,6 @@ import json
 import os
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -48,6 +47,7 @@ from harness.report.charts import (
 )
 
 BUNDLE_FILE = "vega-bundle.js"
+_EXPORTS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
 IMAGE_KINDS = ("trend", "versions", "scaling")
 
 
@@ -78,7 +78,7 @@ def _bundle() -> str:
         text = cached.read_text(encoding="utf-8")
         if "window.vegaEmbed" in text[-4000:]:  # complete (the bundle ends by exporting it)
             return text
-    text = str(vl_convert.javascript_bundle())
+    text = str(vl_convert.javascript_bundle(_EXPORTS))
     with contextlib.suppress(OSError):
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
@@ -172,10 +172,30 @@ _SCRIPT = """
     renderer: 'svg',
     actions: {export: true, source: false, compiled: false, editor: false}
   }).then(function (result) {
-    window.dbperfView = result.view;
-    status.setAttribute('data-state', 'rendered');
-    status.textContent = '';
-    document.body.setAttribute('data-rendered', 'yes');
+    var view = result.view;
+    window.dbperfView = view;
+    // the selection lives in the URL (#scenario=...&server=...&threads=...), so views can be shared
+    var names = {scenario: 'sel_scenario', server: 'sel_server', threads: 'sel_threads'};
+    var asked = new URLSearchParams(window.location.hash.slice(1));
+    Object.keys(names).forEach(function (key) {
+      var value = asked.get(key);
+      if (value !== null) { view.signal(names[key], key === 'threads' ? Number(value) : value); }
+    });
+    function remember() {
+      var now = new URLSearchParams();
+      Object.keys(names).forEach(function (key) { now.set(key, String(view.signal(names[key]))); });
+      document.body.setAttribute('data-selection', now.toString());
+      if (window.history && window.history.replaceState) {
+        window.history.replaceState(null, '', '#' + now.toString());
+      }
+    }
+    Object.keys(names).forEach(function (key) { view.addSignalListener(names[key], remember); });
+    return view.runAsync().then(function () {
+      remember();
+      status.setAttribute('data-state', 'rendered');
+      status.textContent = '';
+      document.body.setAttribute('data-rendered', 'yes');
+    });
   }).catch(function (error) { fail(String(error)); });
 })();
 """
@@ -226,17 +246,18 @@ def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, 
         for kind in IMAGE_KINDS:
             jobs.append((png_dir / f"{slug(scenario)}-{kind}.png", builders[kind](data, selection)))
 
-    def render(job: tuple[Path, dict[str, Any]]) -> Path:
-        path, spec = job
+    written = []
+    for path, spec in jobs:  # one at a time: vl-convert's renderer does not run two charts at once
         try:
             png = vl_convert.vegalite_to_png(spec, scale=scale)
         except Exception as exc:  # vl-convert raises plain ValueError/RuntimeError
             raise HarnessError(f"cannot render {path.name}: {exc}") from exc
-        path.write_bytes(png)
-        return path
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return tuple(pool.map(render, jobs))
+        try:
+            path.write_bytes(png)
+        except OSError as exc:
+            raise HarnessError(f"cannot write {path}: {exc}") from exc
+        written.append(path)
+    return tuple(written)
 
 
 def build_site(

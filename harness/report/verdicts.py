@@ -100,8 +100,49 @@ def metric_label(name: str) -> str:
 
 
 def outcome_word(mv: MetricVerdict) -> str:
+    """The verdict's word; metrics that do not gate are marked ``(info)``."""
     word = OUTCOME_WORDS.get(mv.outcome, mv.outcome)
-    return word if mv.gating else f"{word} (info)"
+    return word if mv.gating or mv.outcome in _WHOLE_RUN else f"{word} (info)"
+
+
+_WHOLE_RUN = ("failed", "no_baseline")
+
+
+def comparison_outcome(verdict: Verdict) -> str:
+    """The outcome of a comparison as reported: :attr:`Verdict.outcome`, except that a comparison
+    whose only rows are a failure or a missing baseline (rows that do not gate) is reported as such,
+    not as a pass."""
+    outcome = verdict.outcome
+    if outcome == "pass" and not any(m.gating for m in verdict.metrics):
+        found = {m.outcome for m in verdict.metrics}
+        for special in _WHOLE_RUN:
+            if special in found:
+                return special
+    return outcome
+
+
+def needs_attention(mv: MetricVerdict) -> bool:
+    """A row a reader must see: anything but a pass on a gating metric, or a failure or missing baseline."""
+    return mv.outcome in _WHOLE_RUN or (mv.gating and mv.outcome != "pass")
+
+
+def short_reason(mv: MetricVerdict) -> str:
+    """One short clause for a table cell (the numbers are in the other columns; JSON has the full text)."""
+    if mv.outcome in _WHOLE_RUN or mv.bound_pct is None:
+        return " ".join(mv.reason.split())
+    worse, better = ("rise", "fall") if mv.higher_is_worse else ("drop", "rise")
+    effect = f"{mv.bound_pct:g} %"
+    p = f" (adjusted p = {mv.p_adjusted:.2g})" if mv.p_adjusted is not None else ""
+    if mv.outcome == "regression":
+        return f"{worse} beyond the {effect} minimum effect{p}"
+    if mv.outcome == "improvement":
+        return f"{better} beyond the {effect} minimum effect{p}"
+    if mv.outcome == "pass":
+        return f"rules out a {worse} of {effect} or more"
+    text = f"cannot rule out a {worse} of {effect}"
+    if mv.pairs_needed:
+        text += f"; about {mv.pairs_needed} pairs would decide"
+    return text
 
 
 def verdict_rows(verdicts: Sequence[Verdict]) -> list[tuple[Verdict, MetricVerdict]]:
@@ -112,7 +153,7 @@ def verdict_rows(verdicts: Sequence[Verdict]) -> list[tuple[Verdict, MetricVerdi
 
 def outcome_counts(verdicts: Sequence[Verdict]) -> Counter[str]:
     """How many comparisons (scenario x threads) ended with each outcome."""
-    return Counter(v.outcome for v in verdicts)
+    return Counter(comparison_outcome(v) for v in verdicts)
 
 
 def headline(verdicts: Sequence[Verdict]) -> str:
@@ -146,7 +187,7 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for verdict, mv in verdict_rows(verdicts):
-        style = _STYLES.get(mv.outcome, "") if mv.gating else "dim"
+        style = _STYLES.get(mv.outcome, "") if mv.gating or mv.outcome in _WHOLE_RUN else "dim"
         table.add_row(
             verdict.scenario,
             str(verdict.threads),
@@ -158,7 +199,7 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
             fmt_noise(mv.noise_pct),
             f"{mv.n_base}/{mv.n_head}",
             Text(outcome_word(mv), style=style),
-            mv.reason,
+            short_reason(mv),
         )
     return table
 

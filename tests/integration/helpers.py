@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -15,9 +16,24 @@ ALL_TARGETS = ("mariadb-local", *CONTAINER_TARGETS)
 LABEL = "org.dbperf.managed"
 OWNER_LABEL = "org.dbperf.owner-pid"
 
+#: A live progress line of ``dbperf run`` on stderr: ``  [    3s] qps  12,345  tps ... p95  0.12 ms``.
+PROGRESS_AT = re.compile(r"^\s*\[\s*(\d+)s\]\s+qps\s+[\d,]+\s.*\bp95\s+[\d.]+\s*ms")
 
-def assert_plausible(run: RunResult, target: ServerTarget, *, threads: int, min_qps: float = 100.0) -> None:
-    """A stored ok run with sane numbers, the pinned server version, intervals, histogram and probes."""
+
+def assert_plausible(
+    run: RunResult,
+    target: ServerTarget,
+    *,
+    threads: int,
+    min_qps: float = 100.0,
+    max_error_ratio: float = 0.0,
+) -> None:
+    """A stored ok run with sane numbers, the pinned server version, intervals, histogram and probes.
+
+    ``max_error_ratio``: ignored errors per transaction allowed. sysbench retries deadlocks (1213),
+    lock wait timeouts (1205) and write conflicts (1020) without failing, so a read/write workload
+    may see a few; a read-only one never should.
+    """
     where = f"{run.target} {run.scenario} {run.threads}t (run {run.run_id})"
     assert run.status == "ok", f"{where}: {run.failure}"
     assert run.failure == ""
@@ -35,12 +51,13 @@ def assert_plausible(run: RunResult, target: ServerTarget, *, threads: int, min_
     assert m.tps is not None and 0 < m.tps <= m.qps
     assert m.p50_ms is not None and m.p95_ms is not None and m.p99_ms is not None, where
     assert 0 < m.p50_ms <= m.p95_ms <= m.p99_ms, f"{where}: p50 {m.p50_ms} p95 {m.p95_ms} p99 {m.p99_ms}"
-    assert m.errors_per_s == 0, f"{where}: errors/s {m.errors_per_s}"
-    assert m.reconnects_per_s == 0, where
-
     totals = run.totals
-    assert totals is not None
-    assert totals.errors == 0 and totals.events > 0
+    assert totals is not None and totals.events > 0
+    assert m.errors_per_s is not None and m.errors_per_s <= max_error_ratio * m.tps, (
+        f"{where}: errors/s {m.errors_per_s} at tps {m.tps}"
+    )
+    assert totals.errors <= max_error_ratio * totals.events
+    assert m.reconnects_per_s == 0, where
     assert abs(totals.time_s - run.time_s) < 1.0, f"{where}: measured {totals.time_s} s for {run.time_s} s"
     # qps and tps are the measured window's rates
     assert abs(m.qps - totals.queries / totals.time_s) <= 0.01 * m.qps
@@ -54,11 +71,12 @@ def assert_plausible(run: RunResult, target: ServerTarget, *, threads: int, min_
     assert len(warmup) >= run.warmup_s - 1
     assert all(0.5 <= i.interval_s <= 1.6 for i in run.intervals), where
     assert [i.t_s for i in run.intervals] == sorted(i.t_s for i in run.intervals)
-    assert sum(i.errors for i in run.intervals) == 0
+    assert sum(i.errors for i in run.intervals) <= max_error_ratio * sum(i.events for i in run.intervals)
+    # sysbench may skip the last interval report when the run ends on it, so compare rates
     interval_events = sum(i.events for i in measured)
-    assert abs(interval_events - totals.events) <= max(0.1 * totals.events, 2 * threads), (
-        f"{where}: intervals {interval_events} events, totals {totals.events}"
-    )
+    assert interval_events <= totals.events + 2 * threads, f"{where}: intervals count more than totals"
+    interval_tps = interval_events / sum(i.interval_s for i in measured)
+    assert 0.5 * m.tps <= interval_tps <= 1.5 * m.tps, f"{where}: interval tps {interval_tps} vs {m.tps}"
 
     # the histogram covers exactly the measured window: its counts are the events
     assert run.histogram, f"{where}: no histogram stored"

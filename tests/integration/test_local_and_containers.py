@@ -44,7 +44,9 @@ def test_runs_land_in_store(target_name, scenario, store_path, settings_factory)
     assert stored.metrics.p95_ms == pytest.approx(result.metrics.p95_ms)
     assert len(stored.intervals) == len(result.intervals)
     assert len(stored.histogram) == len(result.histogram)
-    assert_plausible(stored, target, threads=result.threads)
+    assert_plausible(
+        stored, target, threads=result.threads, max_error_ratio=0.01 if scenario == "oltp_read_write" else 0.0
+    )
     # the same run is kept as its own Parquet folder (parallel jobs never share a writable file)
     assert (store.runs_dir / result.run_id / "run.parquet").is_file()
     # server and sysbench on separate CPUs, as the target asks, recorded in the run

@@ -562,3 +562,14 @@ def test_cli_run_is_not_implemented_yet(repo: Path, monkeypatch: pytest.MonkeyPa
     result = CliRunner().invoke(cli, ["ci", "run", "--base", "main"])
     assert isinstance(result.exception, HarnessError)
     assert "not yet implemented" in str(result.exception)
+
+
+def test_materialise_without_the_tarfile_data_filter(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tarfile
+
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    out = materialise(repo, "main", tmp_path / "old-python")
+    assert (out / "servers/conf/a.cnf").read_text() == CONF_A
+    assert (out / "scenarios/lua/mix.lua").read_text() == MIX_LUA
