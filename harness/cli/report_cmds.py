@@ -16,6 +16,7 @@ from harness.cli.options import pop_shared, shared
 from harness.errors import HarnessError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.terminal import console, runs_table, scaling_table
+from harness.report.verdicts import fmt_value
 from harness.store import Store
 
 
@@ -288,7 +289,7 @@ def changes_cmd(
         style = "red" if worse else "green"
         table_out.add_row(
             str(m.threads), f"{m.index + 1}/{m.series_length}", m.point[:12], m.at,
-            f"{m.before:,.4g}", f"{m.after:,.4g}", f"[{style}]{m.change_pct:+.1f} %[/{style}]",
+            f"{fmt_value(m.before)}", f"{fmt_value(m.after)}", f"[{style}]{m.change_pct:+.1f} %[/{style}]",
             f"{m.p_value:.3f}", f"{m.confidence * 100:.1f} %",
         )  # fmt: skip
     if marks:

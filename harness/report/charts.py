@@ -14,8 +14,8 @@ Data (aggregated in DuckDB over :meth:`harness.store.Store.metrics_table`, never
   medians, for QPS and p95.
 
 Specs: :func:`dashboard_spec` is the interactive page (dropdowns for scenario, server and threads
-bound to Vega-Lite params); :func:`trend_spec`, :func:`versions_spec` and :func:`scaling_spec` build
-the same charts with fixed selections for the PNG export. Data goes into named top-level datasets so
+bound to Vega-Lite params); :func:`image_specs` builds the same charts with a fixed selection per
+scenario for the PNG export. Data goes into named top-level datasets so
 Altair never validates (or hashes) the rows.
 """
 
@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from harness.changepoints import detect_change_points
 from harness.errors import HarnessError
 from harness.model import METRIC_LABELS, METRICS
+from harness.report.verdicts import fmt_value
 
 TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms")
 """Metrics the trend site charts."""
@@ -70,7 +71,7 @@ class ChangeMark:
         unit = " ms" if self.metric.endswith("_ms") else ""
         return (
             f"{self.scenario} {self.target} {self.threads}t {METRIC_LABELS.get(self.metric, self.metric)}: "
-            f"{self.before:,.4g}{unit} -> {self.after:,.4g}{unit} ({self.change_pct:+.1f} %) at point "
+            f"{fmt_value(self.before)}{unit} -> {fmt_value(self.after)}{unit} ({self.change_pct:+.1f} %) at point "
             f"{self.index + 1}/{self.series_length} ({self.point}, {self.at}); "
             f"p = {self.p_value:.3f}, confidence {self.confidence * 100:.1f} %"
         )
@@ -378,7 +379,7 @@ def _color(domain: list[str], field: str = "target", title: str = "server") -> a
 
 
 def _named(name: str) -> Any:
-    """A reference to a top-level named dataset (filled in by :func:`_finish`)."""
+    """A reference to a top-level named dataset (filled in by :func:`_datasets`)."""
     return alt.Data(name=name)  # type: ignore[no-untyped-call]
 
 
@@ -522,24 +523,15 @@ def _rows(table: pa.Table) -> list[dict[str, Any]]:
 _DATASETS = {"trend": ("points", "changes"), "versions": ("versions",), "scaling": ("scaling",)}
 
 
-def _finish(
-    chart: alt.TopLevelMixin, data: TrendData, filters: _Filters, fixed: Selection | None, kind: str | None = None
-) -> dict[str, Any]:
-    """A Vega-Lite dict with the params and the rows as named datasets.
-
-    For a fixed selection (an image) only the datasets ``kind`` draws go in, cut to the selection:
-    the less JSON vl-convert parses, the faster it renders.
-    """
-    # the interactive spec is validated against the Vega-Lite schema; the images reuse the same
-    # builders, and skipping the check for them saves about 0.1 s each
-    spec: dict[str, Any] = chart.to_dict(validate=fixed is None)
-    spec["params"] = [p.to_dict() for p in _param_defs(filters)]
+def _datasets(data: TrendData, fixed: Selection | None, kind: str | None) -> dict[str, list[dict[str, Any]]]:
+    """The named datasets of a spec: all rows, or for an image (``fixed``) only the datasets its
+    ``kind`` draws, cut to the selection (the less JSON vl-convert parses, the faster it renders)."""
     names = _DATASETS[kind] if kind is not None else ("points", "versions", "scaling", "changes")
 
     def rows(table: pa.Table, *, by_threads: bool = True) -> list[dict[str, Any]]:
         if fixed is not None:
             keep = pc.equal(table.column("scenario"), fixed.scenario)
-            if by_threads and kind != "scaling":
+            if by_threads:
                 keep = pc.and_(keep, pc.equal(table.column("threads"), fixed.threads))
             table = table.filter(keep)
         return _rows(table)
@@ -557,8 +549,7 @@ def _finish(
             for m in data.changes
             if fixed is None or (m.scenario == fixed.scenario and m.threads == fixed.threads)
         ]
-    spec["datasets"] = datasets
-    return spec
+    return datasets
 
 
 def _param_defs(filters: _Filters) -> list[alt.VariableParameter]:
@@ -571,47 +562,63 @@ def _param_defs(filters: _Filters) -> list[alt.VariableParameter]:
     return defs
 
 
-def dashboard_spec(data: TrendData, selection: Selection) -> dict[str, Any]:
-    """The interactive page: trends, versions and scaling for QPS and p95, with dropdown filters."""
+def dashboard_spec(data: TrendData, selection: Selection, *, validate: bool = True) -> dict[str, Any]:
+    """The interactive page: trends, versions and scaling for QPS and p95, with dropdown filters.
+
+    ``validate`` checks the spec against the Vega-Lite schema (Altair; about 0.5 s the first time).
+    """
     filters = _Filters(data, selection, interactive=True)
     chart = alt.vconcat(
         alt.hconcat(_trend_chart("qps", data), _trend_chart("p95_ms", data)),
         alt.hconcat(_versions_chart("qps", data), _versions_chart("p95_ms", data)),
         alt.hconcat(_scaling_chart("qps", data), _scaling_chart("p95_ms", data)),
     ).resolve_scale(color="independent")
-    return _finish(chart, data, filters, None)
+    spec: dict[str, Any] = chart.to_dict(validate=validate)
+    spec["params"] = [p.to_dict() for p in _param_defs(filters)]
+    spec["datasets"] = _datasets(data, None, None)
+    return spec
 
 
-def _static(kind: str, data: TrendData, selection: Selection) -> dict[str, Any]:
-    filters = _Filters(data, selection, interactive=False)
+IMAGE_KINDS: tuple[str, ...] = ("trend", "versions", "scaling")
+
+
+def _image_template(kind: str, data: TrendData) -> dict[str, Any]:
+    """The Vega-Lite dict of one kind of image, without params and data (filled per scenario)."""
     if kind == "trend":  # no point marks: hundreds of commits rasterise slowly and add nothing in a picture
         pair = [_trend_chart(m, data, points=False) for m in TREND_METRICS]
     else:
         build = {"versions": _versions_chart, "scaling": _scaling_chart}[kind]
         pair = [build(m, data) for m in TREND_METRICS]
-    chart = alt.hconcat(*pair).properties(
-        title=alt.TitleParams(
-            f"{selection.scenario}" + ("" if kind == "scaling" else f" · {selection.threads} threads"),
-            anchor="start",
-            fontSize=15,
-        )
-    )
-    return _finish(chart, data, filters, selection, kind)
+    chart = alt.hconcat(*pair).properties(title=alt.TitleParams("", anchor="start", fontSize=15))
+    spec: dict[str, Any] = chart.to_dict(validate=False)  # the builders are validated by dashboard_spec
+    return spec
 
 
-def trend_spec(data: TrendData, selection: Selection) -> dict[str, Any]:
-    """QPS and p95 across commits for one scenario and thread count (for PNG export)."""
-    return _static("trend", data, selection)
+def image_specs(
+    data: TrendData, selections: Sequence[Selection] | None = None
+) -> list[tuple[Selection, str, dict[str, Any]]]:
+    """``(selection, kind, spec)`` for every image: trend, versions and scaling per scenario.
 
-
-def versions_spec(data: TrendData, selection: Selection) -> dict[str, Any]:
-    """QPS and p95 by server version for one scenario and thread count (for PNG export)."""
-    return _static("versions", data, selection)
-
-
-def scaling_spec(data: TrendData, selection: Selection) -> dict[str, Any]:
-    """QPS and p95 against thread count for one scenario (for PNG export)."""
-    return _static("scaling", data, selection)
+    Each kind is built with Altair once and then filled in per scenario (building charts is the slow
+    part of Altair); the selection is fixed in the params and the datasets are cut to it.
+    """
+    if selections is None:
+        selections = [Selection(s, data.default_threads(s)) for s in data.scenarios]
+    templates = {kind: _image_template(kind, data) for kind in IMAGE_KINDS}
+    out = []
+    for selection in selections:
+        filters = _Filters(data, selection, interactive=False)
+        params = [p.to_dict() for p in _param_defs(filters)]
+        for kind, template in templates.items():
+            spec = dict(template)
+            spec["title"] = {
+                **template["title"],
+                "text": selection.scenario + ("" if kind == "scaling" else f" · {selection.threads} threads"),
+            }
+            spec["params"] = params
+            spec["datasets"] = _datasets(data, selection, kind)
+            out.append((selection, kind, spec))
+    return out
 
 
 def spec_json(spec: dict[str, Any]) -> str:

@@ -388,6 +388,21 @@ def _runs_row(group: RunGroup) -> list[str]:
     ]
 
 
+def _qps_pivot(groups: Sequence[RunGroup]) -> list[str]:
+    """Median QPS with one column per thread count (like the tables of scaling write-ups)."""
+    threads = sorted({g.threads for g in groups})
+    cells: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
+    for g in groups:
+        cells[(g.scenario, g.target)][g.threads] = fmt_value(g.medians["qps"])
+    header = ["scenario", "server", *(f"{t} thr" for t in threads)]
+    align = ["l", "l", *("r" for _ in threads)]
+    rows = (
+        [scenario, f"`{target}`", *(row.get(t, "-") for t in threads)]
+        for (scenario, target), row in sorted(cells.items())
+    )
+    return ["Median QPS by thread count:", "", *_table(header, align, rows)]
+
+
 def render_runs_markdown(
     runs: Sequence[RunResult],
     *,
@@ -411,7 +426,11 @@ def render_runs_markdown(
     if groups:
         body = _table(_RUNS_HEADER, _RUNS_ALIGN, (_runs_row(g) for g in groups))
         if len(groups) > COLLAPSE_ABOVE:
-            body = _details(f"{len(groups)} rows (scenario × server × threads)", body)
+            body = [
+                *_qps_pivot(groups),
+                "",
+                *_details(f"All {len(groups)} rows (scenario × server × threads)", body),
+            ]
         lines += [
             *body,
             "",

@@ -39,16 +39,14 @@ from harness.report.charts import (
     Selection,
     TrendData,
     dashboard_spec,
-    scaling_spec,
+    image_specs,
     spec_json,
     trend_data,
-    trend_spec,
-    versions_spec,
 )
+from harness.report.verdicts import fmt_value
 
 BUNDLE_FILE = "vega-bundle.js"
 _EXPORTS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
-IMAGE_KINDS = ("trend", "versions", "scaling")
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,7 @@ def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
                 f"<td>{html.escape(str(v))}</td>"
                 for v in (c.scenario, c.target, c.threads, METRIC_LABELS.get(c.metric, c.metric), c.point, c.at)
             )
-            + f"<td class=num>{c.before:,.4g}{unit} → {c.after:,.4g}{unit}</td>"
+            + f"<td class=num>{fmt_value(c.before)}{unit} → {fmt_value(c.after)}{unit}</td>"
             + f"<td class='num {css}'>{c.change_pct:+.1f} %</td>"
             + f"<td class=num>{c.confidence * 100:.1f} %</td></tr>"
         )
@@ -239,13 +237,7 @@ levels, the confidence is 1 − p.</p>
 def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, ...]:
     png_dir = out_dir / "png"
     png_dir.mkdir(parents=True, exist_ok=True)
-    builders = {"trend": trend_spec, "versions": versions_spec, "scaling": scaling_spec}
-    jobs: list[tuple[Path, dict[str, Any]]] = []
-    for scenario in data.scenarios:
-        selection = Selection(scenario=scenario, threads=data.default_threads(scenario))
-        for kind in IMAGE_KINDS:
-            jobs.append((png_dir / f"{slug(scenario)}-{kind}.png", builders[kind](data, selection)))
-
+    jobs = [(png_dir / f"{slug(sel.scenario)}-{kind}.png", spec) for sel, kind, spec in image_specs(data)]
     written = []
     for path, spec in jobs:  # one at a time: vl-convert's renderer does not run two charts at once
         try:
@@ -270,8 +262,12 @@ def build_site(
     alpha: float = 0.01,
     permutations: int = 199,
     seed: int = 0,
+    validate: bool = False,
 ) -> SiteResult:
-    """Build the site in ``out_dir`` from a metrics table (:meth:`harness.store.Store.metrics_table`)."""
+    """Build the site in ``out_dir`` from a metrics table (:meth:`harness.store.Store.metrics_table`).
+
+    ``validate`` checks the page's spec against the Vega-Lite schema (the tests do; it costs 0.5 s).
+    """
     started = time.perf_counter()
     data = trend_data(table, alpha=alpha, permutations=permutations, seed=seed)
     out = Path(out_dir)
@@ -280,7 +276,7 @@ def build_site(
     except OSError as exc:
         raise HarnessError(f"cannot create {out}: {exc}") from exc
     first = data.scenarios[0]
-    spec = dashboard_spec(data, Selection(scenario=first, threads=data.default_threads(first)))
+    spec = dashboard_spec(data, Selection(scenario=first, threads=data.default_threads(first)), validate=validate)
     written = _render_images(data, out, scale) if images else ()
     _write(out / BUNDLE_FILE, _bundle())
     _write(out / "changes.json", json.dumps([c.as_dict() for c in data.changes], indent=2) + "\n")

@@ -375,3 +375,17 @@ def test_headline_counts_comparisons() -> None:
         "(6 comparisons, scenario x threads)"
     )
     assert headline([replace(verdicts[0], metrics=())]) == "1 no change (1 comparison, scenario x threads)"
+
+
+def test_many_run_groups_keep_a_qps_pivot_in_view() -> None:
+    runs = [
+        r
+        for t in (1, 2, 4, 8, 16, 32)
+        for s in ("a", "b")
+        for r in runs_for("mariadb-10.11", "mariadb-11.8", threads=t, scenario=s)
+    ]
+    text = render_runs_markdown(runs)
+    before, details = text.split("<details>", 1)
+    assert "| scenario | server | 1 thr | 2 thr | 4 thr | 8 thr | 16 thr | 32 thr |" in before
+    assert "| a | `mariadb-10.11` | 20,300 | 20,300 | 20,300 | 20,300 | 20,300 | 20,300 |" in before
+    assert "<summary>All 24 rows (scenario × server × threads)</summary>" in details

@@ -1,0 +1,126 @@
+"""How much a dataset snapshot saves: prepare 8 tables x 1 M rows once vs restore the snapshot.
+
+Prepares the dataset on a fresh local MariaDB (``mariadb-local``) through the same dataset cache the
+harness uses, then restores the snapshot a few times the way every repetition does (copy the stopped
+server's datadir, start a server on the copy, wait until it answers). Prints the prepare time, each
+restore time and the ratio of prepare to median restore; exits 1 when the ratio is below
+``--min-ratio`` (10 by default).
+
+    .venv/bin/python benchmarks/snapshot_ratio.py [--tables 8] [--table-size 1000000] [--restores 3]
+
+The cache is a fresh temporary folder (removed at the end unless ``--keep``), so the prepare is always
+measured. Besides sysbench's prepare alone, the script prints the whole cold build (initialise the
+datadir, start, prepare, clean shutdown) for reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness.dataset import DatasetCache
+from harness.scenarios import load_scenario
+from harness.servers import provider_for
+from harness.servers.base import connect
+from harness.servers.variables import effective_variables
+from harness.sysbench import check_version
+from harness.targets import load_target
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def datadir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def count_rows(endpoint, table: str) -> int:
+    conn = connect(endpoint.host, endpoint.port, endpoint.user, endpoint.password, endpoint.database)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"SELECT COUNT(*) FROM {table}")
+            row = cur.fetchone()
+    finally:
+        conn.close()
+    return int(row[0]) if row else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", default="mariadb-local", help="local server target (default mariadb-local)")
+    parser.add_argument("--scenario", default="oltp_point_select", help="scenario whose script prepares")
+    parser.add_argument("--tables", type=int, default=8)
+    parser.add_argument("--table-size", type=int, default=1_000_000)
+    parser.add_argument("--restores", type=int, default=3, help="restores to time (the median is used)")
+    parser.add_argument("--min-ratio", type=float, default=10.0)
+    parser.add_argument("--work-dir", type=Path, default=None, help="cache folder (default: a fresh temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the snapshot afterwards")
+    args = parser.parse_args()
+
+    target = load_target(args.target, REPO / "servers")
+    if target.provider != "local":
+        parser.error(f"{args.target} is a {target.provider} target; this benchmark times the local provider")
+    scenario = dataclasses.replace(
+        load_scenario(args.scenario, REPO / "scenarios", "quick"),
+        tables=args.tables,
+        table_size=args.table_size,
+    )
+    sysbench_version = check_version()
+    provider = provider_for(target)
+    work = args.work_dir or Path(tempfile.mkdtemp(prefix="dbperf-snapshot-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    cache = DatasetCache(work)
+    print(f"target {target.name}: {provider.build_id()}")
+    print(f"dataset {scenario.tables} tables x {scenario.table_size:,} rows ({scenario.script}), cache {work}")
+    try:
+        started = time.monotonic()
+        snapshot = cache.ensure(
+            provider, scenario, sysbench_version, say=lambda m: print(f"  {m}", flush=True), force=True
+        )
+        build_s = time.monotonic() - started
+        size_gb = datadir_size(snapshot.datadir) / 1e9
+        print(f"prepare (sysbench prepare):            {snapshot.prepare_s:8.2f} s")
+        print(f"cold build (init+start+prepare+stop):  {build_s:8.2f} s   snapshot {size_gb:.2f} GB")
+
+        variables = effective_variables(target, scenario)
+        restores: list[float] = []
+        for i in range(1, args.restores + 1):
+            t0 = time.monotonic()
+            with cache.restore(snapshot) as datadir:
+                copied = time.monotonic() - t0
+                with provider.serve(datadir, snapshot.credentials, variables) as server:
+                    ready = time.monotonic() - t0
+                    rows = count_rows(server.endpoint, f"sbtest{scenario.tables}")
+                    if rows != scenario.table_size:
+                        print(f"restored sbtest{scenario.tables} has {rows} rows, expected {scenario.table_size}")
+                        return 2
+                    stop_from = time.monotonic()
+                stopped = time.monotonic() - stop_from
+            restores.append(ready)
+            print(
+                f"restore #{i} (copy + start until ready): {ready:8.2f} s   "
+                f"(copy {copied:.2f} s, start {ready - copied:.2f} s; stop+cleanup {stopped:.2f} s, not counted)"
+            )
+        restore_s = statistics.median(restores)
+        ratio = snapshot.prepare_s / restore_s
+        print(f"restore (median of {len(restores)}):                {restore_s:8.2f} s")
+        print(
+            f"ratio prepare / restore:               {ratio:8.1f}x   (cold build / restore {build_s / restore_s:.1f}x)"
+        )
+        if ratio < args.min_ratio:
+            print(f"FAIL: ratio {ratio:.1f} is below {args.min_ratio:g}")
+            return 1
+        print(f"ok: ratio {ratio:.1f} >= {args.min_ratio:g}")
+        return 0
+    finally:
+        if not args.keep and args.work_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

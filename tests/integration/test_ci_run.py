@@ -1,0 +1,130 @@
+"""`dbperf ci plan` and `dbperf ci run` on a real git repository with real config changes.
+
+A temporary repository holds the project's servers/ and scenarios/. One branch shrinks the embedded
+MariaDB's buffer pool below the dataset and bypasses the page cache (a change that really costs
+performance); another raises max_allowed_packet (a change that costs nothing on point selects).
+Both are planned and run with the quick profile on the local MariaDB: the first must be judged a
+regression (exit 1) and the second must not (exit 0), with the plan, report and outputs in place.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import dbperf_argv
+
+pytestmark = pytest.mark.integration
+
+RUN_ARGS = [
+    "--profile",
+    "quick",
+    "--scenarios",
+    "oltp_point_select",
+    "--repetitions",
+    "9",
+    "--time",
+    "2",
+    "--warmup",
+    "1",
+    "--seed",
+    "11",
+]
+
+
+def git(repo: Path, *args: str) -> str:
+    result = subprocess.run(
+        ["git", "-c", "user.email=ci@dbperf.test", "-c", "user.name=dbperf", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def change_repo(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> Path:
+    root = tmp_path_factory.mktemp("ci-repo")
+    shutil.copytree(repo / "servers", root / "servers")
+    shutil.copytree(repo / "scenarios", root / "scenarios", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    (root / "pyproject.toml").write_text("[tool.dbperf]\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    target = root / "servers" / "mariadb-local.toml"
+    original = target.read_text()
+    git(root, "checkout", "-qb", "slow")
+    target.write_text(original + '\n[variables]\ninnodb_buffer_pool_size = "6M"\ninnodb_flush_method = "O_DIRECT"\n')
+    git(root, "commit", "-qam", "shrink the buffer pool below the dataset, bypass the page cache")
+    git(root, "checkout", "-q", "main")
+    git(root, "checkout", "-qb", "harmless")
+    target.write_text(original + '\n[variables]\nmax_allowed_packet = "32M"\n')
+    git(root, "commit", "-qam", "raise max_allowed_packet")
+    git(root, "checkout", "-q", "main")
+    return root
+
+
+def dbperf(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*dbperf_argv(), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=900
+    )
+
+
+def test_plan_names_the_changed_target(change_repo: Path, cli_env: dict[str, str]):
+    result = dbperf(
+        change_repo,
+        cli_env,
+        "ci",
+        "plan",
+        "--base",
+        "main",
+        "--head",
+        "slow",
+        "--profile",
+        "quick",
+        "--scenarios",
+        "oltp_point_select",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert [(c["base_target"], c["head_target"], c["scenario"]) for c in plan["comparisons"]] == [
+        ("mariadb-local@base", "mariadb-local", "oltp_point_select")
+    ]
+    assert "innodb_buffer_pool_size=6M" in plan["comparisons"][0]["reason"]
+
+
+@pytest.mark.parametrize(("branch", "expected_exit", "outcome"), [("slow", 1, "regression"), ("harmless", 0, None)])
+def test_ci_run_judges_the_change(
+    change_repo: Path, cli_env: dict[str, str], tmp_path: Path, branch: str, expected_exit: int, outcome: str | None
+):
+    git(change_repo, "checkout", "-q", branch)
+    out = tmp_path / "out"
+    summary = tmp_path / "summary.md"
+    env = {**cli_env, "GITHUB_STEP_SUMMARY": str(summary)}
+    try:
+        result = dbperf(change_repo, env, "ci", "run", "--base", "main", "--head", branch, "--out", str(out), *RUN_ARGS)
+    finally:
+        git(change_repo, "checkout", "-q", "main")
+    assert result.returncode == expected_exit, result.stdout[-3000:] + result.stderr[-3000:]
+    for name in ("plan.json", "report.md", "verdicts.json", "bmf.json", "dbperf.duckdb"):
+        assert (out / name).exists(), name
+    report = (out / "report.md").read_text()
+    assert summary.read_text().strip() == report.strip()
+    verdicts = json.loads((out / "verdicts.json").read_text())["verdicts"]
+    assert len(verdicts) == 1
+    metrics = {m["metric"]: m for m in verdicts[0]["metrics"]}
+    if outcome == "regression":
+        assert verdicts[0]["outcome"] == "regression"
+        assert metrics["qps"]["outcome"] == "regression"
+        assert metrics["qps"]["estimate_pct"] < -5
+        assert "regression" in report
+    else:
+        assert verdicts[0]["outcome"] in {"pass", "inconclusive", "improvement"}
+        assert all(m["outcome"] != "regression" for m in metrics.values() if m["gating"])
+    assert "mariadb-local@base" in report
