@@ -15,7 +15,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import dbperf_argv
 
 pytestmark = pytest.mark.integration
