@@ -3,8 +3,8 @@
 Prepares the dataset on a fresh local MariaDB (``mariadb-local``) through the same dataset cache the
 harness uses, then restores the snapshot a few times the way every repetition does (copy the stopped
 server's datadir, start a server on the copy, wait until it answers). Prints the prepare time, each
-restore time and the ratio of prepare to median restore; exits 1 when the ratio is below
-``--min-ratio`` (10 by default).
+restore time and the ratio of prepare to restore (median, and slowest); exits 1 when the ratio to the
+slowest restore is below ``--min-ratio`` (10 by default).
 
     .venv/bin/python benchmarks/snapshot_ratio.py [--tables 8] [--table-size 1000000] [--restores 3]
 
@@ -108,14 +108,16 @@ def main() -> int:
             )
         restore_s = statistics.median(restores)
         ratio = snapshot.prepare_s / restore_s
+        worst = snapshot.prepare_s / max(restores)
         print(f"restore (median of {len(restores)}):                {restore_s:8.2f} s")
         print(
-            f"ratio prepare / restore:               {ratio:8.1f}x   (cold build / restore {build_s / restore_s:.1f}x)"
+            f"ratio prepare / restore:               {ratio:8.1f}x   "
+            f"(slowest restore: {worst:.1f}x; cold build / restore: {build_s / restore_s:.1f}x)"
         )
-        if ratio < args.min_ratio:
-            print(f"FAIL: ratio {ratio:.1f} is below {args.min_ratio:g}")
+        if worst < args.min_ratio:
+            print(f"FAIL: prepare / slowest restore = {worst:.1f}, below {args.min_ratio:g}")
             return 1
-        print(f"ok: ratio {ratio:.1f} >= {args.min_ratio:g}")
+        print(f"ok: prepare / slowest restore = {worst:.1f} >= {args.min_ratio:g}")
         return 0
     finally:
         if not args.keep and args.work_dir is None:

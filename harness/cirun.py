@@ -140,7 +140,10 @@ def write_outputs(
         if head_runs:
             from harness.report.bmf import write_bmf
 
-            write_bmf(out / "bmf.json", head_runs)
+            try:
+                write_bmf(out / "bmf.json", head_runs)
+            except HarnessError as exc:
+                notes.append(f"BMF file not written: {exc}")
     markdown = render_markdown(verdicts, runs, title=title, warnings=notes, chart_links=chart_links)
     markdown += f"\n_{len(runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
     report = out / "report.md"

@@ -555,13 +555,13 @@ def test_cli_plan_unknown_ref_is_a_harness_error(repo: Path, monkeypatch: pytest
     assert isinstance(result.exception, GitError)
 
 
-def test_cli_run_is_not_implemented_yet(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_run_rejects_an_unknown_ref(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.cli import cli
 
     monkeypatch.chdir(repo)
-    result = CliRunner().invoke(cli, ["ci", "run", "--base", "main"])
+    result = CliRunner().invoke(cli, ["ci", "run", "--base", "no-such-ref", "--out", str(repo / "out")])
     assert isinstance(result.exception, HarnessError)
-    assert "not yet implemented" in str(result.exception)
+    assert "no-such-ref" in str(result.exception)
 
 
 def test_materialise_without_the_tarfile_data_filter(
