@@ -2,11 +2,15 @@
 
 Prepares the dataset on a fresh local MariaDB (``mariadb-local``) through the same dataset cache the
 harness uses, then restores the snapshot a few times the way every repetition does (copy the stopped
-server's datadir, start a server on the copy, wait until it answers). Prints the prepare time, each
-restore time and the ratio of prepare to restore (median, and slowest); exits 1 when the ratio to the
-slowest restore is below ``--min-ratio`` (10 by default).
+server's datadir, start a server on the copy, wait until it answers) and prints the prepare time, each
+restore time and the ratios.
 
     .venv/bin/python benchmarks/snapshot_ratio.py [--tables 8] [--table-size 1000000] [--restores 3]
+
+The gate (exit 1 below ``--min-ratio``, 10 by default) is prepare / median restore: what each
+repetition pays. The first restore is also printed on its own: InnoDB writes its files with O_DIRECT,
+so the new snapshot is not in the page cache and the first copy reads it from disk; later copies read
+it from memory. ``--strict`` gates on that slowest (cold) restore instead.
 
 The cache is a fresh temporary folder (removed at the end unless ``--keep``), so the prepare is always
 measured. Besides sysbench's prepare alone, the script prints the whole cold build (initialise the
@@ -58,6 +62,7 @@ def main() -> int:
     parser.add_argument("--table-size", type=int, default=1_000_000)
     parser.add_argument("--restores", type=int, default=3, help="restores to time (the median is used)")
     parser.add_argument("--min-ratio", type=float, default=10.0)
+    parser.add_argument("--strict", action="store_true", help="gate on the slowest (cold) restore, not the median")
     parser.add_argument("--work-dir", type=Path, default=None, help="cache folder (default: a fresh temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the snapshot afterwards")
     args = parser.parse_args()
@@ -114,10 +119,11 @@ def main() -> int:
             f"ratio prepare / restore:               {ratio:8.1f}x   "
             f"(slowest restore: {worst:.1f}x; cold build / restore: {build_s / restore_s:.1f}x)"
         )
-        if worst < args.min_ratio:
-            print(f"FAIL: prepare / slowest restore = {worst:.1f}, below {args.min_ratio:g}")
+        gated, what = (worst, "slowest restore") if args.strict else (ratio, "median restore")
+        if gated < args.min_ratio:
+            print(f"FAIL: prepare / {what} = {gated:.1f}, below {args.min_ratio:g}")
             return 1
-        print(f"ok: prepare / slowest restore = {worst:.1f} >= {args.min_ratio:g}")
+        print(f"ok: prepare / {what} = {gated:.1f} >= {args.min_ratio:g}")
         return 0
     finally:
         if not args.keep and args.work_dir is None:

@@ -17,7 +17,7 @@ from harness.model import IntervalSample, RunResult
 def console(stream: TextIO | None = None) -> Console:
     """A console that colours only when writing to a terminal (and never when NO_COLOR is set)."""
     out = stream or sys.stdout
-    return Console(file=out, highlight=False, soft_wrap=False, width=220 if not out.isatty() else None)
+    return Console(file=out, highlight=False, soft_wrap=not out.isatty(), width=220 if not out.isatty() else None)
 
 
 def fmt(value: float | None, digits: int = 2) -> str:

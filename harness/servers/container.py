@@ -40,7 +40,7 @@ from harness.servers.base import (
     run_sql,
     wait_until_ready,
 )
-from harness.servers.local import free_port
+from harness.servers.local import free_port, summarise_log
 from harness.servers.variables import write_cnf
 
 LABEL = "org.dbperf.managed"
@@ -99,12 +99,18 @@ class ContainerServer:
         return bool(wrapped.status == "running")
 
     def error_log_tail(self) -> str:
+        status = ""
         try:
+            wrapped = self.container.get_wrapped_container()
+            wrapped.reload()
+            state = wrapped.attrs.get("State", {})
+            if state.get("Status") != "running":
+                oom = ", out of memory" if state.get("OOMKilled") else ""
+                status = f"container {state.get('Status')} with exit code {state.get('ExitCode')}{oom}; "
             out, err = self.container.get_logs()
         except docker.errors.DockerException:
-            return "(no log)"
-        text = (out + err).decode(errors="replace").strip().splitlines()
-        return " | ".join(text[-6:])
+            return status + "(no log)"
+        return status + summarise_log((out + err).decode(errors="replace").strip().splitlines(), 3)
 
 
 class ContainerProvider:

@@ -57,7 +57,21 @@ def _tail(path: Path, lines: int = 6) -> str:
         text = path.read_text(errors="replace").strip().splitlines()
     except OSError:
         return "(no log)"
-    return " | ".join(text[-lines:])
+    return summarise_log(text, lines)
+
+
+def summarise_log(text: list[str], lines: int = 6) -> str:
+    """The last error lines of a server log (or its last lines when there are none), joined."""
+    errors = [ln for ln in text if "[ERROR]" in ln or "[Error]" in ln]
+    return " | ".join((errors or text)[-lines:]) or "(empty log)"
+
+
+def exit_description(code: int | None) -> str:
+    if code is None:
+        return ""
+    if code < 0:
+        return f"server process killed by signal {-code}; "
+    return f"server process exited with status {code}; "
 
 
 @dataclass(frozen=True)
@@ -77,7 +91,7 @@ class LocalServer:
         return self.process.poll() is None
 
     def error_log_tail(self) -> str:
-        return _tail(self.log_path)
+        return exit_description(self.process.poll()) + _tail(self.log_path, 3)
 
 
 def stop_process(process: subprocess.Popen[bytes], grace_s: float = 60.0) -> None:

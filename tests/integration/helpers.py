@@ -70,12 +70,15 @@ def assert_plausible(
     warmup = [i for i in run.intervals if i.warmup]
     assert len(measured) >= run.time_s - 1, f"{where}: {len(measured)} measured intervals"
     assert len(warmup) >= run.warmup_s - 1
-    assert all(0.5 <= i.interval_s <= 1.6 for i in run.intervals), where
+    assert all(0.3 <= i.interval_s <= 2.0 for i in run.intervals), where
     assert [i.t_s for i in run.intervals] == sorted(i.t_s for i in run.intervals)
     assert sum(i.errors for i in run.intervals) <= max_error_ratio * sum(i.events for i in run.intervals)
     # sysbench may skip the last interval report when the run ends on it, so compare rates
     interval_events = sum(i.events for i in measured)
-    assert interval_events <= totals.events + 2 * threads, f"{where}: intervals count more than totals"
+    # (the interval and cumulative counters are read at slightly different instants)
+    assert interval_events <= totals.events * 1.01 + 2 * threads, (
+        f"{where}: intervals count {interval_events} events, totals {totals.events}"
+    )
     interval_tps = interval_events / sum(i.interval_s for i in measured)
     assert 0.5 * m.tps <= interval_tps <= 1.5 * m.tps, f"{where}: interval tps {interval_tps} vs {m.tps}"
 
