@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash tools/setup.sh
-exec .venv/bin/dbperf gate --scenario oltp_point_select --server mariadb-local "$@"
+exec .venv/bin/dbperf gate --scenario oltp_point_select --server mariadb-local --repetitions 5 "$@"
