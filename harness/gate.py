@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from harness import stats
 from harness.baselines import Baseline, incomparable_reason, record_command
@@ -48,8 +49,6 @@ class Pending:
     n_base: int
     n_head: int
     min_effect: float
-    cv_base: float
-    cv_head: float
 
 
 def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
@@ -99,72 +98,81 @@ def _instability(runs: Sequence[RunResult], side: str) -> list[str]:
     return warnings
 
 
-def baseline_pending(
-    index: int, baseline: Baseline, runs: Sequence[RunResult], scenario: Scenario, *, confidence: float
+class _Estimate(Protocol):
+    """What paired and two-sample estimates have in common."""
+
+    @property
+    def estimate(self) -> float: ...
+    @property
+    def low(self) -> float: ...
+    @property
+    def high(self) -> float: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def p_value(self) -> float: ...
+    @property
+    def noise_sd(self) -> float: ...
+
+
+def _pending(
+    index: int,
+    scenario: Scenario,
+    samples: Callable[[str], tuple[list[float] | None, list[float] | None]],
+    test: Callable[[list[float], list[float]], _Estimate],
 ) -> list[Pending]:
+    """One pending test per metric both sides measured (a metric absent on either side is skipped)."""
     pending = []
     for metric, gating in _metrics_of(scenario):
-        base = list(baseline.values(metric))
-        cand = _values(runs, metric)
-        if not base or cand is None:
+        base, head = samples(metric)
+        if not base or not head:
             continue
-        est = stats.two_sample_test(base, cand, confidence=confidence)
+        est = test(base, head)
         pending.append(
             Pending(
-                index,
-                metric,
-                gating,
-                est.estimate,
-                est.low,
-                est.high,
-                est.confidence,
-                est.p_value,
-                est.noise_sd,
-                statistics.median(base),
-                statistics.median(cand),
-                len(base),
-                len(cand),
-                scenario.min_effects.get(metric, 0.05),
-                est.cv_baseline,
-                est.cv_candidate,
+                index=index,
+                metric=metric,
+                gating=gating,
+                estimate=est.estimate,
+                low=est.low,
+                high=est.high,
+                confidence=est.confidence,
+                p_value=est.p_value,
+                noise_sd=est.noise_sd,
+                base_median=statistics.median(base),
+                head_median=statistics.median(head),
+                n_base=len(base),
+                n_head=len(head),
+                min_effect=scenario.min_effects.get(metric, 0.05),
             )
         )
     return pending
+
+
+def baseline_pending(
+    index: int, baseline: Baseline, runs: Sequence[RunResult], scenario: Scenario, *, confidence: float
+) -> list[Pending]:
+    """Candidate repetitions against the baseline's samples (two-sample test)."""
+    return _pending(
+        index,
+        scenario,
+        lambda metric: (list(baseline.values(metric)), _values(runs, metric)),
+        lambda base, cand: stats.two_sample_test(base, cand, confidence=confidence),
+    )
 
 
 def ab_pending(
     index: int, pairs: Sequence[tuple[RunResult, RunResult]], scenario: Scenario, *, confidence: float
 ) -> list[Pending]:
-    pending = []
+    """Interleaved base/head pairs (paired test on the per-pair log ratios)."""
     base_runs = [b for b, _ in pairs]
     head_runs = [h for _, h in pairs]
-    for metric, gating in _metrics_of(scenario):
-        base = _values(base_runs, metric)
-        head = _values(head_runs, metric)
-        if base is None or head is None:
-            continue
-        est = stats.paired_test(base, head, confidence=confidence)
-        pending.append(
-            Pending(
-                index,
-                metric,
-                gating,
-                est.estimate,
-                est.low,
-                est.high,
-                est.confidence,
-                est.p_value,
-                est.noise_sd,
-                statistics.median(base),
-                statistics.median(head),
-                len(base),
-                len(head),
-                scenario.min_effects.get(metric, 0.05),
-                est.cv_base,
-                est.cv_head,
-            )
-        )
-    return pending
+    return _pending(
+        index,
+        scenario,
+        lambda metric: (_values(base_runs, metric), _values(head_runs, metric)),
+        lambda base, head: stats.paired_test(base, head, confidence=confidence),
+    )
 
 
 def _adjust(pending: Sequence[Pending]) -> dict[tuple[int, str], float]:

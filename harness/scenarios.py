@@ -26,12 +26,12 @@ One file serves every use through its profiles (``quick`` for tests, ``ci`` for 
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.config import load_toml_model
 from harness.errors import ConfigError
 from harness.model import METRICS, Scenario, stable_hash
 
@@ -136,19 +136,6 @@ class _ScenarioFile(BaseModel):
         return self
 
 
-def _format_validation(path: Path, exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(file)"
-        if err["type"] == "extra_forbidden":
-            problems.append(f"unknown field '{where}' (check the spelling; see scenarios/README.md)")
-        elif err["type"] == "literal_error":
-            problems.append(f"field '{where}': {err['msg']}")
-        else:
-            problems.append(f"field '{where}': {err['msg']} (got {err.get('input')!r})")
-    return f"{path}: " + "; ".join(problems)
-
-
 def resolve_script(script: str, scenarios_dir: Path) -> Path:
     """The Lua file a scenario runs: a bundled script by name, or a path under scenarios/."""
     if "/" not in script and not script.endswith(".lua"):
@@ -174,16 +161,7 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
     """Read, validate and resolve one scenario file for ``profile``."""
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile '{profile}'; choose one of {', '.join(PROFILES)}")
-    try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read scenario ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    try:
-        spec = _ScenarioFile.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(_format_validation(path, exc)) from None
+    spec = load_toml_model(path, _ScenarioFile, "scenario", "scenarios/README.md")
     if spec.name != path.stem:
         raise ConfigError(f"{path}: name '{spec.name}' must match the file name '{path.stem}'")
     try:

@@ -20,12 +20,12 @@ A target names a flavour and a version pin, a provider (``local`` binaries, a ``
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from harness.config import load_toml_model
 from harness.errors import ConfigError
 from harness.model import ServerTarget
 
@@ -70,18 +70,6 @@ class _TargetFile(BaseModel):
         return self
 
 
-def _format_validation(path: Path, exc: ValidationError) -> str:
-    problems = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(file)"
-        if err["type"] == "extra_forbidden":
-            allowed = ", ".join(sorted(_TargetFile.model_fields))
-            problems.append(f"unknown field '{where}' (allowed: {allowed})")
-        else:
-            problems.append(f"field '{where}': {err['msg']}")
-    return f"{path}: " + "; ".join(problems)
-
-
 def _to_str(value: str | int | float | bool) -> str:
     if isinstance(value, bool):
         return "ON" if value else "OFF"
@@ -90,16 +78,7 @@ def _to_str(value: str | int | float | bool) -> str:
 
 def load_target_file(path: Path) -> ServerTarget:
     """Read and validate one target file."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read server target ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
-    try:
-        spec = _TargetFile.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(_format_validation(path, exc)) from None
+    spec = load_toml_model(path, _TargetFile, "server target", "servers/README.md")
     if spec.name != path.stem:
         raise ConfigError(f"{path}: name '{spec.name}' must match the file name '{path.stem}'")
     config_file = None

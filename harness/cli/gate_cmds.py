@@ -14,7 +14,7 @@ import click
 
 from harness import stats
 from harness.baselines import all_baselines, find_baseline, write_baseline
-from harness.cli.options import pop_shared, shared
+from harness.cli.options import GATE_OPTIONS, pop_shared, shared
 from harness.compare import ComparisonSpec, run_comparisons
 from harness.config import Settings
 from harness.errors import ConfigError
@@ -24,20 +24,6 @@ from harness.model import RunResult, Verdict
 from harness.pipeline import open_session, resolve
 from harness.report.terminal import TerminalReporter, console, print_summary
 from harness.report.verdicts import headline, print_verdicts
-
-GATE_OPTIONS = (
-    "server",
-    "profile",
-    "store",
-    "threads",
-    "time",
-    "warmup",
-    "repetitions",
-    "servers-dir",
-    "scenarios-dir",
-    "baselines-dir",
-    "cache-dir",
-)
 
 
 def verdicts_json(verdicts: Sequence[Verdict], **extra: object) -> str:

@@ -11,6 +11,13 @@ from harness.config import OPTIONS_BY_NAME, Settings, resolve_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: The shared options of commands that run scenarios, and of those that also judge them.
+RUN_OPTIONS = (
+    "server", "profile", "store", "threads", "time", "warmup", "repetitions", "servers-dir", "scenarios-dir",
+    "cache-dir",
+)  # fmt: skip
+GATE_OPTIONS = (*RUN_OPTIONS, "baselines-dir")
+
 
 def shared(*names: str) -> Callable[[F], F]:
     """Decorate a command with the named shared options (``--server``, ``--profile``, ``--store`` ...)."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from harness.cli.options import pop_shared, shared
+from harness.cli.options import RUN_OPTIONS, pop_shared, shared
 from harness.errors import HarnessError
 from harness.importer import import_logs
 from harness.pipeline import failed_runs, run_scenario
@@ -18,23 +18,15 @@ from harness.scenarios import PROFILES, available_scenarios, load_scenario
 from harness.store import Store
 from harness.targets import available_targets, load_target
 
-RUN_OPTIONS = (
-    "server",
-    "profile",
-    "store",
-    "threads",
-    "time",
-    "warmup",
-    "repetitions",
-    "servers-dir",
-    "scenarios-dir",
-    "cache-dir",
-)
-
 
 @click.command("run")
 @click.option("--scenario", "-s", required=True, help="scenario name (a file in scenarios/)")
-@click.option("--json", "as_json", is_flag=True, help="print the result(s) as one JSON document on stdout")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="print the result as one JSON document on stdout (a list when there are several runs)",
+)
 @shared(*RUN_OPTIONS)
 def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
     """Run a scenario on a server target and store every run.

@@ -157,6 +157,19 @@ def bootstrap_sql(flavour: str, credentials: DatasetCredentials, database: str =
     return statements
 
 
+def init_args(flavour: str, datadir: Path) -> list[str]:
+    """Arguments that create a fresh datadir with a password-less root (mariadb-install-db / mysqld)."""
+    if flavour == "mariadb":
+        return [
+            "--no-defaults",
+            f"--datadir={datadir}",
+            "--auth-root-authentication-method=normal",
+            "--skip-test-db",
+            "--user=root",
+        ]
+    return ["--no-defaults", "--initialize-insecure", "--user=root", f"--datadir={datadir}"]
+
+
 def run_sql(endpoint: Endpoint, statements: list[str], *, as_root: bool = False) -> None:
     user, password = ("root", "") if as_root else (endpoint.user, endpoint.password)
     try:

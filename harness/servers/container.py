@@ -37,6 +37,7 @@ from harness.servers.base import (
     Endpoint,
     bootstrap_sql,
     check_version_pin,
+    init_args,
     run_sql,
     wait_until_ready,
 )
@@ -155,17 +156,8 @@ class ContainerProvider:
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         self._check_image()
         datadir.mkdir(parents=True, exist_ok=True)
-        if self.target.flavour == "mariadb":
-            command = [
-                "mariadb-install-db",
-                "--no-defaults",
-                f"--datadir={DATA}",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-                "--user=root",
-            ]
-        else:
-            command = ["mysqld", "--no-defaults", "--initialize-insecure", "--user=root", f"--datadir={DATA}"]
+        tool = "mariadb-install-db" if self.target.flavour == "mariadb" else "mysqld"
+        command = [tool, *init_args(self.target.flavour, Path(DATA))]
         container = self._container(command, [(datadir, DATA, "rw")])
         container.start()
         try:

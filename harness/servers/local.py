@@ -25,6 +25,7 @@ from harness.servers.base import (
     Endpoint,
     bootstrap_sql,
     check_version_pin,
+    init_args,
     run_sql,
     wait_until_ready,
 )
@@ -143,23 +144,8 @@ class LocalProvider:
 
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         datadir.mkdir(parents=True, exist_ok=True)
-        if self.target.flavour == "mariadb":
-            argv = [
-                find_binary("mariadb-install-db"),
-                "--no-defaults",
-                f"--datadir={datadir}",
-                "--auth-root-authentication-method=normal",
-                "--skip-test-db",
-                "--user=root",
-            ]
-        else:
-            argv = [
-                self.binary,
-                "--no-defaults",
-                "--initialize-insecure",
-                "--user=root",
-                f"--datadir={datadir}",
-            ]
+        tool = find_binary("mariadb-install-db") if self.target.flavour == "mariadb" else self.binary
+        argv = [tool, *init_args(self.target.flavour, datadir)]
         result = subprocess.run(argv, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-5:])
