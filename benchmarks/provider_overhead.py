@@ -1,0 +1,57 @@
+"""Overhead per run of each provider: restore the snapshot, start the server until it answers, stop it.
+
+    python benchmarks/provider_overhead.py [--targets mariadb-local,mariadb-10.11,mysql-9.7] [--repeat 5]
+
+Prints, per target, the median and range of: copying the dataset snapshot, starting the server until
+``SELECT VERSION()`` answers, and a clean stop (the part of every repetition that is not sysbench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from harness.config import resolve_settings
+from harness.dataset import DatasetCache
+from harness.scenarios import load_scenario
+from harness.servers import provider_for
+from harness.servers.variables import effective_variables
+from harness.sysbench import check_version
+from harness.targets import load_target
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--targets", default="mariadb-local,mariadb-10.11,mysql-9.7")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    settings = resolve_settings({})
+    scenario = load_scenario("oltp_point_select", settings.scenarios_dir, "quick")
+    cache = DatasetCache(settings.cache_dir)
+    version = check_version()
+    print(f"{'target':<16} {'restore s':>10} {'start s':>10} {'stop s':>10} {'total s':>10}  (median of {args.repeat})")
+    for name in args.targets.split(","):
+        target = load_target(name, settings.servers_dir)
+        provider = provider_for(target)
+        snapshot = cache.ensure(provider, scenario, version)
+        rows: list[tuple[float, float, float]] = []
+        for _ in range(args.repeat):
+            t0 = time.monotonic()
+            with cache.restore(snapshot) as datadir:
+                t1 = time.monotonic()
+                serving = provider.serve(datadir, snapshot.credentials, effective_variables(target, scenario))
+                serving.__enter__()
+                t2 = time.monotonic()
+                serving.__exit__(None, None, None)
+                t3 = time.monotonic()
+            rows.append((t1 - t0, t2 - t1, t3 - t2))
+        med = [statistics.median(col) for col in zip(*rows, strict=True)]
+        print(
+            f"{name:<16} {med[0]:>10.2f} {med[1]:>10.2f} {med[2]:>10.2f} {sum(med):>10.2f}  "
+            f"(total range {min(map(sum, rows)):.2f}-{max(map(sum, rows)):.2f})"
+        )
+
+
+if __name__ == "__main__":
+    main()
