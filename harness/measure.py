@@ -9,6 +9,7 @@ stored too, with their reason, and never become baselines.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -211,13 +212,19 @@ def _failed(ctx: RunContext, started: datetime, reason: str, **extra: object) ->
     )
 
 
-def run_once(session: Session, ctx: RunContext) -> RunResult:
-    """One repetition at one thread count on a fresh server; the result is stored before returning."""
+def run_once(session: Session, ctx: RunContext, server: RunningServer | None = None) -> RunResult:
+    """One repetition at one thread count; the result is stored before returning.
+
+    The run gets a fresh server from the dataset snapshot unless ``server`` is given (scenarios with
+    ``fresh_server = false`` share one server across the thread counts of a repetition).
+    """
     started = datetime.now(UTC)
     label = f"{ctx.target.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
     facts: dict[str, object] = {}
     try:
-        with session.server(ctx.target, ctx.scenario) as server:
+        with contextlib.ExitStack() as stack:
+            if server is None:
+                server = stack.enter_context(session.server(ctx.target, ctx.scenario))
             variables = read_variables(server.endpoint)
             facts = {"server_version": server.version, "config_hash": config_hash(variables)}
             probes = ProbeSession(server.host_pid, server.endpoint)
@@ -321,14 +328,38 @@ def plan_runs(
     ]
 
 
+def _shares_server(a: RunContext, b: RunContext) -> bool:
+    return not a.scenario.fresh_server and (a.target, a.scenario, a.repetition) == (b.target, b.scenario, b.repetition)
+
+
 def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure: bool = False) -> list[RunResult]:
-    results = []
-    for ctx in contexts:
-        result = run_once(session, ctx)
-        results.append(result)
-        if stop_on_failure and not result.ok:
+    """Run the contexts in order; consecutive ones of a ``fresh_server = false`` repetition share a server."""
+    results: list[RunResult] = []
+    index = 0
+    while index < len(contexts):
+        group = [contexts[index]]
+        while index + len(group) < len(contexts) and _shares_server(group[0], contexts[index + len(group)]):
+            group.append(contexts[index + len(group)])
+        index += len(group)
+        if len(group) == 1:
+            results.append(run_once(session, group[0]))
+        else:
+            try:
+                with session.server(group[0].target, group[0].scenario) as server:
+                    results += [run_once(session, ctx, server) for ctx in group]
+            except HarnessError as exc:
+                done = {r.run_id for r in results}
+                results += [_stored_failure(session, ctx, str(exc)) for ctx in group if ctx.run_id not in done]
+        if stop_on_failure and not results[-1].ok:
             break
     return results
+
+
+def _stored_failure(session: Session, ctx: RunContext, reason: str) -> RunResult:
+    result = _failed(ctx, datetime.now(UTC), reason)
+    session.save(result)
+    session.reporter.finished(result)
+    return result
 
 
 def new_group_id() -> str:
