@@ -230,6 +230,7 @@ def conclude(
                 n_head=p.n_head,
                 pairs_needed=needed,
                 gating=p.gating,
+                confidence=p.confidence,
             )
         )
     out = []

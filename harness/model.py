@@ -411,6 +411,7 @@ class MetricVerdict:
     n_head: int = 0
     pairs_needed: int | None = None
     gating: bool = True
+    confidence: float | None = None  # achieved confidence of the interval (exact rank intervals come in steps)
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,9 @@ def short_reason(mv: MetricVerdict) -> str:
     if mv.outcome == "pass":
         return f"rules out a {worse} of {effect} or more"
     text = f"cannot rule out a {worse} of {effect}"
+    if mv.confidence is not None and mv.confidence < 0.95 - 1e-9:
+        n = min(mv.n_base, mv.n_head)
+        text = f"only {n} repetitions: the interval shown is {mv.confidence * 100:.0f} %, short of 95 %"
     if mv.pairs_needed:
         text += f"; about {mv.pairs_needed} pairs would decide"
     return text
