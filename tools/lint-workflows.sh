@@ -30,11 +30,28 @@ installed_version=""
 if [ -x "$actionlint" ]; then
     installed_version=$("$actionlint" -version 2>/dev/null | head -n 1 || true)
 fi
+go_ok() {
+    # go 1.24 or newer (actionlint's go.mod); older ones cannot fetch a newer toolchain themselves
+    command -v "${1:-go}" >/dev/null 2>&1 || return 1
+    "${1:-go}" version | awk '{split(substr($3, 3), v, "."); exit !(v[1] > 1 || (v[1] == 1 && v[2] >= 24))}'
+}
 if [ "$installed_version" != "$ACTIONLINT_VERSION" ]; then
-    command -v go >/dev/null 2>&1 || die "go is needed to build actionlint (apt-get install golang-go, or actions/setup-go)"
-    log "building actionlint $ACTIONLINT_VERSION into $tools_dir"
     mkdir -p "$tools_dir"
-    GOBIN=$tools_dir GOFLAGS=-mod=mod go install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
+    go=go
+    if ! go_ok go; then
+        # no (recent enough) Go: take the official toolchain from the Go module proxy, as GOTOOLCHAIN=auto does
+        toolchain=golang.org/toolchain@v0.0.1-go1.25.5.linux-amd64
+        go=$tools_dir/$toolchain/bin/go
+        if ! go_ok "$go"; then
+            log "fetching the Go toolchain ($toolchain) from the Go module proxy"
+            curl -sSfL -o "$tools_dir/toolchain.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go1.25.5.linux-amd64.zip"
+            "$venv/bin/python" -m zipfile -e "$tools_dir/toolchain.zip" "$tools_dir"
+            rm -f "$tools_dir/toolchain.zip"
+            chmod -R u+x "$tools_dir/$toolchain/bin" "$tools_dir/$toolchain/pkg/tool"
+        fi
+    fi
+    log "building actionlint $ACTIONLINT_VERSION into $tools_dir with $("$go" version)"
+    GOBIN=$tools_dir GOFLAGS=-mod=mod GOTOOLCHAIN=local "$go" install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
 fi
 
 command -v shellcheck >/dev/null 2>&1 \
