@@ -109,11 +109,6 @@ class Settings:
     warmup: int | None = None
     repetitions: int | None = None
 
-    @property
-    def parquet_dir(self) -> Path:
-        """Per-run Parquet files, one folder per run, beside the DuckDB file."""
-        return self.store.parent / (self.store.stem + ".runs")
-
 
 def _as_int(name: str, value: object) -> int:
     try:
