@@ -123,7 +123,7 @@ def console_lines(stderr: str) -> list[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not Path(CHROMIUM).exists():
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+        pytest.fail("chromium is not installed: run tools/setup.sh --browser (apt-get install chromium)")
     tmp = tmp_path_factory.mktemp("trend")
     store = Store(tmp / "dbperf.duckdb")
     store.save_many(synthetic_history())
