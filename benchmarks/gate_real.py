@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.compare import ComparisonSpec, run_comparisons
-from harness.config import resolve_settings
-from harness.measure import QuietReporter
-from harness.pipeline import open_session, resolve
+from harness.config.settings import resolve_settings
+from harness.pipeline.ab import ComparisonSpec, run_comparisons
+from harness.pipeline.core import open_session, resolve
+from harness.run.measure import QuietReporter
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -4,8 +4,8 @@ Run as ``python benchmarks/gate_simulation.py [--experiments N] [--seed S] [--al
 
 Each simulated comparison is what ``dbperf`` does for a pull request: ``pairs`` interleaved base/head
 repetitions in ABBA order, each a fresh server, six metrics per repetition, then per metric
-:func:`harness.stats.paired_test`, :func:`harness.stats.holm` across the six p-values and
-:func:`harness.stats.classify`. Three scenarios are simulated for every profile and pair count:
+:func:`harness.judge.stats.paired_test`, :func:`harness.judge.stats.holm` across the six p-values and
+:func:`harness.judge.stats.classify`. Three scenarios are simulated for every profile and pair count:
 
 * A/A (head identical to base): the rate of a false REGRESSION on any metric, and of an overall
   INCONCLUSIVE (no metric regressed, at least one undecided);
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from harness.stats import Classification, classify, holm, paired_test
+from harness.judge.stats import Classification, classify, holm, paired_test
 
 
 @dataclass(frozen=True)

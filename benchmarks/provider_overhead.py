@@ -12,13 +12,13 @@ import argparse
 import statistics
 import time
 
-from harness.config import resolve_settings
+from harness.config.scenarios import load_scenario
+from harness.config.servers import load_target
+from harness.config.settings import resolve_settings
 from harness.dataset import DatasetCache
-from harness.scenarios import load_scenario
 from harness.servers import provider_for
 from harness.servers.variables import effective_variables
-from harness.sysbench import check_version
-from harness.targets import load_target
+from harness.sysbench.driver import check_version
 
 
 def main() -> None:

@@ -28,13 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.config.scenarios import load_scenario
+from harness.config.servers import load_target
 from harness.dataset import DatasetCache
-from harness.scenarios import load_scenario
 from harness.servers import provider_for
 from harness.servers.base import connect
 from harness.servers.variables import effective_variables
-from harness.sysbench import check_version
-from harness.targets import load_target
+from harness.sysbench.driver import check_version
 
 REPO = Path(__file__).resolve().parents[1]
 

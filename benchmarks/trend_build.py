@@ -23,7 +23,7 @@ import numpy as np
 
 from harness.model import Metrics, RunResult, Testbed, Totals
 from harness.report.site import build_site
-from harness.store import Store
+from harness.store.local import Store
 
 TESTBED = Testbed(
     cpu_model="AMD EPYC 7763 64-Core",

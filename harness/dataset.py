@@ -28,7 +28,7 @@ from harness.errors import ServerError
 from harness.model import Scenario, ServerTarget, stable_hash
 from harness.servers.base import DatasetCredentials, Provider
 from harness.servers.variables import effective_variables
-from harness.sysbench import prepare
+from harness.sysbench.driver import prepare
 
 #: Server variables that change what a prepared datadir contains (so they belong in the key).
 DATADIR_SHAPING = (

@@ -2,7 +2,7 @@
 
 Registered through the ``pytest11`` entry point, so ``pytest scenarios/`` just works. It adds one
 option family, ``--dbperf-*``, generated from the same definitions as the ``dbperf`` CLI's options
-(:data:`harness.config.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
+(:data:`harness.config.settings.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
 with one case per scenario x server x thread count. Test ids name all three (e.g.
 ``test_scenario[oltp_point_select-mariadb-local-2t]``) so ``-k`` selects on each.
 
@@ -19,11 +19,11 @@ from typing import Any
 
 import pytest
 
-from harness.config import OPTIONS, Settings, resolve_settings
+from harness.config.scenarios import available_scenarios, load_scenario
+from harness.config.settings import OPTIONS, Settings, resolve_settings
 from harness.errors import HarnessError, PerformanceRegression
-from harness.measure import RunContext, Session, measure, new_group_id
 from harness.model import RunResult, Scenario, ServerTarget, Verdict
-from harness.scenarios import available_scenarios, load_scenario
+from harness.run.measure import RunContext, Session, measure, new_group_id
 
 _RUNS_KEY = pytest.StashKey[list[RunResult]]()
 _VERDICTS_KEY = pytest.StashKey[list[Verdict]]()
@@ -105,17 +105,17 @@ class Runner:
 
     def session(self, containers: bool) -> Session:
         if containers not in self._sessions:
-            from harness.pipeline import open_session
+            from harness.pipeline.core import open_session
             from harness.report.terminal import TerminalReporter
 
             reporter = TerminalReporter() if os.environ.get("DBPERF_PROGRESS", "1") != "0" else None
-            from harness.measure import QuietReporter
+            from harness.run.measure import QuietReporter
 
             self._sessions[containers] = open_session(self.settings, reporter or QuietReporter(), containers=containers)
         return self._sessions[containers]
 
     def target(self, name: str) -> ServerTarget:
-        from harness.targets import load_target
+        from harness.config.servers import load_target
 
         return load_target(name, self.settings.servers_dir)
 
@@ -136,8 +136,8 @@ class Runner:
         failed = [r for r in results if not r.ok]
         if failed:
             pytest.fail(f"{case.id}: run {failed[0].run_id} failed: {failed[0].failure}", pytrace=False)
-        from harness.baselines import find_baseline
-        from harness.gate import judge_against_baselines
+        from harness.judge.baselines import find_baseline
+        from harness.judge.gate import judge_against_baselines
 
         baseline = find_baseline(
             self.settings.baselines_dir,

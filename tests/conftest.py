@@ -189,8 +189,8 @@ def dbperf(cli_env: dict[str, str]) -> Dbperf:
 
 @pytest.fixture(scope="session")
 def settings_factory(cache_dir: Path, baselines_dir: Path) -> Callable[..., object]:
-    """``make(store, **flags)``: :class:`harness.config.Settings` for the Python API, env ignored."""
-    from harness.config import resolve_settings
+    """``make(store, **flags)``: :class:`harness.config.settings.Settings` for the Python API, env ignored."""
+    from harness.config.settings import resolve_settings
 
     def make(store: Path, **flags: object) -> object:
         values: dict[str, object | None] = {

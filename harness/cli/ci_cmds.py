@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.ciplan import DEFAULT_CI_SCENARIOS, CiPlan, plan
+from harness.ci.plan import DEFAULT_CI_SCENARIOS, CiPlan, plan
 from harness.cli.options import pop_shared, shared
+from harness.config.scenarios import PROFILES
 from harness.errors import ConfigError
-from harness.scenarios import PROFILES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -180,7 +180,7 @@ def run_cmd(
     """
     import sys
 
-    from harness.cirun import run_plan
+    from harness.ci.run import run_plan
     from harness.cli.options import settings_from
     from harness.report.terminal import TerminalReporter
     from harness.report.verdicts import print_verdicts

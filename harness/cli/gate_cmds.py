@@ -12,18 +12,18 @@ from typing import Any
 
 import click
 
-from harness import stats
-from harness.baselines import all_baselines, find_baseline, write_baseline
 from harness.cli.options import GATE_OPTIONS, pop_shared, shared
-from harness.compare import ComparisonSpec, run_comparisons
-from harness.config import Settings
+from harness.config.settings import Settings
 from harness.errors import ConfigError
-from harness.gate import DEFAULT_ALPHA, exit_code, judge_against_baselines
-from harness.measure import Session, measure, new_group_id, plan_runs
+from harness.judge import stats
+from harness.judge.baselines import all_baselines, find_baseline, write_baseline
+from harness.judge.gate import DEFAULT_ALPHA, exit_code, judge_against_baselines
 from harness.model import RunResult, Verdict
-from harness.pipeline import open_session, resolve
+from harness.pipeline.ab import ComparisonSpec, run_comparisons
+from harness.pipeline.core import open_session, resolve
 from harness.report.terminal import TerminalReporter, console, print_summary
 from harness.report.verdicts import headline, print_verdicts
+from harness.run.measure import Session, measure, new_group_id, plan_runs
 
 
 def verdicts_json(verdicts: Sequence[Verdict], **extra: object) -> str:

@@ -1,4 +1,4 @@
-"""Click options generated from the shared option family in :mod:`harness.config`."""
+"""Click options generated from the shared option family in :mod:`harness.config.settings`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.config import OPTIONS_BY_NAME, Settings, resolve_settings
+from harness.config.settings import OPTIONS_BY_NAME, Settings, resolve_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -17,7 +17,7 @@ from harness.errors import HarnessError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.terminal import console, runs_table, scaling_table
 from harness.report.verdicts import fmt_value
-from harness.store import Store
+from harness.store.local import Store
 
 
 def _note(message: str) -> None:

@@ -10,13 +10,13 @@ from typing import Any
 import click
 
 from harness.cli.options import RUN_OPTIONS, pop_shared, shared
+from harness.config.scenarios import PROFILES, available_scenarios, load_scenario
+from harness.config.servers import available_targets, load_target
 from harness.errors import HarnessError
-from harness.importer import import_logs
-from harness.pipeline import failed_runs, run_scenario
+from harness.pipeline.core import failed_runs, run_scenario
 from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
-from harness.scenarios import PROFILES, available_scenarios, load_scenario
-from harness.store import Store
-from harness.targets import available_targets, load_target
+from harness.store.local import Store
+from harness.sysbench.importer import import_logs
 
 
 @click.command("run")

@@ -1,6 +1,6 @@
 """Chart data and chart specifications for the trend site (Altair / Vega-Lite; rendered offline).
 
-Data (aggregated in DuckDB over :meth:`harness.store.Store.metrics_table`, never row by row in Python):
+Data (aggregated in DuckDB over :meth:`harness.store.local.Store.metrics_table`, never row by row in Python):
 
 * **points**: one per scenario x server target x threads x *commit* (the run's ``git_sha``; runs
   without one are grouped by UTC day), at the time of its first run: the median and the min-max range
@@ -10,7 +10,7 @@ Data (aggregated in DuckDB over :meth:`harness.store.Store.metrics_table`, never
 * **scaling**: one per scenario x target x config x threads, over the runs of the newest server
   version of that target and config: QPS and p95 against thread count, one line per target (and
   config, when a target was run with several).
-* **change points**: E-divisive means (:mod:`harness.changepoints`) over each series of per-commit
+* **change points**: E-divisive means (:mod:`harness.judge.changepoints`) over each series of per-commit
   medians, for QPS and p95.
 
 Specs: :func:`dashboard_spec` is the interactive page (dropdowns for scenario, server and threads
@@ -34,8 +34,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.changepoints import detect_change_points
 from harness.errors import HarnessError
+from harness.judge.changepoints import detect_change_points
 from harness.model import METRIC_LABELS, METRICS
 from harness.report.verdicts import fmt_value
 

@@ -264,7 +264,7 @@ def build_site(
     seed: int = 0,
     validate: bool = False,
 ) -> SiteResult:
-    """Build the site in ``out_dir`` from a metrics table (:meth:`harness.store.Store.metrics_table`).
+    """Build the site in ``out_dir`` from a metrics table (:meth:`harness.store.local.Store.metrics_table`).
 
     ``validate`` checks the page's spec against the Vega-Lite schema (the tests do; it costs 0.5 s).
     """

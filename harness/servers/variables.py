@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.model import Scenario, ServerTarget
-from harness.sysbench_failures import required_prepared_statements
+from harness.sysbench.failures import required_prepared_statements
 
 #: Pinned for every flavour and version (see module docstring).
 PINNED: dict[str, str] = {

@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.config.scenarios import BUNDLED_SCRIPTS, available_scenarios, load_scenario
+from harness.config.servers import load_target
 from harness.dataset import snapshot_key
 from harness.errors import ConfigError
-from harness.measure import QuietReporter
 from harness.model import IntervalSample, RunResult
-from harness.pipeline import run_scenario
-from harness.scenarios import BUNDLED_SCRIPTS, available_scenarios, load_scenario
-from harness.store import Store
-from harness.sysbench_failures import required_prepared_statements
-from harness.targets import load_target
+from harness.pipeline.core import run_scenario
+from harness.run.measure import QuietReporter
+from harness.store.local import Store
+from harness.sysbench.failures import required_prepared_statements
 
 from .helpers import CONTAINER_TARGETS, SCENARIOS, SERVERS, assert_plausible
 

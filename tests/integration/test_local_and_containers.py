@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.measure import QuietReporter
-from harness.pipeline import run_scenario
-from harness.store import Store
-from harness.targets import load_target
+from harness.config.servers import load_target
+from harness.pipeline.core import run_scenario
+from harness.run.measure import QuietReporter
+from harness.store.local import Store
 
 from .helpers import ALL_TARGETS, SERVERS, assert_plausible
 

@@ -22,7 +22,7 @@ import pytest
 from harness import model
 from harness.model import Metrics, RunResult, Totals
 from harness.report.site import build_site
-from harness.store import Store
+from harness.store.local import Store
 
 pytestmark = pytest.mark.browser
 

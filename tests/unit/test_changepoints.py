@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from harness import changepoints
-from harness.changepoints import ChangePoint, detect_change_points
+from harness.judge import changepoints
+from harness.judge.changepoints import ChangePoint, detect_change_points
 
 
 def q_by_definition(x: np.ndarray, tau: int) -> float:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.ciplan import (
+from harness.ci.plan import (
     AA_SUFFIX,
     BASE_SUFFIX,
     PLAN_FORMAT,

@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import OPTIONS, parse_threads, resolve_settings
+from harness.config.scenarios import PROFILES, available_scenarios, load_all, load_scenario
+from harness.config.servers import available_targets, load_target
+from harness.config.settings import OPTIONS, parse_threads, resolve_settings
 from harness.errors import ConfigError
 from harness.model import Scenario
-from harness.scenarios import PROFILES, available_scenarios, load_all, load_scenario
 from harness.servers.variables import derived_minimums, effective_variables, render_cnf
-from harness.sysbench_failures import required_prepared_statements
-from harness.targets import available_targets, load_target
+from harness.sysbench.failures import required_prepared_statements
 
 ROOT = Path(__file__).parents[2]
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from factories import TESTBED, run, scenario
 
-from harness.baselines import find_baseline, load_baseline, write_baseline
-from harness.compare import balanced_orders
 from harness.errors import BaselineError
-from harness.gate import exit_code, judge_against_baselines, judge_pairs
+from harness.judge.baselines import find_baseline, load_baseline, write_baseline
+from harness.judge.gate import exit_code, judge_against_baselines, judge_pairs
+from harness.pipeline.ab import balanced_orders
 
 
 def _noisy(center: float, n: int, cv: float, seed: int) -> list[float]:

@@ -16,7 +16,7 @@ from harness.cli import main
 from harness.model import Metrics, RunResult
 from harness.report.charts import Selection, change_marks, commit_points, dashboard_spec, trend_data, version_key
 from harness.report.site import build_site
-from harness.store import Store
+from harness.store.local import Store
 
 STEP_AT = 15
 COMMITS = 30
@@ -93,7 +93,7 @@ def test_no_change_points_in_a_flat_series() -> None:
 def _table(runs: list[RunResult]):
     import pyarrow as pa
 
-    from harness.store_schema import METRIC_COLUMNS, METRICS_TABLE_KEYS, arrow_tables
+    from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS, arrow_tables
 
     table: pa.Table = arrow_tables(runs)[0]
     return table.select([*METRICS_TABLE_KEYS, *METRIC_COLUMNS])

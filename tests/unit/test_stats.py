@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness import stats
-from harness.stats import (
+from harness.judge import stats
+from harness.judge.stats import (
     alpha_spending,
     classify,
     coefficient_of_variation,

@@ -15,8 +15,8 @@ import pytest
 from harness import model
 from harness.errors import StoreError
 from harness.model import IntervalSample, LatencyBucket, Metrics, Probes, RunResult, Totals
-from harness.store import Store
-from harness.store_schema import (
+from harness.store.local import Store
+from harness.store.schema import (
     DDL_V1,
     METRIC_COLUMNS,
     METRICS_TABLE_KEYS,

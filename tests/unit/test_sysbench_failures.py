@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SysbenchError
-from harness.sysbench_failures import (
+from harness.sysbench.failures import (
     FAILURE_KINDS,
     SysbenchFailure,
     classify_failure,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError, LogParseError
-from harness.sysbench_log import (
+from harness.sysbench.textlog import (
     HistogramBucket,
     LogInterval,
     ParsedLog,

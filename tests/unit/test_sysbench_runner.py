@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.config.scenarios import load_scenario
 from harness.errors import SysbenchError
 from harness.model import histogram_percentile
-from harness.scenarios import load_scenario
 from harness.servers.base import Endpoint
-from harness.sysbench import mask, parse_output, prepare_argv, run_argv, workdir
+from harness.sysbench.driver import mask, parse_output, prepare_argv, run_argv, workdir
 
 DATA = Path(__file__).parents[1] / "data" / "wrapper"
 ROOT = Path(__file__).parents[2]
@@ -120,7 +120,7 @@ def test_parse_overrun_is_a_failure():
 
 
 def test_check_version_mismatch(monkeypatch: pytest.MonkeyPatch):
-    import harness.sysbench as sb
+    import harness.sysbench.driver as sb
 
     monkeypatch.setattr(sb, "installed_version", lambda binary="sysbench": "1.0.18")
     with pytest.raises(SysbenchError, match=r"1\.0\.18 is installed but dbperf pins 1\.0\.20"):

@@ -1,6 +1,6 @@
 """The judge stage: turn repetitions into verdicts, against a baseline or in an A/B comparison.
 
-All statistics are in :mod:`harness.stats` (pure functions). This module decides what is compared
+All statistics are in :mod:`harness.judge.stats` (pure functions). This module decides what is compared
 with what, applies Holm's correction across every gating scenario x threads x metric test of one
 invocation (non-gating metrics are adjusted within their own family and reported, never failing the
 build), and builds :class:`~harness.model.Verdict` records.
@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from harness import stats
-from harness.baselines import Baseline, incomparable_reason, record_command
+from harness.judge import stats
+from harness.judge.baselines import Baseline, incomparable_reason, record_command
 from harness.model import METRICS, MetricVerdict, RunResult, Scenario, Verdict
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %

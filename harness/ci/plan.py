@@ -54,10 +54,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from harness.config.scenarios import PROFILES, load_scenario_file
+from harness.config.servers import load_target_file
 from harness.errors import ConfigError, GitError, HarnessError
 from harness.model import Scenario, ServerTarget
-from harness.scenarios import PROFILES, load_scenario_file
-from harness.targets import load_target_file
 
 Tree = Literal["base", "head"]
 Kind = Literal["target", "copied-target", "scenario", "harness-aa"]

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.config import Settings, current_git_sha
+from harness.config.scenarios import load_scenario
+from harness.config.servers import load_target
+from harness.config.settings import Settings, current_git_sha
 from harness.dataset import DatasetCache
-from harness.measure import Reporter, Session, measure, new_group_id, plan_runs
 from harness.model import RunResult, Scenario, ServerTarget
-from harness.scenarios import load_scenario
-from harness.store import Store
-from harness.sysbench import check_version
-from harness.targets import load_target
+from harness.run.measure import Reporter, Session, measure, new_group_id, plan_runs
+from harness.store.local import Store
+from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
 
 

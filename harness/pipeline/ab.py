@@ -7,7 +7,7 @@ cancels in the per-pair log ratios.
 
 When a gating metric is still INCONCLUSIVE after the planned pairs, the comparison may extend in
 batches up to ``max_pairs``. Each look spends part of the error budget (Lan-DeMets alpha spending,
-:func:`harness.stats.alpha_spending`), so the overall false-alarm rate stays at ``alpha`` however
+:func:`harness.judge.stats.alpha_spending`), so the overall false-alarm rate stays at ``alpha`` however
 many looks are taken.
 """
 
@@ -18,10 +18,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness import stats
-from harness.gate import DEFAULT_ALPHA, judge_pairs
-from harness.measure import RunContext, Session, new_group_id, run_once
+from harness.judge import stats
+from harness.judge.gate import DEFAULT_ALPHA, judge_pairs
 from harness.model import RunResult, Scenario, ServerTarget, Verdict
+from harness.run.measure import RunContext, Session, new_group_id, run_once
 
 
 @dataclass(frozen=True)

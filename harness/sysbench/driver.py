@@ -23,12 +23,12 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.config.scenarios import BUNDLED_SCRIPTS, resolve_script
 from harness.errors import SysbenchError
 from harness.model import IntervalSample, LatencyBucket, Scenario, Totals
-from harness.scenarios import BUNDLED_SCRIPTS, resolve_script
 from harness.servers.base import Endpoint
-from harness.sysbench_failures import SysbenchFailure, classify_failure, overrun
-from harness.sysbench_log import parse_histogram
+from harness.sysbench.failures import SysbenchFailure, classify_failure, overrun
+from harness.sysbench.textlog import parse_histogram
 
 PINNED_VERSION = "1.0.20"
 PREFIX = "@dbperf "

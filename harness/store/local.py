@@ -54,7 +54,7 @@ import pyarrow.parquet as pq
 
 from harness.errors import StoreError
 from harness.model import IntervalSample, LatencyBucket, RunResult
-from harness.store_schema import (
+from harness.store.schema import (
     BUCKET_FIELDS,
     HISTOGRAM_COLUMNS,
     INTERVAL_COLUMNS,

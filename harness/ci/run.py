@@ -23,14 +23,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.ciplan import CiPlan, load_side, materialise
-from harness.compare import ComparisonSpec, run_comparisons
-from harness.config import Settings
+from harness.ci.plan import CiPlan, load_side, materialise
+from harness.config.settings import Settings
 from harness.errors import HarnessError
-from harness.gate import DEFAULT_ALPHA, exit_code
-from harness.measure import Reporter, measure, new_group_id, plan_runs
+from harness.judge.gate import DEFAULT_ALPHA, exit_code
 from harness.model import RunResult, Scenario, Verdict
-from harness.pipeline import open_session
+from harness.pipeline.ab import ComparisonSpec, run_comparisons
+from harness.pipeline.core import open_session
+from harness.run.measure import Reporter, measure, new_group_id, plan_runs
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def write_outputs(
     if ok_runs:
         try:
             from harness.report.site import build_site
-            from harness.store import Store
+            from harness.store.local import Store
 
             site = build_site(Store(out / "dbperf.duckdb").metrics_table(), out / "site", images=True)
             chart_links = [(p.stem, str(p.relative_to(out))) for p in site.images[:4]]

@@ -24,7 +24,7 @@ from harness.model import (
     Testbed,
     Totals,
 )
-from harness.sysbench_log import ParsedLog, parse_sysbench_log
+from harness.sysbench.textlog import ParsedLog, parse_sysbench_log
 
 
 def _testbed(version: str | None) -> Testbed:

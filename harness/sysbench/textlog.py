@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from harness.errors import LogParseError
-from harness.sysbench_failures import SysbenchFailure, classify_failure
+from harness.sysbench.failures import SysbenchFailure, classify_failure
 
 __all__ = [
     "HistogramBucket",

@@ -29,11 +29,11 @@ from harness.model import (
     Testbed,
     stable_hash,
 )
-from harness.probes import ProbeSession
+from harness.run.probes import ProbeSession
 from harness.servers import provider_for
 from harness.servers.base import DatasetCredentials, Provider, RunningServer, read_variables
 from harness.servers.variables import effective_variables
-from harness.sysbench import prepare, run, run_argv, workdir
+from harness.sysbench.driver import prepare, run, run_argv, workdir
 
 #: Variables that differ between runs of the same configuration and must not enter the config hash.
 _VOLATILE_VARIABLES = {
