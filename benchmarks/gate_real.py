@@ -26,10 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import pipeline
 from harness.config.settings import resolve_settings
-from harness.pipeline.ab import ComparisonSpec, run_comparisons
-from harness.pipeline.core import open_session, resolve
-from harness.run.measure import QuietReporter
+from harness.run.session import QuietReporter
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -55,20 +54,31 @@ def main() -> int:
 
     store = Path(tempfile.mkdtemp(prefix="dbperf-gate-bench-")) / "store.duckdb"
     settings = resolve_settings(
-        {"store": str(store), "threads": str(args.threads), "time": args.time, "warmup": 1, "profile": "quick"}
+        {
+            "store": str(store),
+            "threads": str(args.threads),
+            "time": args.time,
+            "warmup": 1,
+            "profile": "quick",
+            "repetitions": args.pairs,
+        }
     )
-    prepared = resolve(settings, args.scenario, args.base)
-    base = prepared.target
+    case = pipeline.resolve(settings, args.scenario, args.base)
+    base = case.target
     same = dataclasses.replace(base, name=f"{base.name}(A/A)")
     slow = dataclasses.replace(base, name=f"{base.name}(cpus={args.slowdown_cpus})", cpus=args.slowdown_cpus)
-    session = open_session(settings, QuietReporter(), containers=base.provider == "container")
+    session = pipeline.open_session(settings, QuietReporter(), containers=base.provider == "container")
 
     rows: dict[str, list[tuple[str, float, float | None, float | None]]] = {"A/A": [], "A/B": []}
     for i in range(args.comparisons):
         for kind, head in (("A/A", same), ("A/B", slow)):
             started = time.monotonic()
-            result = run_comparisons(
-                session, [ComparisonSpec(base, head, prepared.scenario)], pairs=args.pairs, seed=args.seed + i
+            result = pipeline.compare(
+                settings,
+                [pipeline.ComparisonSpec(base, head, case.scenario)],
+                session.reporter,
+                pipeline.JudgeOptions(seed=args.seed + i),
+                session=session,
             )
             seconds = time.monotonic() - started
             verdict = result.verdicts[0]

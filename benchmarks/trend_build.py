@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from harness.model import Metrics, RunResult, Testbed, Totals
+from harness.pipeline import history
 from harness.report.site import build_site
-from harness.store.local import Store
+from harness.store import Store
 
 TESTBED = Testbed(
     cpu_model="AMD EPYC 7763 64-Core",
@@ -147,7 +148,7 @@ def main() -> None:
         t, cpu = time.perf_counter(), time.process_time()
         table = store.metrics_table()
         read_s = time.perf_counter() - t
-        result = build_site(table, out, images=not args.no_images)
+        result = build_site(history(table), out, images=not args.no_images)
         total, total_cpu = time.perf_counter() - t, time.process_time() - cpu
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
         load = os.getloadavg()[0]

@@ -13,17 +13,19 @@ passes and says how to record one). The session ends with a summary table of eve
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from harness import pipeline
 from harness.config.scenarios import available_scenarios, load_scenario
 from harness.config.settings import OPTIONS, Settings, resolve_settings
 from harness.errors import HarnessError, PerformanceRegression
-from harness.model import RunResult, Scenario, ServerTarget, Verdict
-from harness.run.measure import RunContext, Session, measure, new_group_id
+from harness.model import RunResult, Scenario, Verdict
+from harness.run.session import QuietReporter, Reporter, Session
 
 _RUNS_KEY = pytest.StashKey[list[RunResult]]()
 _VERDICTS_KEY = pytest.StashKey[list[Verdict]]()
@@ -103,58 +105,48 @@ class Runner:
     config: pytest.Config
     _sessions: dict[bool, Session] = field(default_factory=dict)
 
-    def session(self, containers: bool) -> Session:
+    def _reporter(self) -> Reporter:
+        if os.environ.get("DBPERF_PROGRESS", "1") == "0":
+            return QuietReporter()
+        from harness.report.terminal import TerminalReporter
+
+        return TerminalReporter()
+
+    def run_case(self, case: Case) -> pipeline.Outcome:
+        """Measure the case's repetitions and judge them against this testbed's baseline."""
+        resolved = pipeline.resolve(self.settings, case.scenario.name, case.target_name)
+        scenario = case.scenario.with_overrides(threads=[case.threads])
+        containers = resolved.target.provider == "container"
         if containers not in self._sessions:
-            from harness.pipeline.core import open_session
-            from harness.report.terminal import TerminalReporter
+            self._sessions[containers] = pipeline.open_session(self.settings, self._reporter(), containers=containers)
+        session = self._sessions[containers]
+        strict = bool(self.config.getoption("dbperf_strict"))
+        outcome = pipeline.gate(
+            self.settings,
+            [pipeline.Case(resolved.target, scenario)],
+            session.reporter,
+            pipeline.JudgeOptions(strict=strict),
+            session=session,
+            label="pytest",
+        )
+        self.config.stash.setdefault(_RUNS_KEY, []).extend(outcome.runs)
+        self.config.stash.setdefault(_VERDICTS_KEY, []).extend(outcome.verdicts)
+        return outcome
 
-            reporter = TerminalReporter() if os.environ.get("DBPERF_PROGRESS", "1") != "0" else None
-            from harness.run.measure import QuietReporter
-
-            self._sessions[containers] = open_session(self.settings, reporter or QuietReporter(), containers=containers)
-        return self._sessions[containers]
-
-    def target(self, name: str) -> ServerTarget:
-        from harness.config.servers import load_target
-
-        return load_target(name, self.settings.servers_dir)
-
-    def run_case(self, case: Case) -> list[RunResult]:
-        target = self.target(case.target_name)
-        session = self.session(target.provider == "container")
-        group = new_group_id()
-        contexts = [
-            RunContext(target, case.scenario, case.threads, rep, session.testbed, session.git_sha, group, "pytest")
-            for rep in range(1, case.scenario.repetitions + 1)
-        ]
-        results = measure(session, contexts)
-        self.config.stash.setdefault(_RUNS_KEY, []).extend(results)
-        return results
-
-    def check(self, case: Case, results: list[RunResult]) -> None:
-        """Fail on a failed run; judge against the baseline when there is one."""
-        failed = [r for r in results if not r.ok]
+    def check(self, case: Case, outcome: pipeline.Outcome) -> None:
+        """Fail on a failed run, and on a regression (or, with --dbperf-strict, an inconclusive verdict)."""
+        failed = [r for r in outcome.runs if not r.ok]
         if failed:
             pytest.fail(f"{case.id}: run {failed[0].run_id} failed: {failed[0].failure}", pytrace=False)
-        from harness.judge.baselines import find_baseline
-        from harness.judge.gate import judge_against_baselines
-
-        baseline = find_baseline(
-            self.settings.baselines_dir,
-            results[0].testbed,
-            case.target_name,
-            case.scenario.name,
-            case.threads,
-        )
-        verdict = judge_against_baselines([(case.scenario, case.threads, case.target_name, baseline, results)])[0]
-        self.config.stash.setdefault(_VERDICTS_KEY, []).append(verdict)
         strict = bool(self.config.getoption("dbperf_strict"))
-        bad = [
-            m
-            for m in verdict.metrics
-            if m.gating and (m.outcome == "regression" or (strict and m.outcome == "inconclusive"))
-        ]
-        if bad:
+        for verdict in outcome.verdicts:
+            bad = [
+                m
+                for m in verdict.metrics
+                if m.gating and (m.outcome == "regression" or (strict and m.outcome == "inconclusive"))
+            ]
+            if not bad:
+                continue
             lines = [f"{case.id}: {verdict.outcome} against the baseline"]
             lines += [
                 f"  {m.metric}: {m.reason} (noise {m.noise_pct or 0:.1f} %, bound {m.bound_pct:g} %)" for m in bad
@@ -174,15 +166,17 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if not runs:
         return
     from harness.report.terminal import print_summary
+    from harness.report.verdicts import print_verdicts
 
     terminalreporter.section("dbperf summary")
-    print_summary(runs, terminalreporter._tw._file if hasattr(terminalreporter, "_tw") else None)
+    buffer = io.StringIO()
+    print_summary(runs, buffer)
     verdicts = config.stash.get(_VERDICTS_KEY, [])
     if verdicts:
-        from harness.report.verdicts import print_verdicts
-
-        print_verdicts(verdicts, terminalreporter._tw._file if hasattr(terminalreporter, "_tw") else None)
-        for verdict in verdicts:
-            for metric in verdict.metrics:
-                if metric.outcome == "no_baseline":
-                    terminalreporter.write_line(f"dbperf: {verdict.scenario} {verdict.threads}t: {metric.reason}")
+        print_verdicts(verdicts, buffer)
+    for line in buffer.getvalue().splitlines():
+        terminalreporter.write_line(line)
+    for verdict in verdicts:
+        for metric in verdict.metrics:
+            if metric.outcome == "no_baseline":
+                terminalreporter.write_line(f"dbperf: {verdict.scenario} {verdict.threads}t: {metric.reason}")

@@ -38,16 +38,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from harness.cli import run_cmds
+    from harness.cli import ci_cmds, gate_cmds, report_cmds, run_cmds
 
-    run_cmds.register(cli)
-    for module_name in ("gate_cmds", "report_cmds", "ci_cmds"):
-        try:
-            module = __import__(f"harness.cli.{module_name}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"harness.cli.{module_name}":
-                raise
-            continue
+    for module in (run_cmds, gate_cmds, report_cmds, ci_cmds):
         module.register(cli)
 
 

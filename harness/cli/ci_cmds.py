@@ -182,19 +182,19 @@ def run_cmd(
 
     from harness.ci.run import run_plan
     from harness.cli.options import settings_from
+    from harness.pipeline import JudgeOptions
     from harness.report.terminal import TerminalReporter
     from harness.report.verdicts import print_verdicts
 
     settings = settings_from(kwargs)
     the_plan = build_plan(base, head, profile, scenario_list, only, kwargs)
     print_plan(the_plan)
-    outcome = run_plan(
-        settings, the_plan, out, TerminalReporter(sys.stderr), strict=strict, seed=seed, max_pairs=max_repetitions
-    )
-    if outcome.verdicts:
-        print_verdicts(outcome.verdicts)
-    click.echo(f"{len(outcome.runs)} run(s) in {outcome.seconds / 60:.1f} min; report: {outcome.report}")
-    return outcome.exit_code
+    options = JudgeOptions(strict=strict, seed=seed, max_pairs=max_repetitions)
+    done = run_plan(settings, the_plan, out, TerminalReporter(sys.stderr), options)
+    if done.outcome.verdicts:
+        print_verdicts(done.outcome.verdicts)
+    click.echo(f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min; report: {done.report}")
+    return done.outcome.exit_code
 
 
 def register(group: click.Group) -> None:

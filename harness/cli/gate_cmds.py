@@ -12,47 +12,15 @@ from typing import Any
 
 import click
 
+from harness import pipeline
 from harness.cli.options import GATE_OPTIONS, pop_shared, shared
-from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
-from harness.judge.baselines import all_baselines, find_baseline, write_baseline
-from harness.judge.gate import DEFAULT_ALPHA, exit_code, judge_against_baselines
-from harness.model import RunResult, Verdict
-from harness.pipeline.ab import ComparisonSpec, run_comparisons
-from harness.pipeline.core import open_session, resolve
+from harness.judge.baselines import all_baselines
+from harness.judge.gate import DEFAULT_ALPHA
+from harness.model import Verdict
 from harness.report.terminal import TerminalReporter, console, print_summary
 from harness.report.verdicts import headline, print_verdicts
-from harness.run.measure import Session, measure, new_group_id, plan_runs
-
-
-def verdicts_json(verdicts: Sequence[Verdict], **extra: object) -> str:
-    docs = []
-    for v in verdicts:
-        doc = dataclasses.asdict(v)
-        doc["outcome"] = v.outcome
-        docs.append(doc)
-    return json.dumps({"verdicts": docs, **extra}, indent=2, default=str)
-
-
-def _run(settings: Settings, scenario: str, target: str | None) -> tuple[Session, list[RunResult], Any]:
-    prepared = resolve(settings, scenario, target)
-    session = open_session(settings, TerminalReporter(sys.stderr), containers=prepared.target.provider == "container")
-    contexts = plan_runs(
-        prepared.target,
-        prepared.scenario,
-        testbed=session.testbed,
-        git_sha=session.git_sha,
-        group_id=new_group_id(),
-    )
-    return session, measure(session, contexts), prepared
-
-
-def _by_threads(runs: Sequence[RunResult]) -> dict[int, list[RunResult]]:
-    out: dict[int, list[RunResult]] = {}
-    for run in runs:
-        out.setdefault(run.threads, []).append(run)
-    return out
 
 
 @click.group("baseline")
@@ -70,16 +38,12 @@ def baseline_record(scenario: str, **kwargs: Any) -> int:
     (the profile's, or --repetitions, at least 5) for the gate to be able to decide.
     """
     settings = pop_shared(kwargs)
-    _, runs, prepared = _run(settings, scenario, None)
-    print_summary(runs, sys.stderr)
-    if len(runs) < 3 * len(prepared.scenario.threads):
-        click.echo(
-            "warning: fewer than 3 repetitions per thread count; the gate will mostly be inconclusive",
-            err=True,
-        )
-    for threads, group in sorted(_by_threads(runs).items()):
-        path = write_baseline(settings.baselines_dir, group)
-        click.echo(f"recorded {len(group)} repetition(s) at {threads} threads -> {path}")
+    outcome = pipeline.record(settings, pipeline.resolve(settings, scenario), TerminalReporter(sys.stderr))
+    print_summary(outcome.runs, sys.stderr)
+    for warning in outcome.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for path in outcome.written:
+        click.echo(f"recorded -> {path}")
     return 0
 
 
@@ -159,20 +123,19 @@ def gate_cmd(scenario: str, strict: bool, alpha: float, as_json: bool, **kwargs:
     With no baseline the runs are stored and the command says how to record one.
     """
     settings = pop_shared(kwargs)
-    session, runs, prepared = _run(settings, scenario, None)
-    cases = []
-    for threads, group in sorted(_by_threads(runs).items()):
-        baseline = find_baseline(settings.baselines_dir, session.testbed, prepared.target.name, scenario, threads)
-        cases.append((prepared.scenario, threads, prepared.target.name, baseline, group))
-    verdicts = judge_against_baselines(cases, alpha=alpha)
-    code = exit_code(verdicts, strict=strict)
+    outcome = pipeline.gate(
+        settings,
+        [pipeline.resolve(settings, scenario)],
+        TerminalReporter(sys.stderr),
+        pipeline.JudgeOptions(alpha=alpha, strict=strict),
+    )
     if as_json:
-        click.echo(verdicts_json(verdicts, exit_code=code, run_ids=[r.run_id for r in runs]))
+        click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
-        print_summary(runs)
-        print_verdicts(verdicts)
-    _warn_inconclusive(verdicts, strict)
-    return code
+        print_summary(outcome.runs)
+        print_verdicts(outcome.verdicts)
+    _warn_inconclusive(outcome.verdicts, strict)
+    return outcome.exit_code
 
 
 def _warn_inconclusive(verdicts: Sequence[Verdict], strict: bool) -> None:
@@ -233,44 +196,36 @@ def compare_cmd(
         raise ConfigError("give --head TARGET or at least one --head-var NAME=VALUE")
     specs = []
     for name in scenario_names:
-        base_prep = resolve(settings, name, base)
-        head_target = resolve(settings, name, head).target if head else base_prep.target
+        base_case = pipeline.resolve(settings, name, base)
+        head_target = pipeline.resolve(settings, name, head).target if head else base_case.target
         if overrides:
             head_target = head_target.with_variables(overrides)
-        if head_target.name == base_prep.target.name and not overrides:
+        if head_target.name == base_case.target.name and not overrides:
             click.echo("note: base and head are the same target: this is an A/A comparison", err=True)
             head_target = head_target.with_variables({}, name=f"{head_target.name}(A/A)")
-        specs.append(ComparisonSpec(base_prep.target, head_target, base_prep.scenario))
+        specs.append(pipeline.ComparisonSpec(base_case.target, head_target, base_case.scenario))
     pairs = settings.repetitions or specs[0].scenario.repetitions
     if pairs < 2:
         raise ConfigError(
             f"an A/B comparison needs at least 2 repetitions (pairs); the profile gives {pairs}: "
             "pass --repetitions 8 or more"
         )
-    containers = any(t.provider == "container" for s in specs for t in (s.base, s.head))
-    session = open_session(settings, TerminalReporter(sys.stderr), containers=containers)
-    result = run_comparisons(session, specs, pairs=pairs, max_pairs=max_repetitions, seed=seed, alpha=alpha)
-    code = exit_code(result.verdicts, strict=strict)
+    options = pipeline.JudgeOptions(alpha=alpha, strict=strict, seed=seed, max_pairs=max_repetitions)
+    outcome = pipeline.compare(settings, specs, TerminalReporter(sys.stderr), options)
     if markdown_out is not None:
         from harness.report.markdown import render_markdown
 
-        markdown_out.write_text(render_markdown(result.verdicts, result.runs, testbed=session.testbed))
-    if as_json:
-        click.echo(
-            verdicts_json(
-                result.verdicts,
-                exit_code=code,
-                pairs=result.pairs,
-                looks=result.looks,
-                seed=result.seed,
-                group_id=result.group_id,
-            )
+        testbed = outcome.runs[0].testbed if outcome.runs else None
+        markdown_out.write_text(
+            render_markdown(outcome.verdicts, outcome.runs, testbed=testbed, warnings=outcome.warnings)
         )
+    if as_json:
+        click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
-        print_verdicts(result.verdicts)
-        click.echo(f"{result.pairs} pair(s) in {result.looks} look(s), seed {result.seed}, group {result.group_id}")
-    _warn_inconclusive(result.verdicts, strict)
-    return code
+        print_verdicts(outcome.verdicts)
+        click.echo(f"{outcome.pairs} pair(s) in {outcome.looks} look(s), seed {outcome.seed}, group {outcome.group_id}")
+    _warn_inconclusive(outcome.verdicts, strict)
+    return outcome.exit_code
 
 
 def register(group: click.Group) -> None:

@@ -12,12 +12,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from rich.table import Table
 
+from harness import pipeline
 from harness.cli.options import pop_shared, shared
 from harness.errors import HarnessError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.terminal import console, runs_table, scaling_table
 from harness.report.verdicts import fmt_value
-from harness.store.local import Store
+from harness.store import Store
 
 
 def _note(message: str) -> None:
@@ -197,7 +198,7 @@ def trend_cmd(
         threads=threads[0] if len(threads) == 1 else None,
     )
     table = _filter_in(_filter_in(_filter_in(table, "scenario", scenarios), "target", targets), "threads", threads)
-    result = build_site(table, out, title=title, images=not no_images, scale=scale)
+    result = build_site(pipeline.history(table), out, title=title, images=not no_images, scale=scale)
     click.echo(
         f"wrote {result.index} in {result.seconds:.1f} s: {result.runs:,} ok runs, {result.points:,} commit "
         f"points, {len(result.changes)} change point(s), {len(result.images)} image(s) in {out / 'png'}"
@@ -240,7 +241,8 @@ def changes_cmd(
       dbperf changes --scenario oltp_read_only --server mariadb-11.8 --metric qps
       dbperf changes -s oltp_point_select --server mysql-9.7 --metric p95_ms --threads 8 --json
     """
-    from harness.report.charts import change_marks, commit_points
+    from harness.judge.changes import change_marks
+    from harness.store.history import commit_points
 
     settings = pop_shared(kwargs)
     if min_size < 2:

@@ -9,13 +9,13 @@ from typing import Any
 
 import click
 
+from harness import pipeline
 from harness.cli.options import RUN_OPTIONS, pop_shared, shared
 from harness.config.scenarios import PROFILES, available_scenarios, load_scenario
 from harness.config.servers import available_targets, load_target
 from harness.errors import HarnessError
-from harness.pipeline.core import failed_runs, run_scenario
 from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
-from harness.store.local import Store
+from harness.store import Store
 from harness.sysbench.importer import import_logs
 
 
@@ -39,20 +39,17 @@ def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
       dbperf run --scenario oltp_point_select --server mariadb-local --threads 8 --time 30
     """
     settings = pop_shared(kwargs)
-    reporter = TerminalReporter(sys.stderr)
-    results = run_scenario(settings, scenario, reporter)
+    outcome = pipeline.run(settings, scenario, TerminalReporter(sys.stderr))
     if as_json:
-        docs = [r.summary_dict() for r in results]
+        docs = [r.summary_dict() for r in outcome.runs]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
     else:
-        print_summary(results)
+        print_summary(outcome.runs)
         click.echo(f"store: {settings.store}")
-    failed = failed_runs(results)
+    failed = [r for r in outcome.runs if not r.ok]
     if failed:
-        first = failed[0]
-        click.echo(f"dbperf: error: run {first.run_id} failed: {first.failure}", err=True)
-        return 2
-    return 0
+        click.echo(f"dbperf: error: run {failed[0].run_id} failed: {failed[0].failure}", err=True)
+    return outcome.exit_code
 
 
 @click.command("runs")

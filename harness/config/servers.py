@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.config.settings import load_toml_model
+from harness.config.files import load_toml_model
 from harness.errors import ConfigError
 from harness.model import ServerTarget
 

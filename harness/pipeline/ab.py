@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from harness.judge import stats
 from harness.judge.gate import DEFAULT_ALPHA, judge_pairs
 from harness.model import RunResult, Scenario, ServerTarget, Verdict
-from harness.run.measure import RunContext, Session, new_group_id, run_once
+from harness.run.measure import RunContext, run_once
+from harness.run.session import Session, new_group_id
 
 
 @dataclass(frozen=True)

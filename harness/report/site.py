@@ -11,7 +11,7 @@
     DIR/png/<scenario>-{trend,versions,scaling}.png
                          the same charts rendered offline by vl-convert, for PR comments and READMEs
 
-The data is aggregated in DuckDB (:mod:`harness.report.charts`) and inlined in the page, so no file
+The data is aggregated in DuckDB (:mod:`harness.store.history`) and inlined in the page, so no file
 is fetched at view time (browsers refuse ``fetch`` from ``file://``).
 """
 
@@ -29,20 +29,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import vl_convert
 
 from harness.errors import HarnessError
 from harness.model import METRIC_LABELS
-from harness.report.charts import (
-    ChangeMark,
-    Selection,
-    TrendData,
-    dashboard_spec,
-    image_specs,
-    spec_json,
-    trend_data,
-)
+from harness.model.history import ChangeMark, TrendData
+from harness.report.charts import Selection, dashboard_spec, image_specs, spec_json
 from harness.report.verdicts import fmt_value
 
 BUNDLE_FILE = "vega-bundle.js"
@@ -253,23 +245,19 @@ def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, 
 
 
 def build_site(
-    table: pa.Table,
+    data: TrendData,
     out_dir: Path,
     *,
     title: str = "dbperf trends",
     images: bool = True,
     scale: float = 1.0,
-    alpha: float = 0.01,
-    permutations: int = 199,
-    seed: int = 0,
     validate: bool = False,
 ) -> SiteResult:
-    """Build the site in ``out_dir`` from a metrics table (:meth:`harness.store.local.Store.metrics_table`).
+    """Build the site in ``out_dir`` from the history :func:`harness.pipeline.history` hands over.
 
     ``validate`` checks the page's spec against the Vega-Lite schema (the tests do; it costs 0.5 s).
     """
     started = time.perf_counter()
-    data = trend_data(table, alpha=alpha, permutations=permutations, seed=seed)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from harness import pipeline
 from harness.config.scenarios import BUNDLED_SCRIPTS, available_scenarios, load_scenario
 from harness.config.servers import load_target
 from harness.dataset import snapshot_key
 from harness.errors import ConfigError
 from harness.model import IntervalSample, RunResult
-from harness.pipeline.core import run_scenario
-from harness.run.measure import QuietReporter
-from harness.store.local import Store
+from harness.run.session import QuietReporter
+from harness.store import Store
 from harness.sysbench.failures import required_prepared_statements
 
 from .helpers import CONTAINER_TARGETS, SCENARIOS, SERVERS, assert_plausible
@@ -304,7 +304,7 @@ def test_snapshots_reused_and_invalidated(tmp_path, settings_factory, store_path
 
     def run() -> tuple[list[str], RunResult]:
         log = PhaseLog()
-        results = run_scenario(settings, "tiny_point_select", log, target_name="mariadb-local")
+        results = pipeline.run(settings, "tiny_point_select", log, server="mariadb-local").runs
         assert len(results) == 1 and results[0].ok, results[0].failure
         return [p for p in log.phases if "preparing dataset" in p], results[0]
 

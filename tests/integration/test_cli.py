@@ -10,7 +10,7 @@ import click
 import pytest
 
 from harness.cli import cli
-from harness.store.local import Store
+from harness.store import Store
 
 from .helpers import PROGRESS_AT, REPO
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from harness import pipeline
 from harness.config.servers import load_target
-from harness.pipeline.core import run_scenario
-from harness.run.measure import QuietReporter
-from harness.store.local import Store
+from harness.run.session import QuietReporter
+from harness.store import Store
 
 from .helpers import ALL_TARGETS, SERVERS, assert_plausible
 
@@ -27,7 +27,7 @@ def test_runs_land_in_store(target_name, scenario, store_path, settings_factory)
     target = load_target(target_name, SERVERS)
     settings = settings_factory(store_path, server=target_name, profile="quick", time=2, warmup=1)
 
-    results = run_scenario(settings, scenario, QuietReporter(), target_name=target_name)
+    results = pipeline.run(settings, scenario, QuietReporter(), server=target_name).runs
 
     assert len(results) == 1, "quick profile: one repetition at one thread count"
     result = results[0]

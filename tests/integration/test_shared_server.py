@@ -52,7 +52,7 @@ def test_server_per_run_follows_fresh_server(
     assert result.returncode == 0, result.stderr[-2000:]
     runs = json.loads(result.stdout)
     assert [r["threads"] for r in runs] == [1, 2]
-    from harness.store.local import Store
+    from harness.store import Store
 
     ports = {Store(store).get(r["run_id"]).variables["port"] for r in runs}
     assert (len(ports) == 1) is same_server

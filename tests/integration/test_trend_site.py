@@ -21,8 +21,9 @@ import pytest
 
 from harness import model
 from harness.model import Metrics, RunResult, Totals
+from harness.pipeline import history
 from harness.report.site import build_site
-from harness.store.local import Store
+from harness.store import Store
 
 pytestmark = pytest.mark.browser
 
@@ -127,7 +128,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("trend")
     store = Store(tmp / "dbperf.duckdb")
     store.save_many(synthetic_history())
-    result = build_site(store.metrics_table(), tmp / "site")
+    result = build_site(history(store.metrics_table()), tmp / "site")
     assert {(c.scenario, c.target, c.metric) for c in result.changes} >= {("oltp_read_only", "mariadb-11.8", "qps")}
     assert len(result.images) == 2 * 3
     return result.out_dir

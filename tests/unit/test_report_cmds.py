@@ -13,10 +13,13 @@ import pytest
 from test_report_markdown import T0, make_run
 
 from harness.cli import main
+from harness.judge.changes import change_marks
 from harness.model import Metrics, RunResult
-from harness.report.charts import Selection, change_marks, commit_points, dashboard_spec, trend_data, version_key
+from harness.pipeline import history as trend_data
+from harness.report.charts import Selection, dashboard_spec
 from harness.report.site import build_site
-from harness.store.local import Store
+from harness.store import Store
+from harness.store.history import commit_points, version_key
 
 STEP_AT = 15
 COMMITS = 30
@@ -119,7 +122,7 @@ def test_dashboard_spec_binds_filters_and_inlines_data(store: Store) -> None:
 
 
 def test_build_site_without_images(store: Store, tmp_path: Path) -> None:
-    result = build_site(store.metrics_table(), tmp_path / "site", images=False)
+    result = build_site(trend_data(store.metrics_table()), tmp_path / "site", images=False)
     page = result.index.read_text()
     assert '<script src="vega-bundle.js"></script>' in page
     assert "http://" not in page.split("<script type=", 1)[0] and "https://cdn" not in page

@@ -15,7 +15,7 @@ import pytest
 from harness import model
 from harness.errors import StoreError
 from harness.model import IntervalSample, LatencyBucket, Metrics, Probes, RunResult, Totals
-from harness.store.local import Store
+from harness.store import Store
 from harness.store.schema import (
     DDL_V1,
     METRIC_COLUMNS,

@@ -1,0 +1,39 @@
+"""Reading the catalogue's TOML files (servers/, scenarios/) with pydantic validation."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import ConfigError
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def load_toml_model(path: Path, model: type[ModelT], what: str, fields_doc: str) -> ModelT:
+    """Read a TOML file and validate it with ``model``; every problem names the file and the field.
+
+    ``fields_doc`` says where the allowed fields are documented (shown for a misspelt field).
+    """
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(file)"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown field '{where}' (check the spelling; the fields are in {fields_doc})")
+            elif err["type"] in {"literal_error", "value_error", "missing"}:
+                problems.append(f"field '{where}': {err['msg']}")
+            else:
+                problems.append(f"field '{where}': {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError(f"{path}: " + "; ".join(problems)) from None

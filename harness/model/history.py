@@ -1,0 +1,85 @@
+"""History records: the aggregated series the trend site draws, and the change points found in them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.model.run import METRIC_LABELS
+
+
+def _fmt(value: float) -> str:
+    if not math.isfinite(value):
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+@dataclass(frozen=True)
+class ChangeMark:
+    """A change point of one series, located at the commit where the new level starts."""
+
+    scenario: str
+    target: str
+    threads: int
+    metric: str
+    index: int
+    at: str
+    point: str
+    before: float
+    after: float
+    change_pct: float
+    p_value: float
+    confidence: float
+    series_length: int
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a dict (non-finite numbers become None, so the JSON stays valid)."""
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
+
+    def describe(self) -> str:
+        unit = " ms" if self.metric.endswith("_ms") else ""
+        return (
+            f"{self.scenario} {self.target} {self.threads}t {METRIC_LABELS.get(self.metric, self.metric)}: "
+            f"{_fmt(self.before)}{unit} -> {_fmt(self.after)}{unit} ({self.change_pct:+.1f} %) at point "
+            f"{self.index + 1}/{self.series_length} ({self.point}, {self.at}); "
+            f"p = {self.p_value:.3f}, confidence {self.confidence * 100:.1f} %"
+        )
+
+
+@dataclass(frozen=True)
+class TrendData:
+    """Everything the site draws, as Arrow tables plus the change points."""
+
+    runs: int
+    points: pa.Table
+    versions: pa.Table
+    scaling: pa.Table
+    changes: tuple[ChangeMark, ...]
+    time_extents: dict[str, list[int]]
+
+    @property
+    def scenarios(self) -> list[str]:
+        return sorted(set(self.points.column("scenario").to_pylist()))
+
+    @property
+    def targets(self) -> list[str]:
+        return sorted(set(self.points.column("target").to_pylist()))
+
+    @property
+    def threads(self) -> list[int]:
+        return sorted(set(self.points.column("threads").to_pylist()))
+
+    def default_threads(self, scenario: str | None = None) -> int:
+        """The thread count with the most commits (ties: the highest), optionally within a scenario."""
+        table = self.points
+        if scenario is not None:
+            table = table.filter(pc.equal(table.column("scenario"), scenario))
+        counts = table.group_by("threads").aggregate([("threads", "count")]).to_pylist()
+        if not counts:
+            return 1
+        best = max(counts, key=lambda r: (r["threads_count"], r["threads"]))
+        return int(best["threads"])

@@ -1,0 +1,262 @@
+"""The run records: the testbed, the samples and totals of one sysbench run, and the metrics derived."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import ClassVar, Literal
+
+from harness.model.ids import stable_hash
+
+RunStatus = Literal["ok", "failed"]
+
+#: Metrics dbperf judges, with the direction in which they get worse.
+METRICS: dict[str, bool] = {
+    # name: higher_is_worse
+    "qps": False,
+    "tps": False,
+    "p95_ms": True,
+    "p99_ms": True,
+    "cpu_per_txn": True,
+    "instr_per_txn": True,
+}
+
+METRIC_LABELS: dict[str, str] = {
+    "qps": "QPS",
+    "tps": "TPS",
+    "p95_ms": "p95 (ms)",
+    "p99_ms": "p99 (ms)",
+    "cpu_per_txn": "CPU µs/txn",
+    "instr_per_txn": "instructions/txn",
+}
+
+
+@dataclass(frozen=True)
+class Testbed:
+    """The machine a run happened on; baselines only compare runs with the same fingerprint."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class, despite the name
+
+    cpu_model: str
+    cores: int
+    memory_gb: float
+    kernel: str
+    disk: str
+    sysbench_version: str
+    container_engine: str | None
+    hostname: str = ""
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of what changes results; the hostname is deliberately left out (fixed-hardware pools)."""
+        return stable_hash(
+            {
+                "cpu": self.cpu_model,
+                "cores": self.cores,
+                "mem": round(self.memory_gb),
+                "kernel": self.kernel,
+                "disk": self.disk,
+                "sysbench": self.sysbench_version,
+                "engine": self.container_engine,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class IntervalSample:
+    """One report interval, with sysbench's raw counts (not rates)."""
+
+    t_s: float
+    interval_s: float
+    threads_running: int
+    events: int
+    reads: int
+    writes: int
+    other: int
+    errors: int
+    reconnects: int
+    latency_pct_ms: float
+    warmup: bool = False
+
+    @property
+    def qps(self) -> float:
+        return (self.reads + self.writes + self.other) / self.interval_s if self.interval_s > 0 else 0.0
+
+    @property
+    def tps(self) -> float:
+        return self.events / self.interval_s if self.interval_s > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class LatencyBucket:
+    """One non-empty bucket of sysbench's latency histogram (``--histogram=on``)."""
+
+    value_ms: float
+    count: int
+
+
+def histogram_percentile(buckets: Sequence[LatencyBucket], pct: float) -> float | None:
+    """The ``pct`` percentile of a histogram the way sysbench computes it (first bucket reaching it)."""
+    total = sum(b.count for b in buckets)
+    if total == 0:
+        return None
+    need = total * pct / 100.0
+    running = 0
+    ordered = sorted(buckets, key=lambda b: b.value_ms)
+    for bucket in ordered:
+        running += bucket.count
+        if running >= need:
+            return bucket.value_ms
+    return ordered[-1].value_ms
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Cumulative counts over the measured window (warm-up excluded)."""
+
+    time_s: float
+    events: int
+    reads: int
+    writes: int
+    other: int
+    errors: int
+    reconnects: int
+    latency_min_ms: float | None = None
+    latency_avg_ms: float | None = None
+    latency_max_ms: float | None = None
+    latency_pct_ms: float | None = None
+
+    @property
+    def queries(self) -> int:
+        return self.reads + self.writes + self.other
+
+
+@dataclass(frozen=True)
+class Probes:
+    """Readings taken on the server side over the measured window."""
+
+    server_cpu_s: float | None = None
+    instructions: float | None = None
+    instructions_note: str = ""
+    status_deltas: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """The numbers people judge, derived once from totals, histogram and probes."""
+
+    qps: float | None = None
+    tps: float | None = None
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    p999_ms: float | None = None
+    errors_per_s: float | None = None
+    reconnects_per_s: float | None = None
+    cpu_per_txn: float | None = None  # server CPU microseconds per transaction
+    instr_per_txn: float | None = None
+
+    def get(self, name: str) -> float | None:
+        value = getattr(self, name, None)
+        return None if value is None else float(value)
+
+    @staticmethod
+    def derive(totals: Totals | None, histogram: Sequence[LatencyBucket], probes: Probes) -> Metrics:
+        if totals is None or totals.time_s <= 0:
+            return Metrics()
+        events = totals.events
+        cpu = probes.server_cpu_s * 1e6 / events if probes.server_cpu_s is not None and events > 0 else None
+        instr = probes.instructions / events if probes.instructions is not None and events > 0 else None
+        has_hist = bool(histogram)
+        return Metrics(
+            qps=totals.queries / totals.time_s,
+            tps=events / totals.time_s,
+            p50_ms=histogram_percentile(histogram, 50) if has_hist else None,
+            p95_ms=histogram_percentile(histogram, 95) if has_hist else totals.latency_pct_ms,
+            p99_ms=histogram_percentile(histogram, 99) if has_hist else None,
+            p999_ms=histogram_percentile(histogram, 99.9) if has_hist else None,
+            errors_per_s=totals.errors / totals.time_s,
+            reconnects_per_s=totals.reconnects / totals.time_s,
+            cpu_per_txn=cpu,
+            instr_per_txn=instr,
+        )
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One sysbench run (one repetition at one thread count) against one server."""
+
+    run_id: str
+    started_at: datetime
+    finished_at: datetime
+    status: RunStatus
+    target: str
+    flavour: str
+    provider: str
+    server_version: str
+    config_hash: str
+    scenario: str
+    scenario_hash: str
+    profile: str
+    script: str
+    threads: int
+    repetition: int
+    warmup_s: float
+    time_s: float
+    testbed: Testbed
+    git_sha: str = ""
+    failure: str = ""
+    source: str = "run"
+    variables: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, str] = field(default_factory=dict)
+    server_cpuset: str = ""
+    client_cpuset: str = ""
+    group_id: str = ""
+    label: str = ""
+    intervals: tuple[IntervalSample, ...] = ()
+    histogram: tuple[LatencyBucket, ...] = ()
+    totals: Totals | None = None
+    probes: Probes = field(default_factory=Probes)
+    metrics: Metrics = field(default_factory=Metrics)
+
+    def __post_init__(self) -> None:
+        if self.status == "ok" and self.totals is None:
+            raise ValueError(f"run {self.run_id}: an ok run needs cumulative totals")
+        if self.status == "failed" and not self.failure:
+            raise ValueError(f"run {self.run_id}: a failed run needs a reason")
+        if self.threads < 1:
+            raise ValueError(f"run {self.run_id}: threads must be >= 1")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def summary_dict(self) -> dict[str, object]:
+        """The flat JSON document of ``dbperf run --json``."""
+        m = self.metrics
+        return {
+            "run_id": self.run_id,
+            "status": self.status,
+            "failure": self.failure or None,
+            "target": self.target,
+            "server_version": self.server_version,
+            "scenario": self.scenario,
+            "profile": self.profile,
+            "threads": self.threads,
+            "repetition": self.repetition,
+            "duration_s": self.totals.time_s if self.totals else None,
+            "qps": m.qps,
+            "tps": m.tps,
+            "p50_ms": m.p50_ms,
+            "p95_ms": m.p95_ms,
+            "p99_ms": m.p99_ms,
+            "errors_per_s": m.errors_per_s,
+            "reconnects_per_s": m.reconnects_per_s,
+            "cpu_us_per_txn": m.cpu_per_txn,
+            "instructions_per_txn": m.instr_per_txn,
+            "config_hash": self.config_hash,
+            "testbed": self.testbed.fingerprint,
+            "git_sha": self.git_sha,
+            "started_at": self.started_at.isoformat(),
+        }

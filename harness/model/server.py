@@ -1,0 +1,59 @@
+"""The server record: what a server is, how it is started and configured (one file in servers/)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+Flavour = Literal["mariadb", "mysql"]
+ProviderKind = Literal["local", "container", "external"]
+
+
+@dataclass(frozen=True)
+class ServerTarget:
+    """A server to benchmark: what it is, how to start it, how to configure it."""
+
+    name: str
+    flavour: Flavour
+    version: str
+    provider: ProviderKind
+    description: str = ""
+    image: str | None = None
+    binary: str | None = None
+    config_file: Path | None = None
+    variables: Mapping[str, str] = field(default_factory=dict)
+    cpuset: str | None = None
+    client_cpuset: str | None = None
+    cpus: float | None = None
+    memory_limit: str | None = None
+    host: str = "127.0.0.1"
+    port: int | None = None
+    user: str | None = None
+    password_env: str | None = None
+    database: str = "sbtest"
+    source: Path | None = None
+
+    def with_variables(self, overrides: Mapping[str, str], name: str | None = None) -> ServerTarget:
+        """A copy of this target with some server variables overridden (``--head-var``)."""
+        suffix = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
+        return replace(self, variables={**self.variables, **overrides}, name=name or f"{self.name}+{suffix}")
+
+    def identity(self) -> dict[str, object]:
+        """What makes two targets the same configuration (hashed into the config hash)."""
+        config_text = None
+        if self.config_file is not None and self.config_file.exists():
+            config_text = self.config_file.read_text()
+        return {
+            "flavour": self.flavour,
+            "version": self.version,
+            "provider": self.provider,
+            "image": self.image,
+            "binary": self.binary,
+            "config": config_text,
+            "variables": dict(sorted(self.variables.items())),
+            "cpuset": self.cpuset,
+            "cpus": self.cpus,
+            "memory_limit": self.memory_limit,
+        }

@@ -1,0 +1,176 @@
+"""Queries over stored runs for trends: per-commit points, per-version spreads and scaling curves.
+
+All aggregation happens in DuckDB over a metrics table (:meth:`harness.store.Store.metrics_table`),
+never row by row in Python:
+
+* **points**: one per scenario x server x threads x *commit* (the run's ``git_sha``; runs without
+  one are grouped by UTC day), at the time of its first run: the median and the min-max range of the
+  repetitions for QPS and p95, with the server versions, config hashes, testbeds and commits behind
+  it for the tooltips.
+* **versions**: one per scenario x server x threads x server version: quartiles and range.
+* **scaling**: one per scenario x server x config x threads, over the runs of the newest server
+  version of that server and config: QPS and p95 against thread count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.errors import HarnessError
+from harness.model import METRICS
+
+TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms")
+"""Metrics the trend site charts."""
+
+
+def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """A natural sort key: ``9.7.0`` < ``10.11.6`` < ``11.8.1``."""
+    parts = re.findall(r"\d+|[^\d]+", version)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+
+
+def _check_metrics(metrics: Sequence[str]) -> None:
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise HarnessError(f"unknown metric {', '.join(unknown)}: choose from {', '.join(METRICS)}")
+
+
+def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    con.register("runs", table)
+    return con
+
+
+def _stats(metric: str, *, quartiles: bool) -> str:
+    cols = [
+        f'median("{metric}") AS "{metric}"',
+        f'min("{metric}") AS "{metric}_min"',
+        f'max("{metric}") AS "{metric}_max"',
+    ]
+    if quartiles:
+        cols += [
+            f'quantile_cont("{metric}", 0.25) AS "{metric}_q1"',
+            f'quantile_cont("{metric}", 0.75) AS "{metric}_q3"',
+        ]
+    return ", ".join(cols)
+
+
+_POINT_KEY = "coalesce(nullif(git_sha, ''), strftime(started_at, '%Y-%m-%d'))"
+_ISO = "'%Y-%m-%dT%H:%M:%SZ'"
+
+
+def commit_points(table: pa.Table, metrics: Sequence[str] = TREND_METRICS) -> pa.Table:
+    """Per scenario x target x threads x commit: medians and ranges, ordered by series then time.
+
+    Adds ``series`` (a number per scenario x target x threads, in order) so callers can cut the
+    sorted table into series without grouping in Python.
+    """
+    _check_metrics(metrics)
+    stats = ", ".join(_stats(m, quartiles=False) for m in metrics)
+    con = _connect(table)
+    try:
+        return con.sql(
+            f"""
+            SELECT scenario, target, threads, {_POINT_KEY} AS point,
+                   strftime(min(started_at), {_ISO}) AS at, count(*) AS n, {stats},
+                   string_agg(DISTINCT server_version, ', ' ORDER BY server_version) AS versions,
+                   string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
+                   string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds,
+                   dense_rank() OVER (ORDER BY scenario, target, threads) - 1 AS series
+            FROM runs WHERE status = 'ok'
+            GROUP BY scenario, target, threads, point
+            ORDER BY scenario, target, threads, min(started_at), point
+            """
+        ).to_arrow_table()
+    finally:
+        con.close()
+
+
+def _versions(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    stats = ", ".join(_stats(m, quartiles=True) for m in TREND_METRICS)
+    return con.sql(
+        f"""
+        SELECT scenario, target, threads, coalesce(nullif(server_version, ''), '?') AS server_version,
+               count(*) AS n, count(DISTINCT {_POINT_KEY}) AS commits, {stats},
+               string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
+               string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds,
+               strftime(min(started_at), {_ISO}) AS first_at, strftime(max(started_at), {_ISO}) AS last_at
+        FROM runs WHERE status = 'ok'
+        GROUP BY ALL ORDER BY scenario, target, threads, server_version
+        """
+    ).to_arrow_table()
+
+
+def _scaling(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    stats = ", ".join(_stats(m, quartiles=True) for m in TREND_METRICS)
+    return con.sql(
+        f"""
+        WITH ok AS (SELECT * FROM runs WHERE status = 'ok'),
+        latest AS (
+            SELECT scenario, target, config_hash, arg_max(server_version, started_at) AS server_version
+            FROM ok GROUP BY ALL
+        ),
+        agg AS (
+            SELECT scenario, target, config_hash, server_version, threads, count(*) AS n,
+                   count(DISTINCT {_POINT_KEY}) AS commits, {stats},
+                   string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds
+            FROM ok JOIN latest USING (scenario, target, config_hash, server_version)
+            GROUP BY ALL
+        )
+        SELECT *, CASE WHEN count(DISTINCT config_hash) OVER (PARTITION BY scenario, target) > 1
+                       THEN target || ' · ' || left(config_hash, 8) ELSE target END AS line
+        FROM agg ORDER BY scenario, line, threads
+        """
+    ).to_arrow_table()
+
+
+def _time_extents(points: pa.Table) -> dict[str, list[int]]:
+    """``scenario|target|threads`` (and ``scenario|all|threads``) -> [first, last] commit time in ms.
+
+    The trend charts take their time axis from this (a Vega-Lite param) rather than from a union of
+    the layers' data, which would warn about an empty extent whenever a selection has no change point.
+    """
+    con = duckdb.connect()
+    try:
+        con.register("points", points.select(["scenario", "target", "threads", "at"]))
+        rows = con.sql(
+            """
+            WITH p AS (SELECT scenario, target, threads, epoch_ms(CAST("at" AS TIMESTAMPTZ)) AS ms FROM points)
+            SELECT scenario || '|' || target || '|' || threads AS key, min(ms), max(ms) FROM p GROUP BY ALL
+            UNION ALL
+            SELECT scenario || '|all|' || threads, min(ms), max(ms) FROM p GROUP BY scenario, threads
+            """
+        ).fetchall()
+    finally:
+        con.close()
+    half_day = 12 * 3600 * 1000
+    return {
+        str(key): [int(lo), int(hi)] if hi > lo else [int(lo) - half_day, int(hi) + half_day] for key, lo, hi in rows
+    }
+
+
+def history_tables(table: pa.Table) -> tuple[int, pa.Table, pa.Table, pa.Table, dict[str, list[int]]]:
+    """(ok runs, points, versions, scaling, time extents) of a metrics table."""
+    ok_runs = int(pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0) if table.num_rows else 0
+    if ok_runs == 0:
+        return 0, table.slice(0, 0), table.slice(0, 0), table.slice(0, 0), {}
+    points = commit_points(table)
+    con = _connect(table)
+    try:
+        versions = _versions(con)
+        scaling = _scaling(con)
+    finally:
+        con.close()
+    order = sorted(set(versions.column("server_version").to_pylist()), key=version_key)
+    rank = {v: i for i, v in enumerate(order)}
+    ranks = pa.array([rank[v] for v in versions.column("server_version").to_pylist()], pa.int32())
+    versions = versions.append_column("version_rank", ranks).sort_by(
+        [("version_rank", "ascending"), ("scenario", "ascending"), ("target", "ascending"), ("threads", "ascending")]
+    )
+    return ok_runs, points, versions, scaling, _time_extents(points)
