@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import pipeline
-from harness.ci.plan import CiPlan, load_side, materialise
+from harness.ci.git import materialise
+from harness.ci.records import CiPlan, Tree
+from harness.ci.trees import load_side
 from harness.config.settings import Settings
 from harness.model import Scenario
 from harness.report.folder import write_outputs
@@ -58,11 +60,14 @@ def run_plan(
     settings = dataclasses.replace(settings, store=out / "dbperf.duckdb")
     work = Path(tempfile.mkdtemp(prefix="dbperf-ci-"))
     try:
-        trees = {"base": materialise(settings.root, the_plan.base_sha, work / "base"), "head": settings.root}
+        trees: dict[Tree, Path] = {
+            "base": materialise(settings.root, the_plan.base_sha, work / "base"),
+            "head": settings.root,
+        }
         specs = []
         for comparison in the_plan.comparisons:
-            base_target, base_scenario = load_side(comparison.base, trees, the_plan.profile)  # type: ignore[arg-type]
-            head_target, head_scenario = load_side(comparison.head, trees, the_plan.profile)  # type: ignore[arg-type]
+            base_target, base_scenario = load_side(comparison.base, trees, the_plan.profile)
+            head_target, head_scenario = load_side(comparison.head, trees, the_plan.profile)
             specs.append(
                 pipeline.ComparisonSpec(
                     base_target,
@@ -75,7 +80,7 @@ def run_plan(
             )
         recordings = [
             pipeline.Case(target, _override(scenario, settings))
-            for target, scenario in (load_side(r.side, trees, the_plan.profile) for r in the_plan.recordings)  # type: ignore[arg-type]
+            for target, scenario in (load_side(r.side, trees, the_plan.profile) for r in the_plan.recordings)
         ]
         outcome = pipeline.compare(settings, specs, reporter, options or pipeline.JudgeOptions(), recordings=recordings)
         report = write_outputs(out, the_plan, outcome, seconds=time.monotonic() - started)

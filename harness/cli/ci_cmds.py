@@ -8,7 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.ci.plan import DEFAULT_CI_SCENARIOS, CiPlan, plan
+from harness.ci.plan import plan
+from harness.ci.records import DEFAULT_CI_SCENARIOS, CiPlan
 from harness.cli.options import pop_shared, shared
 from harness.config.scenarios import PROFILES
 from harness.errors import ConfigError

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from harness import pipeline
-from harness.ci.plan import CiPlan
+from harness.ci.records import CiPlan
 from harness.errors import HarnessError
 
 

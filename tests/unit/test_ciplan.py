@@ -10,17 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.ci.plan import (
-    AA_SUFFIX,
-    BASE_SUFFIX,
-    PLAN_FORMAT,
-    CiPlan,
-    diff_changes,
-    load_side,
-    materialise,
-    plan,
-    resolve_ref,
-)
+from harness.ci.git import diff_changes, materialise, resolve_ref
+from harness.ci.plan import plan
+from harness.ci.records import AA_SUFFIX, BASE_SUFFIX, PLAN_FORMAT, CiPlan
+from harness.ci.trees import load_side
 from harness.errors import ConfigError, GitError, HarnessError
 
 DEFAULTS = ("point", "mix")

@@ -1,0 +1,157 @@
+"""The records of a pull-request plan: what changed, which comparisons run, and why."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+Tree = Literal["base", "head"]
+Kind = Literal["target", "copied-target", "scenario", "harness-aa"]
+Area = Literal["target", "server-file", "scenario", "scenario-file", "harness", "baseline", "other"]
+
+PLAN_FORMAT = "dbperf.ciplan/1"
+SERVERS = "servers"
+SCENARIOS = "scenarios"
+DEFAULT_TARGET = "mariadb-local"
+#: The small default set: the pure read path (CPU cost per query) and a read/write mix (flushing,
+#: locking). Together about 5 minutes per comparison pair on the ``ci`` profile.
+DEFAULT_CI_SCENARIOS = ("oltp_point_select", "oltp_read_write")
+BASE_SUFFIX = "@base"
+AA_SUFFIX = "@aa"
+#: Rough cost of one server start, restore and teardown, for the time estimate only.
+START_OVERHEAD_S = 5
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One line of ``git diff --name-status``: status letter, path (and the source of a rename/copy)."""
+
+    status: str
+    path: str
+    old_path: str | None = None
+    similarity: int | None = None
+    area: Area = "other"
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: which target and scenario, loaded from which tree, stored as what."""
+
+    target: str
+    target_tree: Tree
+    target_label: str
+    scenario: str
+    scenario_tree: Tree
+    scenario_label: str
+
+    @property
+    def files(self) -> dict[str, str]:
+        """The definition files this side is loaded from, as ``tree:path``."""
+        return {
+            "target": f"{self.target_tree}:{SERVERS}/{self.target}.toml",
+            "scenario": f"{self.scenario_tree}:{SCENARIOS}/{self.scenario}.toml",
+        }
+
+    def to_dict(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self), "files": self.files}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One A/B comparison to run interleaved: base side against head side, on one scenario."""
+
+    kind: Kind
+    scenario: str
+    reason: str
+    base: Side
+    head: Side
+    estimated_s: int = 0
+
+    @property
+    def base_target(self) -> str:
+        return self.base.target_label
+
+    @property
+    def head_target(self) -> str:
+        return self.head.target_label
+
+    @property
+    def base_files(self) -> dict[str, str]:
+        return self.base.files
+
+    @property
+    def head_files(self) -> dict[str, str]:
+        return self.head.files
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "scenario": self.scenario,
+            "base_target": self.base_target,
+            "head_target": self.head_target,
+            "reason": self.reason,
+            "estimated_s": self.estimated_s,
+            "base": self.base.to_dict(),
+            "head": self.head.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Recording:
+    """A run with nothing to compare against (a new target or scenario): stored, no verdict."""
+
+    side: Side
+    reason: str
+    estimated_s: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        return {"reason": self.reason, "estimated_s": self.estimated_s, **self.side.to_dict()}
+
+
+@dataclass(frozen=True)
+class CiPlan:
+    """What a pull request's performance check runs, and why."""
+
+    base_ref: str
+    head_ref: str
+    base_sha: str  # the merge base of base_ref and head_ref: what the change is measured against
+    head_sha: str
+    profile: str
+    default_target: str
+    default_scenarios: tuple[str, ...]
+    changes: tuple[FileChange, ...] = ()
+    comparisons: tuple[Comparison, ...] = ()
+    recordings: tuple[Recording, ...] = ()
+    notes: tuple[str, ...] = ()
+    harness_changed: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.comparisons and not self.recordings
+
+    @property
+    def estimated_s(self) -> int:
+        return sum(c.estimated_s for c in self.comparisons) + sum(r.estimated_s for r in self.recordings)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "format": PLAN_FORMAT,
+            "base_ref": self.base_ref,
+            "head_ref": self.head_ref,
+            "base_sha": self.base_sha,
+            "head_sha": self.head_sha,
+            "profile": self.profile,
+            "default_target": self.default_target,
+            "default_scenarios": list(self.default_scenarios),
+            "harness_changed": self.harness_changed,
+            "estimated_s": self.estimated_s,
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "recordings": [r.to_dict() for r in self.recordings],
+            "notes": list(self.notes),
+            "changes": [dataclasses.asdict(c) for c in self.changes],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)

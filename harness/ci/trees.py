@@ -1,0 +1,104 @@
+"""Definitions loaded from a tree (the base ref materialised, or the working tree as the head)."""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import shutil
+import tempfile
+import tomllib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.ci.git import materialise
+from harness.ci.records import SCENARIOS, SERVERS, Side, Tree
+from harness.config.scenarios import load_scenario_file
+from harness.config.servers import load_target_file
+from harness.errors import ConfigError
+from harness.model import Scenario, ServerTarget
+
+
+def _relabel(exc: ConfigError, root: Path, tree: str) -> ConfigError:
+    text = str(exc).replace(f"{root}/", "")
+    return ConfigError(f"{text} (at {tree})")
+
+
+def load_side(side: Side, trees: Mapping[Tree, Path], profile: str) -> tuple[ServerTarget, Scenario]:
+    """The target and scenario one side runs, named with its labels (``T@base``, ``S@base``).
+
+    ``trees`` maps ``"base"`` to a :func:`materialise`-d folder and ``"head"`` to the working tree.
+    """
+    target_root = trees[side.target_tree]
+    try:
+        target = load_target_file(target_root / SERVERS / f"{side.target}.toml")
+    except ConfigError as exc:
+        raise _relabel(exc, target_root, side.target_tree) from None
+    scenario_root = trees[side.scenario_tree]
+    try:
+        scenario = load_scenario_file(scenario_root / SCENARIOS / f"{side.scenario}.toml", profile)
+    except ConfigError as exc:
+        raise _relabel(exc, scenario_root, side.scenario_tree) from None
+    return (
+        dataclasses.replace(target, name=side.target_label),
+        dataclasses.replace(scenario, name=side.scenario_label),
+    )
+
+
+@dataclass
+class Trees:
+    """Both materialised trees, with cached loads (a load error at head is the user's to fix)."""
+
+    roots: dict[Tree, Path]
+    profile: str
+
+    def stems(self, tree: Tree, folder: str) -> set[str]:
+        return {p.stem for p in (self.roots[tree] / folder).glob("*.toml")}
+
+    def raw(self, tree: Tree, rel: str) -> dict[str, object]:
+        try:
+            return tomllib.loads((self.roots[tree] / rel).read_text())
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return {}
+
+    def target(self, tree: Tree, name: str) -> ServerTarget:
+        try:
+            return load_target_file(self.roots[tree] / SERVERS / f"{name}.toml")
+        except ConfigError as exc:
+            raise _relabel(exc, self.roots[tree], tree) from None
+
+    def scenario(self, tree: Tree, name: str) -> Scenario:
+        try:
+            return load_scenario_file(self.roots[tree] / SCENARIOS / f"{name}.toml", self.profile)
+        except ConfigError as exc:
+            raise _relabel(exc, self.roots[tree], tree) from None
+
+
+def stem(path: str) -> str:
+    return posixpath.splitext(posixpath.basename(path))[0]
+
+
+def config_ref(raw: Mapping[str, object]) -> str | None:
+    value = raw.get("config_file")
+    return posixpath.normpath(posixpath.join(SERVERS, value)) if isinstance(value, str) else None
+
+
+def script_ref(raw: Mapping[str, object]) -> str | None:
+    value = raw.get("script")
+    if isinstance(value, str) and ("/" in value or value.endswith(".lua")):
+        return posixpath.normpath(posixpath.join(SCENARIOS, value))
+    return None
+
+
+@contextmanager
+def materialised(repo: Path, base_sha: str, head_sha: str, profile: str) -> Iterator[Trees]:
+    folder = Path(tempfile.mkdtemp(prefix="dbperf-ciplan-"))
+    try:
+        roots: dict[Tree, Path] = {
+            "base": materialise(repo, base_sha, folder / "base"),
+            "head": materialise(repo, head_sha, folder / "head"),
+        }
+        yield Trees(roots, profile)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
