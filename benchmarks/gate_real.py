@@ -3,8 +3,8 @@
     python benchmarks/gate_real.py [--comparisons 4] [--pairs 10] [--threads 8] [--time 3]
                                    [--base mariadb-10.11] [--slowdown-cpus 0.9]
 
-* A/A: the base target against itself (same config both sides). Any REGRESSION is a false alarm.
-* A/B: the base target against the same target with a real, known slowdown on the head side: the
+* A/A: the base server against itself (same config both sides). Any REGRESSION is a false alarm.
+* A/B: the base server against the same server with a real, known slowdown on the head side: the
   container's CPU quota cut to ``--slowdown-cpus`` of a core (``nano_cpus``), which removes that share
   of the server's CPU time at a server-bound thread count. The effect size is measured by the runs
   themselves and printed (median QPS ratio), so the detection rate is reported against what the
@@ -64,7 +64,7 @@ def main() -> int:
         }
     )
     case = pipeline.resolve(settings, args.scenario, args.base)
-    base = case.target
+    base = case.server
     same = dataclasses.replace(base, name=f"{base.name}(A/A)")
     slow = dataclasses.replace(base, name=f"{base.name}(cpus={args.slowdown_cpus})", cpus=args.slowdown_cpus)
     session = pipeline.open_session(settings, QuietReporter(), containers=base.provider == "container")

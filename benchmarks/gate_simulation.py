@@ -259,9 +259,9 @@ def simulate(
 
 
 def meets(row: SimulationRow, *, max_false: float = 0.01, min_detection: float = 0.90) -> bool:
-    """Whether a row meets the targets, on the point estimates (the table shows their Wilson intervals).
+    """Whether a row meets the servers, on the point estimates (the table shows their Wilson intervals).
 
-    The false-alarm target is judged on the point estimate because the test guarantees it: with Holm at
+    The false-alarm server is judged on the point estimate because the test guarantees it: with Holm at
     family-wise ``alpha`` the harmful-side error is at most ``alpha / 2``, so with ``alpha = 0.02`` the
     true rate cannot exceed 1 %, and 2000 experiments could not show a true rate of, say, 0.8 % to be
     below 1 % anyway.
@@ -276,7 +276,7 @@ def meets(row: SimulationRow, *, max_false: float = 0.01, min_detection: float =
 def recommend(
     rows: Sequence[SimulationRow], *, max_false: float = 0.01, min_detection: float = 0.90
 ) -> dict[str, int | None]:
-    """The fewest pairs meeting the targets, per profile (None when no simulated count does)."""
+    """The fewest pairs meeting the servers, per profile (None when no simulated count does)."""
     best: dict[str, int | None] = {}
     for row in rows:
         current = best.setdefault(row.profile, None)
@@ -342,15 +342,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(format_table(rows))
     print()
-    targets = "A/A false REGRESSION <= 1 %, QPS -10 % detected >= 90 %, instructions +3 % detected >= 90 %"
+    servers = "A/A false REGRESSION <= 1 %, QPS -10 % detected >= 90 %, instructions +3 % detected >= 90 %"
     for profile, pairs in recommend(rows).items():
         if pairs is None:
-            print(f"{profile}: no simulated pair count meets {targets} (point estimates).")
+            print(f"{profile}: no simulated pair count meets {servers} (point estimates).")
         else:
             seconds = next(r.bench_seconds for r in rows if r.profile == profile and r.pairs == pairs)
             print(
                 f"{profile}: recommend at least {pairs} pairs ({seconds:.0f} s of benchmarking per scenario "
-                f"and thread count), the fewest meeting {targets} (point estimates)."
+                f"and thread count), the fewest meeting {servers} (point estimates)."
             )
     print(f"\nsimulated in {elapsed:.1f} s")
     return 0

@@ -1,8 +1,8 @@
 """Overhead per run of each provider: restore the snapshot, start the server until it answers, stop it.
 
-    python benchmarks/provider_overhead.py [--targets mariadb-local,mariadb-10.11,mysql-9.7] [--repeat 5]
+    python benchmarks/provider_overhead.py [--servers mariadb-local,mariadb-10.11,mysql-9.7] [--repeat 5]
 
-Prints, per target, the median and range of: copying the dataset snapshot, starting the server until
+Prints, per server, the median and range of: copying the dataset snapshot, starting the server until
 ``SELECT VERSION()`` answers, and a clean stop (the part of every repetition that is not sysbench).
 """
 
@@ -13,7 +13,7 @@ import statistics
 import time
 
 from harness.config.scenarios import load_scenario
-from harness.config.servers import load_target
+from harness.config.servers import load_server
 from harness.config.settings import resolve_settings
 from harness.dataset import DatasetCache
 from harness.servers import provider_for
@@ -23,24 +23,24 @@ from harness.sysbench.driver import check_version
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--targets", default="mariadb-local,mariadb-10.11,mysql-9.7")
+    parser.add_argument("--servers", default="mariadb-local,mariadb-10.11,mysql-9.7")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     settings = resolve_settings({})
     scenario = load_scenario("oltp_point_select", settings.scenarios_dir, "quick")
     cache = DatasetCache(settings.cache_dir)
     version = check_version()
-    print(f"{'target':<16} {'restore s':>10} {'start s':>10} {'stop s':>10} {'total s':>10}  (median of {args.repeat})")
-    for name in args.targets.split(","):
-        target = load_target(name, settings.servers_dir)
-        provider = provider_for(target)
+    print(f"{'server':<16} {'restore s':>10} {'start s':>10} {'stop s':>10} {'total s':>10}  (median of {args.repeat})")
+    for name in args.servers.split(","):
+        server = load_server(name, settings.servers_dir)
+        provider = provider_for(server)
         snapshot = cache.ensure(provider, scenario, version)
         rows: list[tuple[float, float, float]] = []
         for _ in range(args.repeat):
             t0 = time.monotonic()
             with cache.restore(snapshot) as datadir:
                 t1 = time.monotonic()
-                serving = provider.serve(datadir, snapshot.credentials, effective_variables(target, scenario))
+                serving = provider.serve(datadir, snapshot.credentials, effective_variables(server, scenario))
                 serving.__enter__()
                 t2 = time.monotonic()
                 serving.__exit__(None, None, None)

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from harness.config.scenarios import load_scenario
-from harness.config.servers import load_target
+from harness.config.servers import load_server
 from harness.dataset import DatasetCache
 from harness.servers import provider_for
 from harness.servers.base import connect
@@ -56,7 +56,7 @@ def count_rows(endpoint, table: str) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", default="mariadb-local", help="local server target (default mariadb-local)")
+    parser.add_argument("--server", default="mariadb-local", help="local server (default mariadb-local)")
     parser.add_argument("--scenario", default="oltp_point_select", help="scenario whose script prepares")
     parser.add_argument("--tables", type=int, default=8)
     parser.add_argument("--table-size", type=int, default=1_000_000)
@@ -67,20 +67,20 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the snapshot afterwards")
     args = parser.parse_args()
 
-    target = load_target(args.target, REPO / "servers")
-    if target.provider != "local":
-        parser.error(f"{args.target} is a {target.provider} target; this benchmark times the local provider")
+    server = load_server(args.server, REPO / "servers")
+    if server.provider != "local":
+        parser.error(f"{args.server} is a {server.provider} server; this benchmark times the local provider")
     scenario = dataclasses.replace(
         load_scenario(args.scenario, REPO / "scenarios", "quick"),
         tables=args.tables,
         table_size=args.table_size,
     )
     sysbench_version = check_version()
-    provider = provider_for(target)
+    provider = provider_for(server)
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="dbperf-snapshot-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     cache = DatasetCache(work)
-    print(f"target {target.name}: {provider.build_id()}")
+    print(f"server {server.name}: {provider.build_id()}")
     print(f"dataset {scenario.tables} tables x {scenario.table_size:,} rows ({scenario.script}), cache {work}")
     try:
         started = time.monotonic()
@@ -92,15 +92,15 @@ def main() -> int:
         print(f"prepare (sysbench prepare):            {snapshot.prepare_s:8.2f} s")
         print(f"cold build (init+start+prepare+stop):  {build_s:8.2f} s   snapshot {size_gb:.2f} GB")
 
-        variables = effective_variables(target, scenario)
+        variables = effective_variables(server, scenario)
         restores: list[float] = []
         for i in range(1, args.restores + 1):
             t0 = time.monotonic()
             with cache.restore(snapshot) as datadir:
                 copied = time.monotonic() - t0
-                with provider.serve(datadir, snapshot.credentials, variables) as server:
+                with provider.serve(datadir, snapshot.credentials, variables) as instance:
                     ready = time.monotonic() - t0
-                    rows = count_rows(server.endpoint, f"sbtest{scenario.tables}")
+                    rows = count_rows(instance.endpoint, f"sbtest{scenario.tables}")
                     if rows != scenario.table_size:
                         print(f"restored sbtest{scenario.tables} has {rows} rows, expected {scenario.table_size}")
                         return 2

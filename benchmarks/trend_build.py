@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/trend_build.py [--runs 100000] [--keep DIR] [--no-images]
 
-Generates runs for 3 scenarios x 4 server targets x 5 thread counts x 5 repetitions over as many
+Generates runs for 3 scenarios x 4 servers x 5 thread counts x 5 repetitions over as many
 commits as needed (with known steps, so change points appear), saves them with ``Store.save_many``
 into a temporary store, then times ``Store.metrics_table`` + ``build_site`` (the work of
 ``dbperf trend``) and prints the result. Aim: under 10 s for 100,000 runs.
@@ -37,7 +37,7 @@ TESTBED = Testbed(
     hostname="bench-01",
 )
 SCENARIOS = {"oltp_point_select": 40000.0, "oltp_read_only": 9000.0, "oltp_read_write": 6000.0}
-#: target: (flavour, base version, config hash, speed factor, thread-pool-like scaling)
+#: server: (flavour, base version, config hash, speed factor, thread-pool-like scaling)
 TARGETS = {
     "mariadb-10.11": ("mariadb", (10, 11, 6), "a1b2c3d4e5f6", 1.00, False),
     "mariadb-10.11-threadpool": ("mariadb", (10, 11, 6), "0f9e8d7c6b5a", 0.97, True),
@@ -68,16 +68,16 @@ def synthetic_runs(count: int, *, seed: int = 0) -> list[RunResult]:
     for c in range(commits):
         sha = _sha(c)
         day = T0 + timedelta(hours=12 * c)
-        for target, (flavour, version, config, speed, pool) in TARGETS.items():
+        for server, (flavour, version, config, speed, pool) in TARGETS.items():
             major, minor, patch = version
             server_version = f"{major}.{minor}.{patch + c * 6 // max(commits, 1)}" + (
                 "-MariaDB" if flavour == "mariadb" else ""
             )
             for scenario, base_qps in SCENARIOS.items():
                 level = 1.0
-                if target == "mariadb-11.8" and scenario == "oltp_read_only" and c >= commits // 2:
+                if server == "mariadb-11.8" and scenario == "oltp_read_only" and c >= commits // 2:
                     level = 0.88  # a 12 % regression half-way through
-                if target == "mysql-9.7" and scenario == "oltp_point_select" and c >= commits * 3 // 4:
+                if server == "mysql-9.7" and scenario == "oltp_point_select" and c >= commits * 3 // 4:
                     level = 1.10  # a 10 % improvement three quarters through
                 for threads in THREADS:
                     mean = base_qps * speed * level * _scaling(threads, pool)
@@ -91,7 +91,7 @@ def synthetic_runs(count: int, *, seed: int = 0) -> list[RunResult]:
                             "run_id": run_id,
                             "started_at": started,
                             "finished_at": started + timedelta(seconds=35),
-                            "target": target,
+                            "server": server,
                             "flavour": flavour,
                             "provider": "container",
                             "server_version": server_version,

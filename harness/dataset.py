@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ServerError
-from harness.model import Scenario, ServerTarget, stable_hash
+from harness.model import Scenario, Server, stable_hash
 from harness.servers.base import DatasetCredentials, Provider
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
@@ -55,10 +55,10 @@ class Snapshot:
     key_parts: dict[str, object]
 
 
-def snapshot_key(target: ServerTarget, build_id: str, scenario: Scenario, sysbench_version: str) -> dict[str, object]:
-    shaping = {k: v for k, v in sorted(target.variables.items()) if k in DATADIR_SHAPING}
+def snapshot_key(server: Server, build_id: str, scenario: Scenario, sysbench_version: str) -> dict[str, object]:
+    shaping = {k: v for k, v in sorted(server.variables.items()) if k in DATADIR_SHAPING}
     return {
-        "flavour": target.flavour,
+        "flavour": server.flavour,
         "build": build_id,
         "dataset": scenario.dataset_key(),
         "sysbench": sysbench_version,
@@ -110,10 +110,10 @@ class DatasetCache:
         force: bool = False,
     ) -> Snapshot:
         """The snapshot for this server build and dataset, preparing it if needed."""
-        target = provider.target
-        parts = snapshot_key(target, provider.build_id(), scenario, sysbench_version)
+        server = provider.server
+        parts = snapshot_key(server, provider.build_id(), scenario, sysbench_version)
         key = stable_hash(parts, 16)
-        folder = self.root / f"{target.flavour}-{key}"
+        folder = self.root / f"{server.flavour}-{key}"
         self.root.mkdir(parents=True, exist_ok=True)
         with (self.root / f"{key}.lock").open("w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -122,7 +122,7 @@ class DatasetCache:
                 return existing
             shutil.rmtree(folder, ignore_errors=True)
             say(
-                f"preparing dataset {scenario.tables} x {scenario.table_size:,} rows for {target.flavour} "
+                f"preparing dataset {scenario.tables} x {scenario.table_size:,} rows for {server.flavour} "
                 f"({scenario.script}); it is kept as a snapshot and reused"
             )
             work = Path(tempfile.mkdtemp(prefix=f"tmp-{key}-", dir=self.root))
@@ -130,9 +130,9 @@ class DatasetCache:
                 credentials = DatasetCredentials.generate()
                 datadir = work / "datadir"
                 provider.initialize(datadir, credentials)
-                variables = effective_variables(target, scenario)
-                with provider.serve(datadir, credentials, variables) as server:
-                    prepare_s = prepare(scenario, server.endpoint, threads=2)
+                variables = effective_variables(server, scenario)
+                with provider.serve(datadir, credentials, variables) as instance:
+                    prepare_s = prepare(scenario, instance.endpoint, threads=2)
                 meta = {
                     "key": key,
                     "key_parts": parts,
@@ -156,9 +156,9 @@ class DatasetCache:
         """A private copy of the snapshot's datadir, removed afterwards."""
         work = Path(tempfile.mkdtemp(prefix="dbperf-datadir-"))
         try:
-            target = work / "datadir"
-            copy_datadir(snapshot.datadir, target)
-            yield target
+            copy = work / "datadir"
+            copy_datadir(snapshot.datadir, copy)
+            yield copy
         finally:
             shutil.rmtree(work, ignore_errors=True)
 

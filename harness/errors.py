@@ -11,7 +11,7 @@ exception, :class:`PerformanceRegression`, which deliberately does *not* derive 
 ::
 
     HarnessError
-    ├── ConfigError            bad settings, target or scenario files, bad command-line values
+    ├── ConfigError            bad settings, server or scenario files, bad command-line values
     ├── ServerError            a server would not start, stop, initialise or answer
     ├── SysbenchError          sysbench missing, wrong version, or a run that failed
     ├── LogParseError          a sysbench log that cannot be read (names file and line)
@@ -29,7 +29,7 @@ class HarnessError(Exception):
 
 
 class ConfigError(HarnessError):
-    """A settings value, server target file or scenario file is invalid."""
+    """A settings value, server file or scenario file is invalid."""
 
 
 class ServerError(HarnessError):

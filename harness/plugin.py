@@ -55,20 +55,20 @@ def settings_from_config(config: pytest.Config) -> Settings:
 
 @dataclass(frozen=True)
 class Case:
-    """One parametrized scenario test: a scenario at one thread count on one server target."""
+    """One parametrized scenario test: a scenario at one thread count on one server."""
 
     scenario: Scenario
-    target_name: str
+    server_name: str
     threads: int
 
     @property
     def id(self) -> str:
-        return f"{self.scenario.name}-{self.target_name}-{self.threads}t"
+        return f"{self.scenario.name}-{self.server_name}-{self.threads}t"
 
 
 def _cases(settings: Settings) -> list[Case]:
     cases: list[Case] = []
-    targets = [t.strip() for t in settings.server.split(",") if t.strip()]
+    servers = [t.strip() for t in settings.server.split(",") if t.strip()]
     for name in available_scenarios(settings.scenarios_dir):
         scenario = load_scenario(name, settings.scenarios_dir, settings.profile).with_overrides(
             threads=settings.threads,
@@ -76,8 +76,8 @@ def _cases(settings: Settings) -> list[Case]:
             warmup_s=settings.warmup,
             repetitions=settings.repetitions,
         )
-        for target in targets:
-            cases.extend(Case(scenario, target, threads) for threads in scenario.threads)
+        for server in servers:
+            cases.extend(Case(scenario, server, threads) for threads in scenario.threads)
     return cases
 
 
@@ -114,16 +114,16 @@ class Runner:
 
     def run_case(self, case: Case) -> pipeline.Outcome:
         """Measure the case's repetitions and judge them against this testbed's baseline."""
-        resolved = pipeline.resolve(self.settings, case.scenario.name, case.target_name)
+        resolved = pipeline.resolve(self.settings, case.scenario.name, case.server_name)
         scenario = case.scenario.with_overrides(threads=[case.threads])
-        containers = resolved.target.provider == "container"
+        containers = resolved.server.provider == "container"
         if containers not in self._sessions:
             self._sessions[containers] = pipeline.open_session(self.settings, self._reporter(), containers=containers)
         session = self._sessions[containers]
         strict = bool(self.config.getoption("dbperf_strict"))
         outcome = pipeline.gate(
             self.settings,
-            [pipeline.Case(resolved.target, scenario)],
+            [pipeline.Case(resolved.server, scenario)],
             session.reporter,
             pipeline.JudgeOptions(strict=strict),
             session=session,

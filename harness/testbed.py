@@ -1,7 +1,7 @@
 """The testbed stage: fingerprint the machine and warn when it is too busy to measure.
 
 Baselines are only ever compared on the same fingerprint (CPU model, cores, memory, kernel, disk,
-sysbench version, and the container engine for container targets).
+sysbench version, and the container engine for container servers).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Pinned scenarios as pytest tests: ``pytest scenarios/ -k point_select``.
 
-One test per scenario x server target x thread count (ids like ``oltp_point_select-mariadb-local-2t``).
+One test per scenario x server x thread count (ids like ``oltp_point_select-mariadb-local-2t``).
 Choose the server with ``--dbperf-server`` (e.g. ``mysql-9.7``), the profile with ``--dbperf-profile``.
 """
 

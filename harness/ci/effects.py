@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.ci.records import START_OVERHEAD_S
-from harness.model import Scenario, ServerTarget
+from harness.model import Scenario, Server
 
 
 def _fmt(value: object) -> str:
@@ -51,8 +51,8 @@ def _cnf_diff(old: Mapping[str, str], new: Mapping[str, str], limit: int = 6) ->
     return ", ".join(shown) + (f" and {len(parts) - limit} more" if len(parts) > limit else "")
 
 
-def target_effect(base: ServerTarget, head: ServerTarget, base_root: Path, head_root: Path) -> list[str]:
-    """The effective differences between two definitions of a target; empty when there are none."""
+def server_effect(base: Server, head: Server, base_root: Path, head_root: Path) -> list[str]:
+    """The effective differences between two definitions of a server; empty when there are none."""
     effects: list[str] = []
     for key in (
         "flavour",

@@ -62,7 +62,7 @@ def area_of(path: str) -> Area:
     if parts[0] == "baselines":
         return "baseline"
     if parts[0] == SERVERS:
-        return "target" if len(parts) == 2 and path.endswith(".toml") else "server-file"
+        return "server" if len(parts) == 2 and path.endswith(".toml") else "server-file"
     if parts[0] == SCENARIOS:
         return "scenario" if len(parts) == 2 and path.endswith(".toml") else "scenario-file"
     return "other"
@@ -142,11 +142,11 @@ def _extract(archive: tarfile.TarFile, dest: Path) -> None:
         name = posixpath.normpath(member.name)
         if name.startswith(("/", "../")) or name == ".." or not (member.isfile() or member.isdir()):
             continue
-        target = dest / name
+        path = dest / name
         if member.isdir():
-            target.mkdir(parents=True, exist_ok=True)
+            path.mkdir(parents=True, exist_ok=True)
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         source = archive.extractfile(member)
         if source is not None:
-            target.write_bytes(source.read())
+            path.write_bytes(source.read())

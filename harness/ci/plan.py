@@ -5,34 +5,34 @@ The plan answers one question: *which A/B comparisons does this change need?* It
 changed on both sides, and compares their *effective* content, so an edited comment, a new
 description or a pure rename costs no runner time. The rules, each one change isolated:
 
-``target``
-    A server target whose effective definition differs between base and head -- its TOML (version
+``server``
+    A server whose effective definition differs between base and head -- its TOML (version
     pin, image, binary, variables, CPU placement, memory) or the ``config_file`` it references on
     either side -- is compared as ``T@base`` (definitions from the base tree) against ``T`` (head)
-    on the default scenario set. A renamed target compares the old name at base with the new one.
-``copied-target``
-    A new target that git finds was copied from an existing one (``--find-copies-harder``) is
+    on the default scenario set. A renamed server compares the old name at base with the new one.
+``copied-server``
+    A new server that git finds was copied from an existing one (``--find-copies-harder``) is
     compared against that source as it is at base: "I copied mariadb-local and switched the thread
     pool on" asks exactly "is the thread pool faster than mariadb-local?".
 ``scenario``
     A scenario whose workload differs for the chosen profile (its TOML, or the Lua script it
-    references) runs as ``S@base`` against ``S`` on the default target, head definition on both
+    references) runs as ``S@base`` against ``S`` on the default server, head definition on both
     sides. Changes that only alter judging (repetitions, ``min_effect``, ``gate``) or another
     profile are reported as notes: the workload is the same, an A/B would compare it with itself.
 ``harness-aa``
     A change to the harness itself (``harness/**``, ``pyproject.toml``) cannot be A/B-tested by
     the harness it changes (that needs two installations; out of scope). It gets an *A/A* check
-    instead: the default target against itself on the default scenarios, both from head. This
+    instead: the default server against itself on the default scenarios, both from head. This
     proves the new code still runs end to end, and guards the statistics against false alarms --
     a REGRESSION verdict between identical configurations is a harness bug or a noisy runner.
 
-A new target or scenario with nothing to compare against is *recorded only* (a
+A new server or scenario with nothing to compare against is *recorded only* (a
 :class:`Recording`: run once, stored, no verdict); deleted ones and changes to ``baselines/`` are
 notes. Whatever is loaded from the base tree gets a distinct name (``@base``) so its runs never mix
 with the head's in the store.
 
 Executing a plan (``dbperf ci run``): :func:`materialise` the base tree, take the working tree as
-the head tree, and turn each :class:`Side` into a ``(ServerTarget, Scenario)`` with
+the head tree, and turn each :class:`Side` into a ``(Server, Scenario)`` with
 :func:`load_side`.
 """
 
@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.ci.effects import estimate_s, scenario_effect, target_effect
+from harness.ci.effects import estimate_s, scenario_effect, server_effect
 from harness.ci.git import area_of, diff_changes, merge_base, resolve_ref
 from harness.ci.records import (
     AA_SUFFIX,
@@ -68,7 +68,7 @@ from harness.errors import ConfigError
 class _Builder:
     trees: Trees
     changes: list[FileChange]
-    default_target: str
+    default_server: str
     default_scenarios: tuple[str, ...]
     comparisons: list[Comparison] = dataclasses.field(default_factory=list)
     recordings: list[Recording] = dataclasses.field(default_factory=list)
@@ -92,22 +92,22 @@ class _Builder:
         estimate = estimate_s(self.trees.scenario("head", side.scenario), 1)
         self.recordings.append(Recording(side, reason, estimate))
 
-    def targets(self) -> None:
+    def servers(self) -> None:
         head_names = self.trees.stems("head", SERVERS)
         base_names = self.trees.stems("base", SERVERS)
         touched = self.touched
         renamed_from: set[str] = set()
         for name in sorted(head_names):
             path = f"{SERVERS}/{name}.toml"
-            kind: Kind = "target"
+            kind: Kind = "server"
             counterpart: str | None = name if name in base_names else None
             how = ""
-            if (old := self._source(path, "R")) and area_of(old) == "target":
+            if (old := self._source(path, "R")) and area_of(old) == "server":
                 counterpart = stem(old)
                 how = f"renamed from {counterpart}; "
                 renamed_from.add(counterpart)
-            elif counterpart is None and (old := self._source(path, "C")) and area_of(old) == "target":
-                counterpart, kind = stem(old), "copied-target"
+            elif counterpart is None and (old := self._source(path, "C")) and area_of(old) == "server":
+                counterpart, kind = stem(old), "copied-server"
                 how = f"copy of {counterpart}; "
             refs = {path, config_ref(self.trees.raw("head", path))}
             if counterpart is not None:
@@ -115,20 +115,20 @@ class _Builder:
                 refs |= {base_path, config_ref(self.trees.raw("base", base_path))}
             if not refs & touched:
                 continue
-            head_target = self.trees.target("head", name)
+            head_server = self.trees.server("head", name)
             if counterpart is None:
                 for scenario in self.default_scenarios:
                     self._record(
                         Side(name, "head", name, scenario, "head", scenario),
-                        "new target with no earlier definition: recorded only, no verdict",
+                        "new server with no earlier definition: recorded only, no verdict",
                     )
                 continue
             try:
-                base_target = self.trees.target("base", counterpart)
+                base_server = self.trees.server("base", counterpart)
             except ConfigError as exc:
                 self.notes.append(f"{path}: the base definition does not load ({exc}); nothing to compare")
                 continue
-            effects = target_effect(base_target, head_target, self.trees.roots["base"], self.trees.roots["head"])
+            effects = server_effect(base_server, head_server, self.trees.roots["base"], self.trees.roots["head"])
             if not effects:
                 self.notes.append(
                     f"{path}: no effective change ({how}comments, description or file moves only); nothing to compare"
@@ -143,14 +143,14 @@ class _Builder:
                     reason,
                 )
         for name in sorted(base_names - head_names - renamed_from):
-            self.notes.append(f"{SERVERS}/{name}.toml: target removed; nothing to run")
+            self.notes.append(f"{SERVERS}/{name}.toml: server removed; nothing to run")
 
     def scenarios(self) -> None:
         head_names = self.trees.stems("head", SCENARIOS)
         base_names = self.trees.stems("base", SCENARIOS)
         touched = self.touched
         renamed_from: set[str] = set()
-        target = self.default_target
+        server = self.default_server
         for name in sorted(head_names):
             path = f"{SCENARIOS}/{name}.toml"
             counterpart: str | None = name if name in base_names else None
@@ -164,7 +164,7 @@ class _Builder:
             if not refs & touched:
                 continue
             head_scenario = self.trees.scenario("head", name)
-            head_side = Side(target, "head", target, name, "head", name)
+            head_side = Side(server, "head", server, name, "head", name)
             if counterpart is None:
                 self._record(head_side, "new scenario with no earlier definition: recorded only, no verdict")
                 continue
@@ -186,7 +186,7 @@ class _Builder:
             prefix = f"renamed from {counterpart}; " if counterpart != name else ""
             self._compare(
                 "scenario",
-                Side(target, "head", target, counterpart, "base", counterpart + BASE_SUFFIX),
+                Side(server, "head", server, counterpart, "base", counterpart + BASE_SUFFIX),
                 head_side,
                 prefix + "; ".join(workload),
             )
@@ -197,13 +197,13 @@ class _Builder:
         changed = sorted(c.path for c in self.changes if c.area == "harness")
         if not changed:
             return False
-        target = self.default_target
+        server = self.default_server
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         for scenario in self.default_scenarios:
             self._compare(
                 "harness-aa",
-                Side(target, "head", target + AA_SUFFIX, scenario, "head", scenario),
-                Side(target, "head", target, scenario, "head", scenario),
+                Side(server, "head", server + AA_SUFFIX, scenario, "head", scenario),
+                Side(server, "head", server, scenario, "head", scenario),
                 f"harness changed ({shown}): A/A check, identical sides must not give a regression",
             )
         return True
@@ -221,7 +221,7 @@ class _Builder:
                 and change.path not in referenced
                 and (change.old_path is None or change.old_path not in referenced)
             ):
-                self.notes.append(f"{change.path}: not referenced by any target or scenario; nothing to run")
+                self.notes.append(f"{change.path}: not referenced by any server or scenario; nothing to run")
         baselines = [c.path for c in self.changes if c.area == "baseline"]
         if baselines:
             self.notes.append(
@@ -237,7 +237,7 @@ def plan(
     *,
     profile: str,
     default_scenarios: Sequence[str],
-    default_target: str = DEFAULT_TARGET,
+    default_server: str = DEFAULT_TARGET,
     only: Sequence[str] = (),
 ) -> CiPlan:
     """Decide the comparisons that the change from ``base_ref`` to ``head_ref`` needs.
@@ -262,18 +262,18 @@ def plan(
             if name not in trees.stems("head", SCENARIOS):
                 known = ", ".join(sorted(trees.stems("head", SCENARIOS))) or "none"
                 raise ConfigError(f"default scenario '{name}' is not defined at {head_ref} (known: {known})")
-        builder = _Builder(trees, changes, default_target, scenarios)
-        builder.targets()
+        builder = _Builder(trees, changes, default_server, scenarios)
+        builder.servers()
         builder.scenarios()
         harness_changed = builder.harness()
         sides = [s for c in builder.comparisons for s in (c.base, c.head)] + [r.side for r in builder.recordings]
-        if any(s.target == default_target and s.target_tree == "head" for s in sides):
-            if default_target not in trees.stems("head", SERVERS):
+        if any(s.server == default_server and s.server_tree == "head" for s in sides):
+            if default_server not in trees.stems("head", SERVERS):
                 known = ", ".join(sorted(trees.stems("head", SERVERS))) or "none"
                 raise ConfigError(
-                    f"default target '{default_target}' is not defined at {head_ref} (known: {known}); pass --server"
+                    f"default server '{default_server}' is not defined at {head_ref} (known: {known}); pass --server"
                 )
-            trees.target("head", default_target)
+            trees.server("head", default_server)
         builder.leftovers()
     comparisons, recordings, notes = builder.comparisons, builder.recordings, builder.notes
     if only:
@@ -292,7 +292,7 @@ def plan(
         base_sha=base_sha,
         head_sha=head_sha,
         profile=profile,
-        default_target=default_target,
+        default_server=default_server,
         default_scenarios=scenarios,
         changes=tuple(changes),
         comparisons=tuple(comparisons),

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Tree = Literal["base", "head"]
-Kind = Literal["target", "copied-target", "scenario", "harness-aa"]
-Area = Literal["target", "server-file", "scenario", "scenario-file", "harness", "baseline", "other"]
+Kind = Literal["server", "copied-server", "scenario", "harness-aa"]
+Area = Literal["server", "server-file", "scenario", "scenario-file", "harness", "baseline", "other"]
 
 PLAN_FORMAT = "dbperf.ciplan/1"
 SERVERS = "servers"
@@ -37,11 +37,11 @@ class FileChange:
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a comparison: which target and scenario, loaded from which tree, stored as what."""
+    """One side of a comparison: which server and scenario, loaded from which tree, stored as what."""
 
-    target: str
-    target_tree: Tree
-    target_label: str
+    server: str
+    server_tree: Tree
+    server_label: str
     scenario: str
     scenario_tree: Tree
     scenario_label: str
@@ -50,7 +50,7 @@ class Side:
     def files(self) -> dict[str, str]:
         """The definition files this side is loaded from, as ``tree:path``."""
         return {
-            "target": f"{self.target_tree}:{SERVERS}/{self.target}.toml",
+            "server": f"{self.server_tree}:{SERVERS}/{self.server}.toml",
             "scenario": f"{self.scenario_tree}:{SCENARIOS}/{self.scenario}.toml",
         }
 
@@ -70,12 +70,12 @@ class Comparison:
     estimated_s: int = 0
 
     @property
-    def base_target(self) -> str:
-        return self.base.target_label
+    def base_server(self) -> str:
+        return self.base.server_label
 
     @property
-    def head_target(self) -> str:
-        return self.head.target_label
+    def head_server(self) -> str:
+        return self.head.server_label
 
     @property
     def base_files(self) -> dict[str, str]:
@@ -89,8 +89,8 @@ class Comparison:
         return {
             "kind": self.kind,
             "scenario": self.scenario,
-            "base_target": self.base_target,
-            "head_target": self.head_target,
+            "base_server": self.base_server,
+            "head_server": self.head_server,
             "reason": self.reason,
             "estimated_s": self.estimated_s,
             "base": self.base.to_dict(),
@@ -100,7 +100,7 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Recording:
-    """A run with nothing to compare against (a new target or scenario): stored, no verdict."""
+    """A run with nothing to compare against (a new server or scenario): stored, no verdict."""
 
     side: Side
     reason: str
@@ -119,7 +119,7 @@ class CiPlan:
     base_sha: str  # the merge base of base_ref and head_ref: what the change is measured against
     head_sha: str
     profile: str
-    default_target: str
+    default_server: str
     default_scenarios: tuple[str, ...]
     changes: tuple[FileChange, ...] = ()
     comparisons: tuple[Comparison, ...] = ()
@@ -143,7 +143,7 @@ class CiPlan:
             "base_sha": self.base_sha,
             "head_sha": self.head_sha,
             "profile": self.profile,
-            "default_target": self.default_target,
+            "default_server": self.default_server,
             "default_scenarios": list(self.default_scenarios),
             "harness_changed": self.harness_changed,
             "estimated_s": self.estimated_s,

@@ -66,12 +66,12 @@ def run_plan(
         }
         specs = []
         for comparison in the_plan.comparisons:
-            base_target, base_scenario = load_side(comparison.base, trees, the_plan.profile)
-            head_target, head_scenario = load_side(comparison.head, trees, the_plan.profile)
+            base_server, base_scenario = load_side(comparison.base, trees, the_plan.profile)
+            head_server, head_scenario = load_side(comparison.head, trees, the_plan.profile)
             specs.append(
                 pipeline.ComparisonSpec(
-                    base_target,
-                    head_target,
+                    base_server,
+                    head_server,
                     _override(head_scenario, settings),
                     base_scenario=_override(base_scenario, settings)
                     if comparison.base.scenario_tree == "base"
@@ -79,8 +79,8 @@ def run_plan(
                 )
             )
         recordings = [
-            pipeline.Case(target, _override(scenario, settings))
-            for target, scenario in (load_side(r.side, trees, the_plan.profile) for r in the_plan.recordings)
+            pipeline.Case(server, _override(scenario, settings))
+            for server, scenario in (load_side(r.side, trees, the_plan.profile) for r in the_plan.recordings)
         ]
         outcome = pipeline.compare(settings, specs, reporter, options or pipeline.JudgeOptions(), recordings=recordings)
         report = write_outputs(out, the_plan, outcome, seconds=time.monotonic() - started)

@@ -17,7 +17,7 @@ from harness.ci.records import SCENARIOS, SERVERS, Side, Tree
 from harness.config.scenarios import load_scenario_file
 from harness.config.servers import load_target_file
 from harness.errors import ConfigError
-from harness.model import Scenario, ServerTarget
+from harness.model import Scenario, Server
 
 
 def _relabel(exc: ConfigError, root: Path, tree: str) -> ConfigError:
@@ -25,23 +25,23 @@ def _relabel(exc: ConfigError, root: Path, tree: str) -> ConfigError:
     return ConfigError(f"{text} (at {tree})")
 
 
-def load_side(side: Side, trees: Mapping[Tree, Path], profile: str) -> tuple[ServerTarget, Scenario]:
-    """The target and scenario one side runs, named with its labels (``T@base``, ``S@base``).
+def load_side(side: Side, trees: Mapping[Tree, Path], profile: str) -> tuple[Server, Scenario]:
+    """The server and scenario one side runs, named with its labels (``T@base``, ``S@base``).
 
     ``trees`` maps ``"base"`` to a :func:`materialise`-d folder and ``"head"`` to the working tree.
     """
-    target_root = trees[side.target_tree]
+    server_root = trees[side.server_tree]
     try:
-        target = load_target_file(target_root / SERVERS / f"{side.target}.toml")
+        server = load_target_file(server_root / SERVERS / f"{side.server}.toml")
     except ConfigError as exc:
-        raise _relabel(exc, target_root, side.target_tree) from None
+        raise _relabel(exc, server_root, side.server_tree) from None
     scenario_root = trees[side.scenario_tree]
     try:
         scenario = load_scenario_file(scenario_root / SCENARIOS / f"{side.scenario}.toml", profile)
     except ConfigError as exc:
         raise _relabel(exc, scenario_root, side.scenario_tree) from None
     return (
-        dataclasses.replace(target, name=side.target_label),
+        dataclasses.replace(server, name=side.server_label),
         dataclasses.replace(scenario, name=side.scenario_label),
     )
 
@@ -62,7 +62,7 @@ class Trees:
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
             return {}
 
-    def target(self, tree: Tree, name: str) -> ServerTarget:
+    def server(self, tree: Tree, name: str) -> Server:
         try:
             return load_target_file(self.roots[tree] / SERVERS / f"{name}.toml")
         except ConfigError as exc:

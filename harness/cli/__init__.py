@@ -24,7 +24,7 @@ EXIT_ERROR = 2
 def cli() -> None:
     """dbperf: performance-regression checks for MySQL and MariaDB with real servers and sysbench.
 
-    Run a pinned scenario against a server target, store every result in DuckDB, and judge
+    Run a pinned scenario against a server, store every result in DuckDB, and judge
     changes against baselines or in interleaved A/B comparisons.
 
     \b

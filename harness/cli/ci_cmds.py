@@ -40,7 +40,7 @@ def _plan_options(func: F) -> F:
             default=",".join(DEFAULT_CI_SCENARIOS),
             show_default=True,
             envvar="DBPERF_CI_SCENARIOS",
-            help="comma-separated default scenario set, run for every changed target; env DBPERF_CI_SCENARIOS",
+            help="comma-separated default scenario set, run for every changed server; env DBPERF_CI_SCENARIOS",
         ),
         click.option(
             "--only",
@@ -66,7 +66,7 @@ def build_plan(base: str, head: str, profile: str, scenario_list: str, only: str
         head,
         profile=profile,
         default_scenarios=scenarios,
-        default_target=settings.server,
+        default_server=settings.server,
         only=_split(only),
     )
 
@@ -83,7 +83,7 @@ def print_plan(p: CiPlan) -> None:
     out = console()
     out.print(
         f"base {p.base_ref} (merge base {p.base_sha[:12]}) → head {p.head_ref} ({p.head_sha[:12]}); "
-        f"profile {p.profile}; default target {p.default_target}; default scenarios "
+        f"profile {p.profile}; default server {p.default_server}; default scenarios "
         f"{', '.join(p.default_scenarios)}"
     )
     if p.comparisons:
@@ -91,20 +91,20 @@ def print_plan(p: CiPlan) -> None:
         for col in ("#", "kind", "base", "head", "scenario", "est.", "why"):
             table.add_column(col)
         for i, c in enumerate(p.comparisons, 1):
-            base = c.base_target + (f" / {c.base.scenario_label}" if c.base.scenario_label != c.scenario else "")
-            table.add_row(str(i), c.kind, base, c.head_target, c.scenario, _minutes(c.estimated_s), c.reason)
+            base = c.base_server + (f" / {c.base.scenario_label}" if c.base.scenario_label != c.scenario else "")
+            table.add_row(str(i), c.kind, base, c.head_server, c.scenario, _minutes(c.estimated_s), c.reason)
         out.print(table)
     if p.recordings:
         table = Table(title=f"{len(p.recordings)} run(s) recorded only (no verdict)", title_justify="left")
-        for col in ("target", "scenario", "est.", "why"):
+        for col in ("server", "scenario", "est.", "why"):
             table.add_column(col)
         for r in p.recordings:
-            table.add_row(r.side.target_label, r.side.scenario_label, _minutes(r.estimated_s), r.reason)
+            table.add_row(r.side.server_label, r.side.scenario_label, _minutes(r.estimated_s), r.reason)
         out.print(table)
     for note in p.notes:
         out.print(f"note: {note}", markup=False)
     if p.empty:
-        out.print("nothing to run: no server target, scenario or harness change between base and head")
+        out.print("nothing to run: no server, scenario or harness change between base and head")
     else:
         out.print(f"estimated time: {_minutes(p.estimated_s)} (datasets prepared once, not counted)")
 
@@ -126,7 +126,7 @@ def ci_group() -> None:
 def plan_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, as_json: bool, **kwargs: Any) -> int:
     """Show which A/B comparisons the change from BASE to HEAD needs.
 
-    A changed server target (its file, its config file, its version or image pin) is compared with
+    A changed server (its file, its config file, its version or image pin) is compared with
     its base definition on the default scenarios; a changed scenario with its base definition on the
     default server; a harness change runs an A/A check of the default set. Edits that change nothing
     effective (comments, descriptions, pure renames) run nothing.

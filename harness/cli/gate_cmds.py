@@ -49,16 +49,16 @@ def baseline_record(scenario: str, **kwargs: Any) -> int:
 
 @baseline_group.command("show")
 @click.option("--scenario", "-s", help="only this scenario")
-@click.option("--target", "target", help="only this server target")
+@click.option("--server", "server", help="only this server")
 @click.option("--json", "as_json", is_flag=True, help="print JSON")
 @shared("baselines-dir")
-def baseline_show(scenario: str | None, target: str | None, as_json: bool, **kwargs: Any) -> int:
+def baseline_show(scenario: str | None, server: str | None, as_json: bool, **kwargs: Any) -> int:
     """Summarise the recorded baselines (median and noise of each metric)."""
     settings = pop_shared(kwargs)
     found = [
         b
         for b in all_baselines(settings.baselines_dir)
-        if (scenario is None or b.scenario == scenario) and (target is None or b.target == target)
+        if (scenario is None or b.scenario == scenario) and (server is None or b.server == server)
     ]
     if as_json:
         click.echo(json.dumps([{**dataclasses.asdict(b), "path": str(b.path)} for b in found], indent=2))
@@ -93,7 +93,7 @@ def baseline_show(scenario: str | None, target: str | None, as_json: bool, **kwa
         cpu = b.values("cpu_per_txn")
         table.add_row(
             b.testbed_fingerprint,
-            b.target,
+            b.server,
             b.server_version,
             b.config_hash,
             b.scenario,
@@ -155,8 +155,8 @@ def parse_head_vars(values: Sequence[str]) -> dict[str, str]:
 
 
 @click.command("compare")
-@click.option("--base", required=True, help="base server target")
-@click.option("--head", help="head server target (default: the base with --head-var overrides)")
+@click.option("--base", required=True, help="base server")
+@click.option("--head", help="head server (default: the base with --head-var overrides)")
 @click.option("--head-var", multiple=True, metavar="NAME=VALUE", help="server variable override for the head")
 @click.option("--scenario", "-s", "scenario_names", multiple=True, required=True, help="scenario (repeatable)")
 @click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
@@ -179,7 +179,7 @@ def compare_cmd(
     markdown_out: Path | None,
     **kwargs: Any,
 ) -> int:
-    """A/B-compare two server targets (or one with --head-var) on scenarios, interleaved.
+    """A/B-compare two servers (or one with --head-var) on scenarios, interleaved.
 
     Base and head run in a randomised balanced order (ABBA...), each repetition on a fresh server
     from the dataset snapshot; per-pair log ratios are judged with the Hodges-Lehmann estimate and
@@ -193,17 +193,17 @@ def compare_cmd(
     settings = pop_shared(kwargs)
     overrides = parse_head_vars(head_var)
     if head is None and not overrides:
-        raise ConfigError("give --head TARGET or at least one --head-var NAME=VALUE")
+        raise ConfigError("give --head SERVER or at least one --head-var NAME=VALUE")
     specs = []
     for name in scenario_names:
         base_case = pipeline.resolve(settings, name, base)
-        head_target = pipeline.resolve(settings, name, head).target if head else base_case.target
+        head_server = pipeline.resolve(settings, name, head).server if head else base_case.server
         if overrides:
-            head_target = head_target.with_variables(overrides)
-        if head_target.name == base_case.target.name and not overrides:
-            click.echo("note: base and head are the same target: this is an A/A comparison", err=True)
-            head_target = head_target.with_variables({}, name=f"{head_target.name}(A/A)")
-        specs.append(pipeline.ComparisonSpec(base_case.target, head_target, base_case.scenario))
+            head_server = head_server.with_variables(overrides)
+        if head_server.name == base_case.server.name and not overrides:
+            click.echo("note: base and head are the same server: this is an A/A comparison", err=True)
+            head_server = head_server.with_variables({}, name=f"{head_server.name}(A/A)")
+        specs.append(pipeline.ComparisonSpec(base_case.server, head_server, base_case.scenario))
     pairs = settings.repetitions or specs[0].scenario.repetitions
     if pairs < 2:
         raise ConfigError(

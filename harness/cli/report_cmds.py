@@ -30,7 +30,7 @@ def select_runs(
     *,
     group: str | None,
     scenario: str | None,
-    target: str | None,
+    server: str | None,
     threads: int | None,
     all_runs: bool,
 ) -> tuple[list[RunResult], str]:
@@ -39,7 +39,7 @@ def select_runs(
     ``--group`` picks one group; otherwise the group of the newest matching run (one ``dbperf run``
     or ``ci run``), unless ``--all`` asks for every matching run.
     """
-    filters: dict[str, Any] = {"scenario": scenario, "target": target, "threads": threads}
+    filters: dict[str, Any] = {"scenario": scenario, "server": server, "threads": threads}
     if group is None and not all_runs:
         newest = store.runs(**filters, limit=1)
         if not newest:
@@ -56,7 +56,7 @@ def select_runs(
         where = f"group {group}" if group else "the filters"
         raise HarnessError(f"no runs match {where} in {store.path}: `dbperf runs` lists what is stored")
     described = f"group {group}" if group else "all matching runs"
-    return sorted(runs, key=lambda r: (r.scenario, r.target, r.threads, r.repetition, r.run_id)), described
+    return sorted(runs, key=lambda r: (r.scenario, r.server, r.threads, r.repetition, r.run_id)), described
 
 
 def _chart_links(values: Sequence[str]) -> list[tuple[str, str]]:
@@ -72,7 +72,7 @@ def _chart_links(values: Sequence[str]) -> list[tuple[str, str]]:
 @click.command("report")
 @click.option("--group", "group", metavar="ID", help="the runs of this group (default: the newest group)")
 @click.option("--scenario", "-s", help="only this scenario")
-@click.option("--server", "target", metavar="TARGET", help="only this server target")
+@click.option("--server", "server", metavar="SERVER", help="only this server")
 @click.option("--threads", type=int, help="only this thread count")
 @click.option("--all", "all_runs", is_flag=True, help="every matching run instead of one group")
 @click.option(
@@ -87,7 +87,7 @@ def _chart_links(values: Sequence[str]) -> list[tuple[str, str]]:
 def report_cmd(
     group: str | None,
     scenario: str | None,
-    target: str | None,
+    server: str | None,
     threads: int | None,
     all_runs: bool,
     fmt: str,
@@ -115,7 +115,7 @@ def report_cmd(
     settings = pop_shared(kwargs)
     store = Store(settings.store)
     runs, described = select_runs(
-        store, group=group, scenario=scenario, target=target, threads=threads, all_runs=all_runs
+        store, group=group, scenario=scenario, server=server, threads=threads, all_runs=all_runs
     )
     links = _chart_links(charts)
     if fmt == "markdown":
@@ -160,7 +160,7 @@ def _filter_in(table: pa.Table, column: str, values: Sequence[object]) -> pa.Tab
     "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder to write the site to"
 )
 @click.option("--scenario", "-s", "scenarios", multiple=True, help="only these scenarios (repeatable)")
-@click.option("--server", "targets", multiple=True, metavar="TARGET", help="only these server targets (repeatable)")
+@click.option("--server", "servers", multiple=True, metavar="SERVER", help="only these servers (repeatable)")
 @click.option("--threads", "threads", multiple=True, type=int, help="only these thread counts (repeatable)")
 @click.option("--title", default="dbperf trends", show_default=True, help="page title")
 @click.option("--no-images", is_flag=True, help="skip the PNG export (faster)")
@@ -169,7 +169,7 @@ def _filter_in(table: pa.Table, column: str, values: Sequence[object]) -> pa.Tab
 def trend_cmd(
     out: Path,
     scenarios: tuple[str, ...],
-    targets: tuple[str, ...],
+    servers: tuple[str, ...],
     threads: tuple[int, ...],
     title: str,
     no_images: bool,
@@ -194,10 +194,10 @@ def trend_cmd(
     store = Store(settings.store)
     table = store.metrics_table(
         scenario=scenarios[0] if len(scenarios) == 1 else None,
-        target=targets[0] if len(targets) == 1 else None,
+        server=servers[0] if len(servers) == 1 else None,
         threads=threads[0] if len(threads) == 1 else None,
     )
-    table = _filter_in(_filter_in(_filter_in(table, "scenario", scenarios), "target", targets), "threads", threads)
+    table = _filter_in(_filter_in(_filter_in(table, "scenario", scenarios), "server", servers), "threads", threads)
     result = build_site(pipeline.history(table), out, title=title, images=not no_images, scale=scale)
     click.echo(
         f"wrote {result.index} in {result.seconds:.1f} s: {result.runs:,} ok runs, {result.points:,} commit "
@@ -208,7 +208,7 @@ def trend_cmd(
 
 @click.command("changes")
 @click.option("--scenario", "-s", required=True, help="scenario name")
-@click.option("--server", "target", required=True, metavar="TARGET", help="server target name")
+@click.option("--server", "server", required=True, metavar="SERVER", help="server name")
 @click.option("--metric", type=click.Choice(list(METRICS)), default="qps", show_default=True, help="metric to analyse")
 @click.option("--threads", type=int, help="only this thread count (default: each thread count separately)")
 @click.option("--alpha", type=float, default=0.01, show_default=True, help="significance of each accepted change")
@@ -219,7 +219,7 @@ def trend_cmd(
 @shared("store")
 def changes_cmd(
     scenario: str,
-    target: str,
+    server: str,
     metric: str,
     threads: int | None,
     alpha: float,
@@ -250,10 +250,10 @@ def changes_cmd(
     if not 0.0 < alpha < 1.0:
         raise click.BadParameter("must be between 0 and 1", param_hint="--alpha")
     store = Store(settings.store)
-    table = store.metrics_table(scenario=scenario, target=target, threads=threads, status="ok")
+    table = store.metrics_table(scenario=scenario, server=server, threads=threads, status="ok")
     if table.num_rows == 0:
         raise HarnessError(
-            f"no ok runs of {scenario} on {target}{f' at {threads} threads' if threads else ''} in "
+            f"no ok runs of {scenario} on {server}{f' at {threads} threads' if threads else ''} in "
             f"{store.path}: `dbperf runs --scenario {scenario}` lists what is stored"
         )
     points = commit_points(table, (metric,))
@@ -266,7 +266,7 @@ def changes_cmd(
     if as_json:
         doc = {
             "scenario": scenario,
-            "server": target,
+            "server": server,
             "metric": metric,
             "method": {"name": "e-divisive means", "alpha": alpha, "permutations": permutations,
                        "min_size": min_size, "seed": seed},
@@ -283,7 +283,7 @@ def changes_cmd(
         return 0
     out = console()
     label = METRIC_LABELS.get(metric, metric)
-    table_out = Table(title=f"change points: {scenario} on {target}, {label} (alpha {alpha:g})", title_justify="left")
+    table_out = Table(title=f"change points: {scenario} on {server}, {label} (alpha {alpha:g})", title_justify="left")
     for name in ("threads", "at", "commit / day", "first run", "before", "after", "change", "p", "confidence"):
         table_out.add_column(name, justify="right" if name not in ("commit / day", "first run") else "left")
     for m in marks:
@@ -314,7 +314,7 @@ def export_group() -> None:
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSON file to write")
 @click.option("--group", "group", metavar="ID", help="the runs of this group (default: the newest group)")
 @click.option("--scenario", "-s", help="only this scenario")
-@click.option("--server", "target", metavar="TARGET", help="only this server target")
+@click.option("--server", "server", metavar="SERVER", help="only this server")
 @click.option("--threads", type=int, help="only this thread count")
 @click.option("--all", "all_runs", is_flag=True, help="every matching run instead of one group")
 @shared("store")
@@ -322,7 +322,7 @@ def export_bmf(
     out: Path,
     group: str | None,
     scenario: str | None,
-    target: str | None,
+    server: str | None,
     threads: int | None,
     all_runs: bool,
     **kwargs: Any,
@@ -346,7 +346,7 @@ def export_bmf(
     settings = pop_shared(kwargs)
     store = Store(settings.store)
     runs, described = select_runs(
-        store, group=group, scenario=scenario, target=target, threads=threads, all_runs=all_runs
+        store, group=group, scenario=scenario, server=server, threads=threads, all_runs=all_runs
     )
     doc = write_bmf(out, runs)
     measures = sum(len(m) for m in doc.values())

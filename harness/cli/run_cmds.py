@@ -12,7 +12,7 @@ import click
 from harness import pipeline
 from harness.cli.options import RUN_OPTIONS, pop_shared, shared
 from harness.config.scenarios import PROFILES, available_scenarios, load_scenario
-from harness.config.servers import available_targets, load_target
+from harness.config.servers import available_servers, load_server
 from harness.errors import HarnessError
 from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
 from harness.store import Store
@@ -29,7 +29,7 @@ from harness.sysbench.importer import import_logs
 )
 @shared(*RUN_OPTIONS)
 def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
-    """Run a scenario on a server target and store every run.
+    """Run a scenario on a server and store every run.
 
     Each repetition at each thread count starts its own server from the dataset snapshot, warms up,
     measures with 1 s intervals (progress on stderr), and is stored in DuckDB at once.
@@ -54,7 +54,7 @@ def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
 
 @click.command("runs")
 @click.option("--scenario", "-s", help="only this scenario")
-@click.option("--target", "--server-name", "target", help="only this server target")
+@click.option("--server", "server", help="only this server")
 @click.option("--threads", type=int, help="only this thread count")
 @click.option("--status", type=click.Choice(["ok", "failed"]), help="only ok or failed runs")
 @click.option("--limit", type=int, default=50, show_default=True, help="newest N runs (0 = all)")
@@ -62,7 +62,7 @@ def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
 @shared("store")
 def runs_cmd(
     scenario: str | None,
-    target: str | None,
+    server: str | None,
     threads: int | None,
     status: str | None,
     limit: int,
@@ -72,7 +72,7 @@ def runs_cmd(
     """List stored runs, newest first."""
     settings = pop_shared(kwargs)
     store = Store(settings.store)
-    runs = store.runs(scenario=scenario, target=target, threads=threads, status=status, limit=limit or None)
+    runs = store.runs(scenario=scenario, server=server, threads=threads, status=status, limit=limit or None)
     if as_json:
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
         return 0
@@ -91,12 +91,12 @@ def import_group() -> None:
 @import_group.command("sysbench-log")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--scenario", "-s", default="imported", show_default=True, help="scenario name to file them under")
-@click.option("--target", "target", default="imported", show_default=True, help="server target name to file them under")
+@click.option("--server", "server", default="imported", show_default=True, help="server name to file them under")
 @click.option("--server-version", default="", help="server version, if known (logs do not say)")
 @click.option("--json", "as_json", is_flag=True, help="print the imported runs as JSON")
 @shared("store")
 def import_sysbench_log(
-    files: tuple[Path, ...], scenario: str, target: str, server_version: str, as_json: bool, **kwargs: Any
+    files: tuple[Path, ...], scenario: str, server: str, server_version: str, as_json: bool, **kwargs: Any
 ) -> int:
     """Import sysbench 1.0.x text output (interval lines and final summary) into the store.
 
@@ -105,7 +105,7 @@ def import_sysbench_log(
     Every file is checked before any is stored; an unreadable one is named with its line.
     """
     settings = pop_shared(kwargs)
-    runs = import_logs(list(files), scenario=scenario, target=target, server_version=server_version)
+    runs = import_logs(list(files), scenario=scenario, server=server, server_version=server_version)
     store = Store(settings.store)
     for run in runs:
         store.save(run)
@@ -147,15 +147,15 @@ def scenarios_cmd(**kwargs: Any) -> int:
 @click.command("servers")
 @shared("servers-dir")
 def servers_cmd(**kwargs: Any) -> int:
-    """List the server targets (validating every file)."""
+    """List the servers (validating every file)."""
     settings = pop_shared(kwargs)
     from rich.table import Table
 
-    table = Table(title="server targets", title_justify="left")
+    table = Table(title="servers", title_justify="left")
     for col in ("name", "flavour", "version", "provider", "image / binary", "config", "cpus", "description"):
         table.add_column(col)
-    for name in available_targets(settings.servers_dir):
-        t = load_target(name, settings.servers_dir)
+    for name in available_servers(settings.servers_dir):
+        t = load_server(name, settings.servers_dir)
         table.add_row(
             t.name,
             t.flavour,

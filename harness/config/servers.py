@@ -1,6 +1,6 @@
-"""Server target files (``servers/<name>.toml``), validated with pydantic.
+"""Server files (``servers/<name>.toml``), validated with pydantic.
 
-A target names a flavour and a version pin, a provider (``local`` binaries, a ``container`` image, or an
+A server names a flavour and a version pin, a provider (``local`` binaries, a ``container`` image, or an
 ``external`` endpoint), an optional my.cnf, server variables, and CPU/memory placement. Example::
 
     name = "mariadb-10.11"
@@ -27,12 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.config.files import load_toml_model
 from harness.errors import ConfigError
-from harness.model import ServerTarget
+from harness.model import Server
 
 _CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
 
-class _TargetFile(BaseModel):
+class _ServerFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -62,11 +62,11 @@ class _TargetFile(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _provider_fields(self) -> _TargetFile:
+    def _provider_fields(self) -> _ServerFile:
         if self.provider == "container" and not self.image:
-            raise ValueError("a container target needs 'image' (e.g. 'dbperf/mariadb:10.11')")
+            raise ValueError("a container server needs 'image' (e.g. 'dbperf/mariadb:10.11')")
         if self.provider == "external" and (self.port is None or not self.user):
-            raise ValueError("an external target needs 'host', 'port', 'user' and 'password_env'")
+            raise ValueError("an external server needs 'host', 'port', 'user' and 'password_env'")
         return self
 
 
@@ -76,9 +76,9 @@ def _to_str(value: str | int | float | bool) -> str:
     return str(value)
 
 
-def load_target_file(path: Path) -> ServerTarget:
-    """Read and validate one target file."""
-    spec = load_toml_model(path, _TargetFile, "server target", "servers/README.md")
+def load_target_file(path: Path) -> Server:
+    """Read and validate one server file."""
+    spec = load_toml_model(path, _ServerFile, "server", "servers/README.md")
     if spec.name != path.stem:
         raise ConfigError(f"{path}: name '{spec.name}' must match the file name '{path.stem}'")
     config_file = None
@@ -86,7 +86,7 @@ def load_target_file(path: Path) -> ServerTarget:
         config_file = (path.parent / spec.config_file).resolve()
         if not config_file.is_file():
             raise ConfigError(f"{path}: config_file '{spec.config_file}' does not exist next to it")
-    return ServerTarget(
+    return Server(
         name=spec.name,
         flavour=spec.flavour,
         version=spec.version,
@@ -109,14 +109,14 @@ def load_target_file(path: Path) -> ServerTarget:
     )
 
 
-def available_targets(servers_dir: Path) -> list[str]:
+def available_servers(servers_dir: Path) -> list[str]:
     return sorted(p.stem for p in servers_dir.glob("*.toml"))
 
 
-def load_target(name: str, servers_dir: Path) -> ServerTarget:
-    """The target called ``name``; a clear error listing the known ones otherwise."""
+def load_server(name: str, servers_dir: Path) -> Server:
+    """The server called ``name``; a clear error listing the known ones otherwise."""
     path = servers_dir / f"{name}.toml"
     if not path.is_file():
-        known = ", ".join(available_targets(servers_dir)) or "none"
-        raise ConfigError(f"unknown server target '{name}' (known in {servers_dir}: {known})")
+        known = ", ".join(available_servers(servers_dir)) or "none"
+        raise ConfigError(f"unknown server '{name}' (known in {servers_dir}: {known})")
     return load_target_file(path)

@@ -41,14 +41,14 @@ class OptionSpec:
 
 #: The shared option family.
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("server", "str", "server target name (a file in servers/)", "mariadb-local"),
+    OptionSpec("server", "str", "server name (a file in servers/)", "mariadb-local"),
     OptionSpec("profile", "str", "scenario profile: quick, ci or full", "quick"),
     OptionSpec("store", "path", "DuckDB store file (Parquet copies go beside it)", "results/dbperf.duckdb"),
     OptionSpec("threads", "str", "comma-separated thread counts overriding the scenario's", None),
     OptionSpec("time", "int", "measured seconds per run, overriding the profile", None),
     OptionSpec("warmup", "int", "warm-up seconds per run (measured, then discarded)", None),
     OptionSpec("repetitions", "int", "repetitions per thread count, overriding the profile", None),
-    OptionSpec("servers-dir", "path", "folder of server target files", "servers"),
+    OptionSpec("servers-dir", "path", "folder of server files", "servers"),
     OptionSpec("scenarios-dir", "path", "folder of scenario files", "scenarios"),
     OptionSpec("baselines-dir", "path", "folder of baseline files", "baselines"),
     OptionSpec("cache-dir", "path", "folder for dataset snapshots", "~/.cache/dbperf"),

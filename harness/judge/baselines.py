@@ -1,7 +1,7 @@
-"""Recorded baselines: one versioned, human-reviewable JSON file per testbed x target x scenario x threads.
+"""Recorded baselines: one versioned, human-reviewable JSON file per testbed x server x scenario x threads.
 
-Layout: ``baselines/<testbed fingerprint>/<target>/<scenario>/<threads>t.json``. A file holds the
-testbed, the target (name, server version, effective-config hash), the scenario definition's hash,
+Layout: ``baselines/<testbed fingerprint>/<server>/<scenario>/<threads>t.json``. A file holds the
+testbed, the server (name, server version, effective-config hash), the scenario definition's hash,
 provenance (git sha, date, profile, repetitions, run ids) and the raw per-repetition values of every
 metric. A baseline is only ever compared with runs of the same testbed fingerprint, config hash and
 scenario hash; anything else is reported as "no comparable baseline" with the reason and the command
@@ -22,10 +22,12 @@ from harness.errors import BaselineError
 from harness.model import METRICS, RunResult, Testbed
 
 FORMAT = "dbperf-baseline"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Older formats read by upgrading them in memory: version 1 named the server "target".
+READABLE_VERSIONS = (1, 2)
 
 
-class _TargetInfo(BaseModel):
+class _ServerInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
     server_version: str
@@ -53,7 +55,7 @@ class _BaselineFile(BaseModel):
     format: str
     format_version: int
     testbed: dict[str, str | int | float | None]
-    target: _TargetInfo
+    server: _ServerInfo
     scenario: _ScenarioInfo
     threads: int = Field(ge=1)
     provenance: _Provenance
@@ -66,7 +68,7 @@ class Baseline:
 
     path: Path
     testbed_fingerprint: str
-    target: str
+    server: str
     server_version: str
     config_hash: str
     scenario: str
@@ -82,16 +84,16 @@ class Baseline:
         return self.samples.get(metric, ())
 
 
-def baseline_path(root: Path, testbed: Testbed, target: str, scenario: str, threads: int) -> Path:
-    return root / testbed.fingerprint / target / scenario / f"{threads}t.json"
+def baseline_path(root: Path, testbed: Testbed, server: str, scenario: str, threads: int) -> Path:
+    return root / testbed.fingerprint / server / scenario / f"{threads}t.json"
 
 
-def record_command(scenario: str, target: str, profile: str) -> str:
-    return f"dbperf baseline record --scenario {scenario} --server {target} --profile {profile}"
+def record_command(scenario: str, server: str, profile: str) -> str:
+    return f"dbperf baseline record --scenario {scenario} --server {server} --profile {profile}"
 
 
 def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
-    """Write the baseline for runs of one target x scenario x threads (all must be ok)."""
+    """Write the baseline for runs of one server x scenario x threads (all must be ok)."""
     if not runs:
         raise BaselineError("no runs to record a baseline from")
     failed = [r for r in runs if not r.ok]
@@ -101,9 +103,9 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
             "fix the failure and record again"
         )
     first = runs[0]
-    keys = {(r.target, r.scenario, r.threads, r.config_hash, r.scenario_hash, r.testbed.fingerprint) for r in runs}
+    keys = {(r.server, r.scenario, r.threads, r.config_hash, r.scenario_hash, r.testbed.fingerprint) for r in runs}
     if len(keys) != 1:
-        raise BaselineError("runs of different targets, scenarios, thread counts or configs cannot share a baseline")
+        raise BaselineError("runs of different servers, scenarios, thread counts or configs cannot share a baseline")
     samples: dict[str, list[float] | None] = {}
     for metric in METRICS:
         values = [r.metrics.get(metric) for r in runs]
@@ -112,8 +114,8 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "testbed": {**first.testbed.__dict__, "fingerprint": first.testbed.fingerprint},
-        "target": {
-            "name": first.target,
+        "server": {
+            "name": first.server,
             "server_version": first.server_version,
             "config_hash": first.config_hash,
         },
@@ -128,7 +130,7 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
         },
         "samples": samples,
     }
-    path = baseline_path(root, first.testbed, first.target, first.scenario, first.threads)
+    path = baseline_path(root, first.testbed, first.server, first.scenario, first.threads)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(document, indent=2) + "\n")
@@ -149,7 +151,10 @@ def load_baseline(path: Path) -> Baseline:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BaselineError(f'{path}: not a dbperf baseline file (no "format": "{FORMAT}"); delete it')
     version = data.get("format_version")
-    if not isinstance(version, int) or version < FORMAT_VERSION:
+    if version == 1 and isinstance(data.get("target"), dict):
+        data = {**{k: v for k, v in data.items() if k != "target"}, "server": data["target"], "format_version": 2}
+        version = 2
+    if not isinstance(version, int) or version < min(READABLE_VERSIONS):
         raise BaselineError(
             f"{path}: baseline format {version} is older than this dbperf reads ({FORMAT_VERSION}); "
             "re-record it with 'dbperf baseline record' (the old samples cannot be trusted to mean the same)"
@@ -168,9 +173,9 @@ def load_baseline(path: Path) -> Baseline:
     return Baseline(
         path=path,
         testbed_fingerprint=str(spec.testbed.get("fingerprint", "")),
-        target=spec.target.name,
-        server_version=spec.target.server_version,
-        config_hash=spec.target.config_hash,
+        server=spec.server.name,
+        server_version=spec.server.server_version,
+        config_hash=spec.server.config_hash,
         scenario=spec.scenario.name,
         scenario_hash=spec.scenario.hash,
         profile=spec.scenario.profile,
@@ -182,8 +187,8 @@ def load_baseline(path: Path) -> Baseline:
     )
 
 
-def find_baseline(root: Path, testbed: Testbed, target: str, scenario: str, threads: int) -> Baseline | None:
-    path = baseline_path(root, testbed, target, scenario, threads)
+def find_baseline(root: Path, testbed: Testbed, server: str, scenario: str, threads: int) -> Baseline | None:
+    path = baseline_path(root, testbed, server, scenario, threads)
     return load_baseline(path) if path.is_file() else None
 
 

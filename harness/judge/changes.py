@@ -28,7 +28,7 @@ def change_marks(
     starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]])
     ends = np.r_[starts[1:], series.size]
     scenario = points.column("scenario").to_pylist()
-    target = points.column("target").to_pylist()
+    server = points.column("server").to_pylist()
     threads = points.column("threads").to_pylist()
     at = points.column("at").to_pylist()
     point = points.column("point").to_pylist()
@@ -48,7 +48,7 @@ def change_marks(
                 marks.append(
                     ChangeMark(
                         scenario=scenario[row],
-                        target=target[row],
+                        server=server[row],
                         threads=int(threads[row]),
                         metric=metric,
                         index=cp.index,
@@ -62,5 +62,5 @@ def change_marks(
                         series_length=int(keep.size),
                     )
                 )
-    marks.sort(key=lambda m: (m.scenario, m.target, m.threads, m.metric, m.index))
+    marks.sort(key=lambda m: (m.scenario, m.server, m.threads, m.metric, m.index))
     return tuple(marks)

@@ -77,10 +77,10 @@ def failed_verdict(scenario: Scenario, threads: int, base: str, head: str, reaso
     return replace(_shell("ab", scenario, threads, base, head), metrics=(metric,))
 
 
-def no_baseline_verdict(scenario: Scenario, threads: int, target: str, reason: str) -> Verdict:
-    advice = f"{reason}; record one with: {record_command(scenario.name, target, scenario.profile)}"
+def no_baseline_verdict(scenario: Scenario, threads: int, server: str, reason: str) -> Verdict:
+    advice = f"{reason}; record one with: {record_command(scenario.name, server, scenario.profile)}"
     metric = MetricVerdict(metric="baseline", higher_is_worse=False, outcome="no_baseline", reason=advice, gating=False)
-    return replace(_shell("baseline", scenario, threads, "baseline", target), metrics=(metric,))
+    return replace(_shell("baseline", scenario, threads, "baseline", server), metrics=(metric,))
 
 
 def _metrics_of(scenario: Scenario) -> list[tuple[str, bool]]:
@@ -258,22 +258,22 @@ def judge_against_baselines(
     alpha: float = DEFAULT_ALPHA,
     confidence: float = 0.95,
 ) -> list[Verdict]:
-    """Baseline mode for several (scenario, threads, target, baseline, candidate runs) at once."""
+    """Baseline mode for several (scenario, threads, server, baseline, candidate runs) at once."""
     shells: list[Verdict] = []
     pending: list[Pending] = []
-    for index, (scenario, threads, target, baseline, runs) in enumerate(cases):
+    for index, (scenario, threads, server, baseline, runs) in enumerate(cases):
         failed = [r for r in runs if not r.ok]
         version = runs[0].server_version if runs else ""
         if not runs or failed:
             reason = failed[0].failure if failed else "no runs"
-            shells.append(failed_verdict(scenario, threads, "baseline", target, f"run failed: {reason}"))
+            shells.append(failed_verdict(scenario, threads, "baseline", server, f"run failed: {reason}"))
             continue
         if baseline is None:
-            shells.append(no_baseline_verdict(scenario, threads, target, "no baseline for this testbed"))
+            shells.append(no_baseline_verdict(scenario, threads, server, "no baseline for this testbed"))
             continue
         why = incomparable_reason(baseline, runs)
         if why is not None:
-            shells.append(no_baseline_verdict(scenario, threads, target, f"baseline not comparable: {why}"))
+            shells.append(no_baseline_verdict(scenario, threads, server, f"baseline not comparable: {why}"))
             continue
         shells.append(
             _shell(
@@ -281,7 +281,7 @@ def judge_against_baselines(
                 scenario,
                 threads,
                 f"baseline {baseline.recorded_at[:10]}",
-                target,
+                server,
                 base_version=baseline.server_version,
                 head_version=version,
                 warnings=_instability(runs, "candidate"),

@@ -26,7 +26,7 @@ from harness.model.run import (
     histogram_percentile,
 )
 from harness.model.scenario import Scenario
-from harness.model.server import Flavour, ProviderKind, ServerTarget
+from harness.model.server import Flavour, ProviderKind, Server
 from harness.model.verdict import MetricVerdict, Outcome, Verdict
 
 __all__ = [
@@ -43,7 +43,7 @@ __all__ = [
     "RunResult",
     "RunStatus",
     "Scenario",
-    "ServerTarget",
+    "Server",
     "Testbed",
     "Totals",
     "Verdict",

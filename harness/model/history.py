@@ -23,7 +23,7 @@ class ChangeMark:
     """A change point of one series, located at the commit where the new level starts."""
 
     scenario: str
-    target: str
+    server: str
     threads: int
     metric: str
     index: int
@@ -43,7 +43,7 @@ class ChangeMark:
     def describe(self) -> str:
         unit = " ms" if self.metric.endswith("_ms") else ""
         return (
-            f"{self.scenario} {self.target} {self.threads}t {METRIC_LABELS.get(self.metric, self.metric)}: "
+            f"{self.scenario} {self.server} {self.threads}t {METRIC_LABELS.get(self.metric, self.metric)}: "
             f"{_fmt(self.before)}{unit} -> {_fmt(self.after)}{unit} ({self.change_pct:+.1f} %) at point "
             f"{self.index + 1}/{self.series_length} ({self.point}, {self.at}); "
             f"p = {self.p_value:.3f}, confidence {self.confidence * 100:.1f} %"
@@ -66,8 +66,8 @@ class TrendData:
         return sorted(set(self.points.column("scenario").to_pylist()))
 
     @property
-    def targets(self) -> list[str]:
-        return sorted(set(self.points.column("target").to_pylist()))
+    def servers(self) -> list[str]:
+        return sorted(set(self.points.column("server").to_pylist()))
 
     @property
     def threads(self) -> list[int]:

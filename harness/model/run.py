@@ -191,7 +191,7 @@ class RunResult:
     started_at: datetime
     finished_at: datetime
     status: RunStatus
-    target: str
+    server: str
     flavour: str
     provider: str
     server_version: str
@@ -239,7 +239,7 @@ class RunResult:
             "run_id": self.run_id,
             "status": self.status,
             "failure": self.failure or None,
-            "target": self.target,
+            "server": self.server,
             "server_version": self.server_version,
             "scenario": self.scenario,
             "profile": self.profile,

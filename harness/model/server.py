@@ -12,7 +12,7 @@ ProviderKind = Literal["local", "container", "external"]
 
 
 @dataclass(frozen=True)
-class ServerTarget:
+class Server:
     """A server to benchmark: what it is, how to start it, how to configure it."""
 
     name: str
@@ -35,13 +35,13 @@ class ServerTarget:
     database: str = "sbtest"
     source: Path | None = None
 
-    def with_variables(self, overrides: Mapping[str, str], name: str | None = None) -> ServerTarget:
-        """A copy of this target with some server variables overridden (``--head-var``)."""
+    def with_variables(self, overrides: Mapping[str, str], name: str | None = None) -> Server:
+        """A copy of this server with some server variables overridden (``--head-var``)."""
         suffix = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
         return replace(self, variables={**self.variables, **overrides}, name=name or f"{self.name}+{suffix}")
 
     def identity(self) -> dict[str, object]:
-        """What makes two targets the same configuration (hashed into the config hash)."""
+        """What makes two servers the same configuration (hashed into the config hash)."""
         config_text = None
         if self.config_file is not None and self.config_file.exists():
             config_text = self.config_file.read_text()

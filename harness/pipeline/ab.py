@@ -1,4 +1,4 @@
-"""A/B comparisons: base and head targets interleaved in a randomised balanced order.
+"""A/B comparisons: base and head servers interleaved in a randomised balanced order.
 
 Each pair runs base and head back to back, in an order drawn so that half the pairs are AB and half
 BA (then shuffled with a seeded generator), and every run is a fresh server from the dataset
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from harness.judge import stats
 from harness.judge.gate import DEFAULT_ALPHA, judge_pairs
-from harness.model import RunResult, Scenario, ServerTarget, Verdict
+from harness.model import RunResult, Scenario, Server, Verdict
 from harness.run.measure import RunContext, run_once
 from harness.run.session import Session, new_group_id
 
@@ -29,8 +29,8 @@ from harness.run.session import Session, new_group_id
 class ComparisonSpec:
     """One base-vs-head comparison of a scenario (every thread count of it)."""
 
-    base: ServerTarget
-    head: ServerTarget
+    base: Server
+    head: Server
     scenario: Scenario
     base_scenario: Scenario | None = None  # a changed scenario compares its old definition with the new
 
@@ -112,8 +112,8 @@ def run_comparisons(
 def _run_pair(
     session: Session, spec: ComparisonSpec, threads: int, number: int, base_first: bool, group: str
 ) -> tuple[RunResult, RunResult]:
-    def one(target: ServerTarget, scenario: Scenario, label: str) -> RunResult:
-        ctx = RunContext(target, scenario, threads, number, session.testbed, session.git_sha, group, label)
+    def one(server: Server, scenario: Scenario, label: str) -> RunResult:
+        ctx = RunContext(server, scenario, threads, number, session.testbed, session.git_sha, group, label)
         return run_once(session, ctx)
 
     if base_first:

@@ -25,14 +25,14 @@ from pathlib import Path
 import pyarrow as pa
 
 from harness.config.scenarios import load_scenario
-from harness.config.servers import load_target
+from harness.config.servers import load_server
 from harness.config.settings import Settings, current_git_sha
 from harness.dataset import DatasetCache
 from harness.errors import HarnessError
 from harness.judge.baselines import find_baseline, write_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, judge_against_baselines
-from harness.model import RunResult, Scenario, ServerTarget, Verdict
+from harness.model import RunResult, Scenario, Server, Verdict
 from harness.model.history import TrendData
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.run.measure import measure, plan_runs
@@ -51,7 +51,7 @@ EXIT_ERROR = 2
 class Case:
     """A scenario and a server resolved from settings, with the command-line overrides applied."""
 
-    target: ServerTarget
+    server: Server
     scenario: Scenario
 
 
@@ -90,7 +90,7 @@ class Outcome:
         return doc
 
 
-def resolve(settings: Settings, scenario_name: str, target_name: str | None = None) -> Case:
+def resolve(settings: Settings, scenario_name: str, server_name: str | None = None) -> Case:
     """The scenario (profile and overrides from ``settings``) and the server it runs on."""
     scenario = load_scenario(scenario_name, settings.scenarios_dir, settings.profile).with_overrides(
         threads=settings.threads,
@@ -98,7 +98,7 @@ def resolve(settings: Settings, scenario_name: str, target_name: str | None = No
         warmup_s=settings.warmup,
         repetitions=settings.repetitions,
     )
-    return Case(load_target(target_name or settings.server, settings.servers_dir), scenario)
+    return Case(load_server(server_name or settings.server, settings.servers_dir), scenario)
 
 
 def open_session(settings: Settings, reporter: Reporter, *, containers: bool, check: bool = True) -> Session:
@@ -120,12 +120,10 @@ def open_session(settings: Settings, reporter: Reporter, *, containers: bool, ch
     )
 
 
-def _session(
-    settings: Settings, reporter: Reporter, targets: Iterable[ServerTarget], session: Session | None
-) -> Session:
+def _session(settings: Settings, reporter: Reporter, servers: Iterable[Server], session: Session | None) -> Session:
     if session is not None:
         return session
-    return open_session(settings, reporter, containers=any(t.provider == "container" for t in targets))
+    return open_session(settings, reporter, containers=any(t.provider == "container" for t in servers))
 
 
 def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, strict: bool = False) -> int:
@@ -147,7 +145,7 @@ def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, st
 def measure_case(session: Session, case: Case, *, label: str = "", group_id: str | None = None) -> list[RunResult]:
     """Every repetition and thread count of a case, each run stored as it finishes."""
     contexts = plan_runs(
-        case.target,
+        case.server,
         case.scenario,
         testbed=session.testbed,
         git_sha=session.git_sha,
@@ -170,7 +168,7 @@ def run(
     Exit 2 when a run failed.
     """
     case = resolve(settings, scenario_name, server)
-    session = _session(settings, reporter, [case.target], session)
+    session = _session(settings, reporter, [case.server], session)
     runs = tuple(measure_case(session, case))
     return Outcome(runs, exit_code=exit_code((), runs), warnings=tuple(session.warnings))
 
@@ -192,7 +190,7 @@ def gate(
     label: str = "",
 ) -> Outcome:
     """Measure each case and judge it against this testbed's baselines (Holm across all of them)."""
-    session = _session(settings, reporter, (c.target for c in cases), session)
+    session = _session(settings, reporter, (c.server for c in cases), session)
     group = new_group_id()
     runs: list[RunResult] = []
     judged = []
@@ -201,9 +199,9 @@ def gate(
         runs += measured
         for threads, group_runs in _by_threads(measured).items():
             baseline = find_baseline(
-                settings.baselines_dir, session.testbed, case.target.name, case.scenario.name, threads
+                settings.baselines_dir, session.testbed, case.server.name, case.scenario.name, threads
             )
-            judged.append((case.scenario, threads, case.target.name, baseline, group_runs))
+            judged.append((case.scenario, threads, case.server.name, baseline, group_runs))
     verdicts = tuple(judge_against_baselines(judged, alpha=options.alpha))
     return Outcome(
         tuple(runs),
@@ -216,7 +214,7 @@ def gate(
 
 def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
     """Measure a case and write its runs as this testbed's baseline, one file per thread count."""
-    session = _session(settings, reporter, [case.target], None)
+    session = _session(settings, reporter, [case.server], None)
     runs = measure_case(session, case, label="baseline")
     warnings = list(session.warnings)
     if len(runs) < 3 * len(case.scenario.threads):
@@ -235,10 +233,10 @@ def compare(
     session: Session | None = None,
 ) -> Outcome:
     """Interleaved A/B comparisons of every spec (Holm across all), after any runs recorded only."""
-    targets = [t for s in specs for t in (s.base, s.head)] + [c.target for c in recordings]
+    servers = [t for s in specs for t in (s.base, s.head)] + [c.server for c in recordings]
     if not specs and not recordings:
         return Outcome(())
-    session = _session(settings, reporter, targets, session)
+    session = _session(settings, reporter, servers, session)
     runs: list[RunResult] = []
     group = new_group_id()
     for case in recordings:

@@ -1,6 +1,6 @@
 """Bencher Metric Format (BMF) export: ``dbperf export bmf --out results.json``.
 
-One benchmark per ``<server>/<scenario>/<threads>t`` (the server *target* name; the version is what
+One benchmark per ``<server>/<scenario>/<threads>t`` (the server *server* name; the version is what
 Bencher's branch and commit track), built from the **ok** runs only (failed runs are left out: a failed
 run has no meaningful numbers, and the gate reports it). Measures:
 
@@ -98,7 +98,7 @@ MEASURE_UNITS: dict[str, str] = {
 
 def benchmark_name(run: RunResult) -> str:
     """``<server>/<scenario>/<threads>t``."""
-    return f"{run.target}/{run.scenario}/{run.threads}t"
+    return f"{run.server}/{run.scenario}/{run.threads}t"
 
 
 def _round(value: float) -> float:
@@ -112,7 +112,7 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
     (their median would describe no server: export one group or filter by server).
     """
     groups: dict[str, list[RunResult]] = defaultdict(list)
-    for run in sorted(runs, key=lambda r: (r.target, r.scenario, r.threads)):
+    for run in sorted(runs, key=lambda r: (r.server, r.scenario, r.threads)):
         if run.ok:
             groups[benchmark_name(run)].append(run)
     if not groups:
@@ -158,10 +158,10 @@ def write_bmf(path: Path, runs: Sequence[RunResult]) -> dict[str, dict[str, dict
     """Validate and write the BMF document of ``runs`` to ``path`` (``-`` is not special); returns it."""
     doc = to_bmf(runs)
     validate_bmf(doc)
-    target = Path(path)
+    server = Path(path)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
+        server.parent.mkdir(parents=True, exist_ok=True)
+        server.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
     except OSError as exc:
-        raise HarnessError(f"cannot write {target}: {exc}") from exc
+        raise HarnessError(f"cannot write {server}: {exc}") from exc
     return doc

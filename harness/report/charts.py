@@ -35,11 +35,11 @@ _HEIGHT = 240
 
 @dataclass(frozen=True)
 class Selection:
-    """The initial (or, for images, fixed) selection of scenario, server target and threads."""
+    """The initial (or, for images, fixed) selection of scenario, server and threads."""
 
     scenario: str
     threads: int
-    target: str | None = None
+    server: str | None = None
 
 
 class _Filters:
@@ -53,20 +53,20 @@ class _Filters:
                 options=options, labels=labels or [str(o) for o in options], name=label, element="#filters"
             )
 
-        targets = data.targets
+        servers = data.servers
         self.scenario = alt.param(name="sel_scenario", value=selection.scenario, bind=bind(data.scenarios, "scenario "))
-        self.target = alt.param(
+        self.server = alt.param(
             name="sel_server",
-            value=selection.target or _ALL,
-            bind=bind([_ALL, *targets], "server ", ["all servers", *targets]),
+            value=selection.server or _ALL,
+            bind=bind([_ALL, *servers], "server ", ["all servers", *servers]),
         )
         self.threads = alt.param(name="sel_threads", value=selection.threads, bind=bind(data.threads, "threads "))
         self.extents = alt.param(name="time_extents", value=data.time_extents)
-        self.params = (self.scenario, self.target, self.threads, self.extents)
+        self.params = (self.scenario, self.server, self.threads, self.extents)
 
     @staticmethod
     def expr(*, threads: bool = True, metric: str | None = None) -> str:
-        parts = ["datum.scenario === sel_scenario", "(sel_server === 'all' || datum.target === sel_server)"]
+        parts = ["datum.scenario === sel_scenario", "(sel_server === 'all' || datum.server === sel_server)"]
         if threads:
             parts.append("datum.threads === toNumber(sel_threads)")
         if metric is not None:
@@ -74,7 +74,7 @@ class _Filters:
         return " && ".join(parts)
 
 
-def _color(domain: list[str], field: str = "target", title: str = "server") -> alt.Color:
+def _color(domain: list[str], field: str = "server", title: str = "server") -> alt.Color:
     return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=domain), legend=alt.Legend(orient="bottom"))
 
 
@@ -88,7 +88,7 @@ Layered = alt.LayerChart | alt.FacetChart
 
 def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
-    color = _color(data.targets)
+    color = _color(data.servers)
     domain = {"expr": "time_extents[sel_scenario + '|' + sel_server + '|' + sel_threads] || [0, 1]"}
     x = alt.X("at:T", title="first run of the commit (UTC)", scale=alt.Scale(domain=domain))
     base = alt.Chart()
@@ -100,7 +100,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
         y=alt.Y(f"{metric}:Q"),
         color=color,
         tooltip=[
-            alt.Tooltip("target:N", title="server"),
+            alt.Tooltip("server:N", title="server"),
             alt.Tooltip("versions:N", title="server version"),
             alt.Tooltip("point:N", title="commit / day"),
             alt.Tooltip("at:T", title="first run", format="%Y-%m-%d %H:%M"),
@@ -114,7 +114,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
     )
     changes = alt.Chart()
     change_tooltip = [
-        alt.Tooltip("target:N", title="server"),
+        alt.Tooltip("server:N", title="server"),
         alt.Tooltip("point:N", title="change at commit / day"),
         alt.Tooltip("at:T", title="first run", format="%Y-%m-%d %H:%M"),
         alt.Tooltip("change_pct:Q", title="change %", format="+.1f"),
@@ -140,7 +140,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
 
 def _versions_chart(metric: str, data: TrendData) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
-    color = _color(data.targets)
+    color = _color(data.servers)
     x = alt.X(
         "server_version:N",
         title="server version",
@@ -148,9 +148,9 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
         axis=alt.Axis(labelAngle=-30),
     )
     base = alt.Chart()
-    offset = alt.XOffset("target:N", scale=alt.Scale(domain=data.targets))  # one domain: no union warning
+    offset = alt.XOffset("server:N", scale=alt.Scale(domain=data.servers))  # one domain: no union warning
     tooltip = [
-        alt.Tooltip("target:N", title="server"),
+        alt.Tooltip("server:N", title="server"),
         alt.Tooltip("server_version:N", title="server version"),
         alt.Tooltip(f"{metric}:Q", title=f"{label} median", format=fmt),
         alt.Tooltip(f"{metric}_q1:Q", title="25th percentile", format=fmt),

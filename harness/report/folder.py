@@ -17,7 +17,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: pipeline.Outcome, *, sec
 
     notes = [*the_plan.notes, *outcome.warnings]
     if the_plan.empty:
-        notes.append("nothing to run: no server target, scenario or harness change between base and head")
+        notes.append("nothing to run: no server, scenario or harness change between base and head")
     title = f"dbperf performance check: {the_plan.head_ref} vs {the_plan.base_ref}"
     chart_links: list[tuple[str, str]] = []
     ok_runs = [r for r in outcome.runs if r.ok]

@@ -198,8 +198,8 @@ def _failed_runs(runs: Sequence[RunResult]) -> list[str]:
     if not failed:
         return []
     rows = (
-        [r.scenario, r.target, str(r.threads), str(r.repetition), f"`{r.run_id}`", _short(r.failure)]
-        for r in sorted(failed, key=lambda r: (r.scenario, r.target, r.threads, r.repetition, r.run_id))
+        [r.scenario, r.server, str(r.threads), str(r.repetition), f"`{r.run_id}`", _short(r.failure)]
+        for r in sorted(failed, key=lambda r: (r.scenario, r.server, r.threads, r.repetition, r.run_id))
     )
     header = ("scenario", "server", "threads", "rep", "run", "failure")
     body = _table(header, ("l", "l", "r", "r", "l", "l"), rows)
@@ -232,9 +232,9 @@ def _environment(verdicts: Sequence[Verdict], runs: Sequence[RunResult], testbed
     configs: dict[str, set[str]] = defaultdict(set)
     for run in runs:
         if run.server_version:
-            versions[run.target].add(run.server_version)
+            versions[run.server].add(run.server_version)
         if run.config_hash:
-            configs[run.target].add(run.config_hash)
+            configs[run.server].add(run.config_hash)
     for v in verdicts:
         if v.base_version:
             versions[v.base].add(v.base_version)
@@ -313,7 +313,7 @@ class RunGroup:
     """The repetitions of one scenario x server x threads, summarised."""
 
     scenario: str
-    target: str
+    server: str
     threads: int
     versions: tuple[str, ...]
     ok: int
@@ -332,9 +332,9 @@ def summarise_runs(runs: Sequence[RunResult]) -> list[RunGroup]:
     """One :class:`RunGroup` per scenario x server x threads, sorted."""
     groups: dict[tuple[str, str, int], list[RunResult]] = defaultdict(list)
     for run in runs:
-        groups[(run.scenario, run.target, run.threads)].append(run)
+        groups[(run.scenario, run.server, run.threads)].append(run)
     result = []
-    for (scenario, target, threads), members in sorted(groups.items()):
+    for (scenario, server, threads), members in sorted(groups.items()):
         ok = [r for r in members if r.ok]
         medians: dict[str, float | None] = {}
         for name in (*METRICS, "p50_ms"):
@@ -347,7 +347,7 @@ def summarise_runs(runs: Sequence[RunResult]) -> list[RunGroup]:
         result.append(
             RunGroup(
                 scenario=scenario,
-                target=target,
+                server=server,
                 threads=threads,
                 versions=tuple(sorted({r.server_version for r in members if r.server_version})),
                 ok=len(ok),
@@ -375,7 +375,7 @@ def _runs_row(group: RunGroup) -> list[str]:
     m = group.medians
     return [
         group.scenario,
-        f"`{group.target}`",
+        f"`{group.server}`",
         str(group.threads),
         runs,
         fmt_value(m["qps"]),
@@ -393,12 +393,12 @@ def _qps_pivot(groups: Sequence[RunGroup]) -> list[str]:
     threads = sorted({g.threads for g in groups})
     cells: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
     for g in groups:
-        cells[(g.scenario, g.target)][g.threads] = fmt_value(g.medians["qps"])
+        cells[(g.scenario, g.server)][g.threads] = fmt_value(g.medians["qps"])
     header = ["scenario", "server", *(f"{t} thr" for t in threads)]
     align = ["l", "l", *("r" for _ in threads)]
     rows = (
-        [scenario, f"`{target}`", *(row.get(t, "-") for t in threads)]
-        for (scenario, target), row in sorted(cells.items())
+        [scenario, f"`{server}`", *(row.get(t, "-") for t in threads)]
+        for (scenario, server), row in sorted(cells.items())
     )
     return ["Median QPS by thread count:", "", *_table(header, align, rows)]
 
@@ -415,7 +415,7 @@ def render_runs_markdown(
     groups = summarise_runs(runs)
     failed = sum(1 for r in runs if not r.ok)
     scenarios = len({g.scenario for g in groups})
-    servers = len({g.target for g in groups})
+    servers = len({g.server for g in groups})
     status = "❌" if failed else "✅"
     lines = [
         f"## {title}",
@@ -442,7 +442,7 @@ def render_runs_markdown(
         all_warnings.append("these runs come from more than one testbed: compare them with care")
     noisy = [g for g in groups if g.qps_cv_pct is not None and g.qps_cv_pct > 10.0]
     all_warnings += [
-        f"{g.scenario} `{g.target}` {g.threads}t: QPS varies by {g.qps_cv_pct:.1f} % between repetitions"
+        f"{g.scenario} `{g.server}` {g.threads}t: QPS varies by {g.qps_cv_pct:.1f} % between repetitions"
         for g in noisy
         if g.qps_cv_pct is not None
     ]

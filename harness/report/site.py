@@ -100,7 +100,7 @@ def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
             "<tr>"
             + "".join(
                 f"<td>{html.escape(str(v))}</td>"
-                for v in (c.scenario, c.target, c.threads, METRIC_LABELS.get(c.metric, c.metric), c.point, c.at)
+                for v in (c.scenario, c.server, c.threads, METRIC_LABELS.get(c.metric, c.metric), c.point, c.at)
             )
             + f"<td class=num>{fmt_value(c.before)}{unit} → {fmt_value(c.after)}{unit}</td>"
             + f"<td class='num {css}'>{c.change_pct:+.1f} %</td>"
@@ -194,7 +194,7 @@ _SCRIPT = """
 def _page(title: str, data: TrendData, spec: dict[str, Any], out_dir: Path, images: tuple[Path, ...]) -> str:
     built = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta = (
-        f"{data.runs:,} ok runs · {len(data.scenarios)} scenario(s) · {len(data.targets)} server(s) · "
+        f"{data.runs:,} ok runs · {len(data.scenarios)} scenario(s) · {len(data.servers)} server(s) · "
         f"{data.points.num_rows:,} commit points · {len(data.changes)} change point(s) · built {built}"
     )
     return f"""<!doctype html>

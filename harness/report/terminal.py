@@ -50,11 +50,11 @@ class TerminalReporter:
         if run.ok:
             m = run.metrics
             self.out.print(
-                f"[green]✔[/green] {run.target} {run.scenario} {run.threads}t #{run.repetition}: "
+                f"[green]✔[/green] {run.server} {run.scenario} {run.threads}t #{run.repetition}: "
                 f"qps {fmt(m.qps)}  p95 {fmt(m.p95_ms)} ms  (run {run.run_id})"
             )
         else:
-            self.out.print(f"[red]✘ {run.target} {run.scenario} {run.threads}t #{run.repetition}: {run.failure}[/red]")
+            self.out.print(f"[red]✘ {run.server} {run.scenario} {run.threads}t #{run.repetition}: {run.failure}[/red]")
 
 
 def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
@@ -83,7 +83,7 @@ def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
         status = "[green]ok[/green]" if run.ok else "[red]failed[/red]"
         table.add_row(
             run.scenario,
-            run.target,
+            run.server,
             run.server_version or "-",
             str(run.threads),
             str(run.repetition),
@@ -103,24 +103,24 @@ def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
 
 
 def scaling_table(runs: Sequence[RunResult]) -> Table | None:
-    """Threads vs median QPS and p95 per server target (None when there is only one thread count)."""
+    """Threads vs median QPS and p95 per server (None when there is only one thread count)."""
     ok = [r for r in runs if r.ok]
     if len({r.threads for r in ok}) < 2:
         return None
     groups: dict[tuple[str, str], dict[int, list[RunResult]]] = defaultdict(lambda: defaultdict(list))
     for run in ok:
-        groups[(run.scenario, run.target)][run.threads].append(run)
+        groups[(run.scenario, run.server)][run.threads].append(run)
     table = Table(title="scaling (median over repetitions)", title_justify="left")
     for name in ("scenario", "server", "threads", "QPS", "p95 ms", "reps"):
         table.add_column(name, justify="left" if name in {"scenario", "server"} else "right")
-    for (scenario, target), by_threads in sorted(groups.items()):
+    for (scenario, server), by_threads in sorted(groups.items()):
         for threads in sorted(by_threads):
             group = by_threads[threads]
             qps = [r.metrics.qps for r in group if r.metrics.qps is not None]
             p95 = [r.metrics.p95_ms for r in group if r.metrics.p95_ms is not None]
             table.add_row(
                 scenario,
-                target,
+                server,
                 str(threads),
                 fmt(statistics.median(qps) if qps else None),
                 fmt(statistics.median(p95) if p95 else None, 3),

@@ -1,7 +1,7 @@
 """The run stage: one scenario on one server, every thread count and repetition, each a stored run.
 
 For each repetition and thread count: restore a private copy of the dataset snapshot, start a fresh
-server on it (server on the target's CPU set, sysbench on the client CPU set), read back the effective
+server on it (server on the server's CPU set, sysbench on the client CPU set), read back the effective
 variables, run sysbench through the report hook with probes around the measured window, stop the
 server and store the :class:`RunResult` at once (nothing is lost if a later run fails). Failed runs are
 stored too, with their reason, and never become baselines.
@@ -24,14 +24,14 @@ from harness.model import (
     RunResult,
     RunStatus,
     Scenario,
-    ServerTarget,
+    Server,
     Testbed,
     Totals,
 )
 from harness.run.identity import config_hash
 from harness.run.probes import ProbeSession
 from harness.run.session import Session
-from harness.servers.base import RunningServer, read_variables
+from harness.servers.base import ServerInstance, read_variables
 from harness.sysbench.driver import run, run_argv, workdir
 
 
@@ -39,7 +39,7 @@ from harness.sysbench.driver import run, run_argv, workdir
 class RunContext:
     """Who a run is, decided before it starts."""
 
-    target: ServerTarget
+    server: Server
     scenario: Scenario
     threads: int
     repetition: int
@@ -73,9 +73,9 @@ def _result(
         finished_at=datetime.now(UTC),
         status=status,
         failure=failure,
-        target=ctx.target.name,
-        flavour=ctx.target.flavour,
-        provider=ctx.target.provider,
+        server=ctx.server.name,
+        flavour=ctx.server.flavour,
+        provider=ctx.server.provider,
         server_version=server_version,
         config_hash=config,
         scenario=ctx.scenario.name,
@@ -90,8 +90,8 @@ def _result(
         git_sha=ctx.git_sha,
         group_id=ctx.group_id,
         label=ctx.label,
-        server_cpuset=ctx.target.cpuset or "",
-        client_cpuset=ctx.target.client_cpuset or "",
+        server_cpuset=ctx.server.cpuset or "",
+        client_cpuset=ctx.server.client_cpuset or "",
         variables=variables or {},
         options=options or {},
         intervals=intervals,
@@ -102,22 +102,22 @@ def _result(
     )
 
 
-def run_once(session: Session, ctx: RunContext, server: RunningServer | None = None) -> RunResult:
+def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None = None) -> RunResult:
     """One repetition at one thread count; the result is stored before returning.
 
-    The run gets a fresh server from the dataset snapshot unless ``server`` is given (scenarios with
+    The run gets a fresh server from the dataset snapshot unless ``instance`` is given (scenarios with
     ``fresh_server = false`` share one server across the thread counts of a repetition).
     """
     started = datetime.now(UTC)
-    label = f"{ctx.target.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
+    label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
     version, config = "", ""
     try:
         with contextlib.ExitStack() as stack:
-            if server is None:
-                server = stack.enter_context(session.server(ctx.target, ctx.scenario))
-            variables = read_variables(server.endpoint)
-            version, config = server.version, config_hash(variables)
-            probes = ProbeSession(server.host_pid, server.endpoint)
+            if instance is None:
+                instance = stack.enter_context(session.instance(ctx.server, ctx.scenario))
+            variables = read_variables(instance.endpoint)
+            version, config = instance.version, config_hash(variables)
+            probes = ProbeSession(instance.host_pid, instance.endpoint)
             scenario = ctx.scenario
 
             def on_interval(sample: IntervalSample) -> None:
@@ -129,7 +129,7 @@ def run_once(session: Session, ctx: RunContext, server: RunningServer | None = N
                 probes.start()
             session.reporter.phase(f"running {label} ({scenario.warmup_s} s warm-up + {scenario.time_s} s)")
             with workdir(scenario) as (folder, wrapper):
-                argv = run_argv(scenario, server.endpoint, wrapper, ctx.threads, ctx.target.client_cpuset)
+                argv = run_argv(scenario, instance.endpoint, wrapper, ctx.threads, ctx.server.client_cpuset)
                 try:
                     outcome = run(
                         argv,
@@ -139,14 +139,14 @@ def run_once(session: Session, ctx: RunContext, server: RunningServer | None = N
                         on_interval=on_interval,
                         timeout_s=(scenario.warmup_s + scenario.time_s) * 3 + 120,
                     )
-                    readings = probes.stop() if server.alive() else Probes(instructions_note="server died")
+                    readings = probes.stop() if instance.alive() else Probes(instructions_note="server died")
                 finally:
                     probes.abort()
             command = " ".join(outcome.argv)
             if outcome.failure is not None:
                 reason = outcome.failure.message()
-                if not server.alive():
-                    reason = f"server died during the run ({server.error_log_tail()}); {reason}"
+                if not instance.alive():
+                    reason = f"server died during the run ({instance.error_log_tail()}); {reason}"
                 result = _result(
                     ctx,
                     started,
@@ -180,7 +180,7 @@ def run_once(session: Session, ctx: RunContext, server: RunningServer | None = N
 
 
 def plan_runs(
-    target: ServerTarget,
+    server: Server,
     scenario: Scenario,
     *,
     testbed: Testbed,
@@ -189,17 +189,17 @@ def plan_runs(
     label: str = "",
     repetitions: int | None = None,
 ) -> list[RunContext]:
-    """Every (repetition, thread count) of one scenario on one target, repetitions outermost."""
+    """Every (repetition, thread count) of one scenario on one server, repetitions outermost."""
     reps = repetitions or scenario.repetitions
     return [
-        RunContext(target, scenario, threads, rep, testbed, git_sha, group_id, label)
+        RunContext(server, scenario, threads, rep, testbed, git_sha, group_id, label)
         for rep in range(1, reps + 1)
         for threads in scenario.threads
     ]
 
 
 def _shares_server(a: RunContext, b: RunContext) -> bool:
-    return not a.scenario.fresh_server and (a.target, a.scenario, a.repetition) == (b.target, b.scenario, b.repetition)
+    return not a.scenario.fresh_server and (a.server, a.scenario, a.repetition) == (b.server, b.scenario, b.repetition)
 
 
 def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure: bool = False) -> list[RunResult]:
@@ -215,8 +215,8 @@ def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure
             results.append(run_once(session, group[0]))
         else:
             try:
-                with session.server(group[0].target, group[0].scenario) as server:
-                    results += [run_once(session, ctx, server) for ctx in group]
+                with session.instance(group[0].server, group[0].scenario) as instance:
+                    results += [run_once(session, ctx, instance) for ctx in group]
             except HarnessError as exc:
                 done = {r.run_id for r in results}
                 results += [_stored_failure(session, ctx, str(exc)) for ctx in group if ctx.run_id not in done]

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from harness.dataset import DatasetCache, Snapshot
-from harness.model import IntervalSample, RunResult, Scenario, ServerTarget, Testbed, stable_hash
+from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
 from harness.servers import provider_for
-from harness.servers.base import DatasetCredentials, Provider, RunningServer
+from harness.servers.base import DatasetCredentials, Provider, ServerInstance
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
 
@@ -56,42 +56,42 @@ class Session:
     _external_prepared: set[tuple[str, str]] = field(default_factory=set)
 
     def snapshot(self, provider: Provider, scenario: Scenario) -> Snapshot | None:
-        target = provider.target
-        if target.provider == "external":
+        server = provider.server
+        if server.provider == "external":
             return None
-        key = (target.name + "|" + stable_hash(target.identity()), stable_hash(scenario.dataset_key()))
+        key = (server.name + "|" + stable_hash(server.identity()), stable_hash(scenario.dataset_key()))
         if key not in self._snapshots:
             self._snapshots[key] = self.cache.ensure(provider, scenario, self.sysbench_version, say=self.reporter.phase)
         return self._snapshots[key]
 
     @contextmanager
-    def server(self, target: ServerTarget, scenario: Scenario) -> Iterator[RunningServer]:
+    def instance(self, server: Server, scenario: Scenario) -> Iterator[ServerInstance]:
         """A fresh server for one run: restored dataset for local/container, prepared tables for external."""
-        provider = provider_for(target)
+        provider = provider_for(server)
         snapshot = self.snapshot(provider, scenario)
-        variables = effective_variables(target, scenario)
+        variables = effective_variables(server, scenario)
         if snapshot is None:
             credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
-            with provider.serve(None, credentials, variables) as server:
-                key = (target.name, stable_hash(scenario.dataset_key()))
+            with provider.serve(None, credentials, variables) as instance:
+                key = (server.name, stable_hash(scenario.dataset_key()))
                 if key not in self._external_prepared:
-                    self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {target.name}")
-                    _cleanup_external(server, scenario)
-                    prepare(scenario, server.endpoint, threads=2)
+                    self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server.name}")
+                    _cleanup_external(instance, scenario)
+                    prepare(scenario, instance.endpoint, threads=2)
                     self._external_prepared.add(key)
-                yield server
+                yield instance
             return
         with (
             self.cache.restore(snapshot) as datadir,
-            provider.serve(datadir, snapshot.credentials, variables) as server,
+            provider.serve(datadir, snapshot.credentials, variables) as instance,
         ):
-            yield server
+            yield instance
 
 
-def _cleanup_external(server: RunningServer, scenario: Scenario) -> None:
+def _cleanup_external(instance: ServerInstance, scenario: Scenario) -> None:
     from harness.servers.base import run_sql
 
-    run_sql(server.endpoint, [f"DROP TABLE IF EXISTS sbtest{i}" for i in range(1, scenario.tables + 1)])
+    run_sql(instance.endpoint, [f"DROP TABLE IF EXISTS sbtest{i}" for i in range(1, scenario.tables + 1)])
 
 
 def new_group_id() -> str:

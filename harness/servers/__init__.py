@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from harness.model import ServerTarget
-from harness.servers.base import DatasetCredentials, Endpoint, Provider, RunningServer
+from harness.model import Server
+from harness.servers.base import DatasetCredentials, Endpoint, Provider, ServerInstance
 
 
-def provider_for(target: ServerTarget) -> Provider:
-    """The provider that runs ``target``."""
-    if target.provider == "local":
+def provider_for(server: Server) -> Provider:
+    """The provider that runs ``server``."""
+    if server.provider == "local":
         from harness.servers.local import LocalProvider
 
-        return LocalProvider(target)
-    if target.provider == "container":
+        return LocalProvider(server)
+    if server.provider == "container":
         from harness.servers.container import ContainerProvider
 
-        return ContainerProvider(target)
+        return ContainerProvider(server)
     from harness.servers.external import ExternalProvider
 
-    return ExternalProvider(target)
+    return ExternalProvider(server)
 
 
-__all__ = ["DatasetCredentials", "Endpoint", "Provider", "RunningServer", "provider_for"]
+__all__ = ["DatasetCredentials", "Endpoint", "Provider", "ServerInstance", "provider_for"]

@@ -13,7 +13,7 @@ from typing import Protocol
 import pymysql
 
 from harness.errors import ServerError
-from harness.model import ServerTarget
+from harness.model import Server
 
 BENCH_USER = "dbperf"
 
@@ -51,7 +51,7 @@ class DatasetCredentials:
         return DatasetCredentials(BENCH_USER, secrets.token_urlsafe(18))
 
 
-class RunningServer(Protocol):
+class ServerInstance(Protocol):
     """A server that is up and answering."""
 
     @property
@@ -71,9 +71,9 @@ class RunningServer(Protocol):
 
 
 class Provider(Protocol):
-    """How a target's servers are made, started and stopped."""
+    """How a server's servers are made, started and stopped."""
 
-    target: ServerTarget
+    server: Server
 
     def build_id(self) -> str:
         """Identity of the server build (binary version, image id) for the dataset snapshot key."""
@@ -85,7 +85,7 @@ class Provider(Protocol):
 
     def serve(
         self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
-    ) -> AbstractContextManager[RunningServer]:
+    ) -> AbstractContextManager[ServerInstance]:
         """Start a server on ``datadir``; leaving the context stops it and removes what it made."""
         ...
 
@@ -181,7 +181,7 @@ def run_sql(endpoint: Endpoint, statements: list[str], *, as_root: bool = False)
             for statement in statements:
                 cur.execute(statement)
     except pymysql.err.MySQLError as exc:
-        raise ServerError(f"server refused set-up SQL ({exc}); is the target's account allowed to?") from exc
+        raise ServerError(f"server refused set-up SQL ({exc}); is the server's account allowed to?") from exc
     finally:
         conn.close()
 
@@ -215,10 +215,10 @@ def _query_pairs(endpoint: Endpoint, sql: str) -> Iterator[tuple[str, str]]:
         yield str(name).lower(), "" if value is None else str(value)
 
 
-def check_version_pin(target: ServerTarget, version: str) -> None:
-    """The server must be the version the target pins (a prefix match, e.g. '10.11')."""
-    if not version.startswith(target.version):
+def check_version_pin(server: Server, version: str) -> None:
+    """The server must be the version the server pins (a prefix match, e.g. '10.11')."""
+    if not version.startswith(server.version):
         raise ServerError(
-            f"target '{target.name}' pins version {target.version} but the server reports {version}; "
-            "fix the target's 'version' or its image/binary"
+            f"server '{server.name}' pins version {server.version} but the server reports {version}; "
+            "fix the server's 'version' or its image/binary"
         )

@@ -3,7 +3,7 @@
 Why not ``MySqlContainer``: it is built around the official image's entrypoint, exposes 3306 (which
 docker-py refuses with host networking) and its host/port getters break with host networking. We use
 a plain ``DockerContainer`` with ``network_mode="host"`` on a free loopback port (published ports go
-through a userland proxy that costs throughput), the target's CPU set / quota / memory limit, the
+through a userland proxy that costs throughput), the server's CPU set / quota / memory limit, the
 generated my.cnf mounted read-only and the datadir bind-mounted from the host, so dataset snapshots
 work the same way as for local servers.
 
@@ -31,7 +31,7 @@ import docker.errors
 from testcontainers.core.container import DockerContainer
 
 from harness.errors import ServerError
-from harness.model import ServerTarget
+from harness.model import Server
 from harness.servers.base import (
     DatasetCredentials,
     Endpoint,
@@ -76,7 +76,7 @@ def sweep_containers(only_dead_owners: bool = True) -> list[str]:
 
 
 @dataclass(frozen=True)
-class ContainerServer:
+class ContainerInstance:
     endpoint: Endpoint
     container: DockerContainer
     version: str
@@ -115,13 +115,13 @@ class ContainerServer:
 
 
 class ContainerProvider:
-    """Runs the target's image with testcontainers."""
+    """Runs the server's image with testcontainers."""
 
-    def __init__(self, target: ServerTarget) -> None:
-        if not target.image:
-            raise ServerError(f"target '{target.name}' has no image")
-        self.target = target
-        self.image: str = target.image
+    def __init__(self, server: Server) -> None:
+        if not server.image:
+            raise ServerError(f"server '{server.name}' has no image")
+        self.server = server
+        self.image: str = server.image
 
     def _check_image(self) -> Any:
         client = docker_client()
@@ -129,7 +129,7 @@ class ContainerProvider:
             return client.images.get(self.image)
         except docker.errors.ImageNotFound:
             raise ServerError(
-                f"image '{self.image}' for target '{self.target.name}' is not present; build the offline "
+                f"image '{self.image}' for server '{self.server.name}' is not present; build the offline "
                 "images with tools/build-images.sh (or docker pull it where a registry is reachable)"
             ) from None
 
@@ -143,21 +143,21 @@ class ContainerProvider:
             container = container.with_volume_mapping(str(host), inside, mode)
         kwargs: dict[str, Any] = {
             "network_mode": "host",
-            "labels": {LABEL: "true", OWNER_LABEL: str(os.getpid()), "org.dbperf.target": self.target.name},
+            "labels": {LABEL: "true", OWNER_LABEL: str(os.getpid()), "org.dbperf.server": self.server.name},
         }
-        if self.target.cpuset:
-            kwargs["cpuset_cpus"] = self.target.cpuset
-        if self.target.cpus:
-            kwargs["nano_cpus"] = int(self.target.cpus * 1e9)
-        if self.target.memory_limit:
-            kwargs["mem_limit"] = self.target.memory_limit
+        if self.server.cpuset:
+            kwargs["cpuset_cpus"] = self.server.cpuset
+        if self.server.cpus:
+            kwargs["nano_cpus"] = int(self.server.cpus * 1e9)
+        if self.server.memory_limit:
+            kwargs["mem_limit"] = self.server.memory_limit
         return container.with_kwargs(**kwargs)
 
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         self._check_image()
         datadir.mkdir(parents=True, exist_ok=True)
-        tool = "mariadb-install-db" if self.target.flavour == "mariadb" else "mysqld"
-        command = [tool, *init_args(self.target.flavour, Path(DATA))]
+        tool = "mariadb-install-db" if self.server.flavour == "mariadb" else "mysqld"
+        command = [tool, *init_args(self.server.flavour, Path(DATA))]
         container = self._container(command, [(datadir, DATA, "rw")])
         container.start()
         try:
@@ -168,13 +168,13 @@ class ContainerProvider:
                 raise ServerError(f"initialising {self.image} datadir failed: {tail}")
         finally:
             container.stop()
-        with self.serve(datadir, DatasetCredentials("root", ""), {}) as server:
-            run_sql(server.endpoint, bootstrap_sql(self.target.flavour, credentials), as_root=True)
+        with self.serve(datadir, DatasetCredentials("root", ""), {}) as instance:
+            run_sql(instance.endpoint, bootstrap_sql(self.server.flavour, credentials), as_root=True)
 
     @contextmanager
     def serve(
         self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
-    ) -> Iterator[ContainerServer]:
+    ) -> Iterator[ContainerInstance]:
         if datadir is None:
             raise ServerError("the container provider needs a datadir")
         self._check_image()
@@ -183,10 +183,10 @@ class ContainerProvider:
         run_dir = Path(tempfile.mkdtemp(prefix="dbperf-container-"))
         container: DockerContainer | None = None
         try:
-            cnf = write_cnf(run_dir / "my.cnf", self.target, variables)
+            cnf = write_cnf(run_dir / "my.cnf", self.server, variables)
             cnf.chmod(0o644)
             port = free_port()
-            binary = "mariadbd" if self.target.flavour == "mariadb" else "mysqld"
+            binary = "mariadbd" if self.server.flavour == "mariadb" else "mysqld"
             command = [
                 binary,
                 f"--defaults-file={CNF}",
@@ -202,19 +202,21 @@ class ContainerProvider:
                 container.start()
             except docker.errors.DockerException as exc:
                 raise ServerError(f"cannot start a container from {self.image}: {exc}") from exc
-            server = ContainerServer(Endpoint("127.0.0.1", port, credentials.user, credentials.password), container, "")
+            instance = ContainerInstance(
+                Endpoint("127.0.0.1", port, credentials.user, credentials.password), container, ""
+            )
             version = wait_until_ready(
                 "127.0.0.1",
                 port,
                 credentials.user,
                 credentials.password,
-                alive=server.alive,
-                log_tail=server.error_log_tail,
-                what=f"{self.target.name} ({self.image})",
+                alive=instance.alive,
+                log_tail=instance.error_log_tail,
+                what=f"{self.server.name} ({self.image})",
             )
-            check_version_pin(self.target, version)
-            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.target.database)
-            yield ContainerServer(endpoint, container, version)
+            check_version_pin(self.server, version)
+            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.server.database)
+            yield ContainerInstance(endpoint, container, version)
         finally:
             if container is not None:
                 _stop_container(container)

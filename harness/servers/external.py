@@ -1,8 +1,8 @@
 """External provider: an existing server (TiDB, a cloud MySQL, a staging box). No lifecycle.
 
-The password comes from the environment variable the target names in ``password_env`` and is never
-written to the store or printed. dbperf only ever touches the target's benchmark database
-(``sbtest`` unless the target says otherwise): it drops and re-creates the sysbench tables in it.
+The password comes from the environment variable the server names in ``password_env`` and is never
+written to the store or printed. dbperf only ever touches the server's benchmark database
+(``sbtest`` unless the server says otherwise): it drops and re-creates the sysbench tables in it.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from pathlib import Path
 import pymysql
 
 from harness.errors import ServerError
-from harness.model import ServerTarget
+from harness.model import Server
 from harness.servers.base import DatasetCredentials, Endpoint, check_version_pin, connect
 
 
 @dataclass(frozen=True)
-class ExternalServer:
+class ExternalInstance:
     endpoint: Endpoint
     version: str
 
@@ -43,22 +43,22 @@ class ExternalServer:
 class ExternalProvider:
     """Connects to a server someone else runs."""
 
-    def __init__(self, target: ServerTarget) -> None:
-        self.target = target
+    def __init__(self, server: Server) -> None:
+        self.server = server
 
     def credentials(self) -> DatasetCredentials:
-        env = self.target.password_env
+        env = self.server.password_env
         password = os.environ.get(env, "") if env else ""
         if env and env not in os.environ:
             raise ServerError(
-                f"target '{self.target.name}' reads its password from ${env}, which is not set; export it"
+                f"server '{self.server.name}' reads its password from ${env}, which is not set; export it"
             )
-        return DatasetCredentials(self.target.user or "root", password)
+        return DatasetCredentials(self.server.user or "root", password)
 
     def build_id(self) -> str:
         creds = self.credentials()
-        with self.serve(None, creds, {}) as server:
-            return f"external:{self.target.host}:{self.target.port}:{server.version}"
+        with self.serve(None, creds, {}) as instance:
+            return f"external:{self.server.host}:{self.server.port}:{instance.version}"
 
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         """Nothing to initialise: the database must exist and the account must be allowed to use it."""
@@ -66,23 +66,23 @@ class ExternalProvider:
     @contextmanager
     def serve(
         self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
-    ) -> Iterator[ExternalServer]:
+    ) -> Iterator[ExternalInstance]:
         del datadir, variables  # an external server's configuration is its owner's business
-        port = self.target.port or 3306
+        port = self.server.port or 3306
         try:
-            conn = connect(self.target.host, port, credentials.user, credentials.password)
+            conn = connect(self.server.host, port, credentials.user, credentials.password)
         except pymysql.err.MySQLError as exc:
             raise ServerError(
-                f"cannot reach external target '{self.target.name}' at {self.target.host}:{port}: {exc}"
+                f"cannot reach external server '{self.server.name}' at {self.server.host}:{port}: {exc}"
             ) from exc
         try:
             with conn.cursor() as cur:
                 cur.execute("SELECT VERSION()")
                 row = cur.fetchone()
-                cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.target.database}`")
+                cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.server.database}`")
         finally:
             conn.close()
         version = str(row[0]) if row else ""
-        check_version_pin(self.target, version)
-        endpoint = Endpoint(self.target.host, port, credentials.user, credentials.password, self.target.database)
-        yield ExternalServer(endpoint, version)
+        check_version_pin(self.server, version)
+        endpoint = Endpoint(self.server.host, port, credentials.user, credentials.password, self.server.database)
+        yield ExternalInstance(endpoint, version)

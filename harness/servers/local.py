@@ -1,7 +1,7 @@
 """Local provider: ``mariadbd``/``mysqld`` from the binaries on PATH, the embedded default (no Docker).
 
 Each server runs in its own temporary run folder (generated my.cnf, socket, pid and error log) on a
-free loopback port, pinned with ``taskset`` to the target's CPU set. Leaving :meth:`serve` stops the
+free loopback port, pinned with ``taskset`` to the server's CPU set. Leaving :meth:`serve` stops the
 server (SIGTERM, then SIGKILL after a grace period) and removes the run folder.
 """
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ServerError
-from harness.model import ServerTarget
+from harness.model import Server
 from harness.servers.base import (
     DatasetCredentials,
     Endpoint,
@@ -48,7 +48,7 @@ def find_binary(name: str) -> str:
         raise ServerError(
             f"'{name}' not found on PATH or in /usr/sbin; install the server "
             "(apt-get install mariadb-server) "
-            "or set 'binary' in the target file"
+            "or set 'binary' in the server file"
         )
     return found
 
@@ -76,7 +76,7 @@ def exit_description(code: int | None) -> str:
 
 
 @dataclass(frozen=True)
-class LocalServer:
+class LocalInstance:
     """A running local server process."""
 
     endpoint: Endpoint
@@ -129,10 +129,10 @@ def sweep_leftovers() -> list[str]:
 class LocalProvider:
     """Starts servers from local binaries."""
 
-    def __init__(self, target: ServerTarget) -> None:
-        self.target = target
-        default = "mariadbd" if target.flavour == "mariadb" else "mysqld"
-        self._binary = target.binary or default
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        default = "mariadbd" if server.flavour == "mariadb" else "mysqld"
+        self._binary = server.binary or default
 
     @property
     def binary(self) -> str:
@@ -144,20 +144,20 @@ class LocalProvider:
 
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         datadir.mkdir(parents=True, exist_ok=True)
-        tool = find_binary("mariadb-install-db") if self.target.flavour == "mariadb" else self.binary
-        argv = [tool, *init_args(self.target.flavour, datadir)]
+        tool = find_binary("mariadb-install-db") if self.server.flavour == "mariadb" else self.binary
+        argv = [tool, *init_args(self.server.flavour, datadir)]
         result = subprocess.run(argv, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-5:])
-            raise ServerError(f"initialising a {self.target.flavour} datadir failed: {tail}")
+            raise ServerError(f"initialising a {self.server.flavour} datadir failed: {tail}")
         root = DatasetCredentials("root", "")
-        with self.serve(datadir, root, {}) as server:
-            run_sql(server.endpoint, bootstrap_sql(self.target.flavour, credentials), as_root=True)
+        with self.serve(datadir, root, {}) as instance:
+            run_sql(instance.endpoint, bootstrap_sql(self.server.flavour, credentials), as_root=True)
 
     @contextmanager
     def serve(
         self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
-    ) -> Iterator[LocalServer]:
+    ) -> Iterator[LocalInstance]:
         if datadir is None:
             raise ServerError("the local provider needs a datadir")
         sweep_leftovers()
@@ -165,7 +165,7 @@ class LocalProvider:
         process: subprocess.Popen[bytes] | None = None
         try:
             (run_dir / "owner.pid").write_text(str(os.getpid()))
-            cnf = write_cnf(run_dir / "my.cnf", self.target, variables)
+            cnf = write_cnf(run_dir / "my.cnf", self.server, variables)
             port = free_port()
             log_path = run_dir / "error.log"
             argv = [
@@ -179,8 +179,8 @@ class LocalProvider:
                 f"--log-error={log_path}",
                 "--user=root",
             ]
-            if self.target.cpuset:
-                argv = ["taskset", "-c", self.target.cpuset, *argv]
+            if self.server.cpuset:
+                argv = ["taskset", "-c", self.server.cpuset, *argv]
             with (run_dir / "stdout.log").open("wb") as out:
                 process = subprocess.Popen(
                     argv,
@@ -202,11 +202,11 @@ class LocalProvider:
                 credentials.password,
                 alive=lambda: proc.poll() is None,
                 log_tail=log_tail,
-                what=f"{self.target.name} ({self.binary})",
+                what=f"{self.server.name} ({self.binary})",
             )
-            check_version_pin(self.target, version)
-            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.target.database)
-            yield LocalServer(endpoint, process, version, log_path)
+            check_version_pin(self.server, version)
+            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.server.database)
+            yield LocalInstance(endpoint, process, version, log_path)
         finally:
             if process is not None:
                 stop_process(process)

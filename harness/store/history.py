@@ -66,9 +66,9 @@ _ISO = "'%Y-%m-%dT%H:%M:%SZ'"
 
 
 def commit_points(table: pa.Table, metrics: Sequence[str] = TREND_METRICS) -> pa.Table:
-    """Per scenario x target x threads x commit: medians and ranges, ordered by series then time.
+    """Per scenario x server x threads x commit: medians and ranges, ordered by series then time.
 
-    Adds ``series`` (a number per scenario x target x threads, in order) so callers can cut the
+    Adds ``series`` (a number per scenario x server x threads, in order) so callers can cut the
     sorted table into series without grouping in Python.
     """
     _check_metrics(metrics)
@@ -77,15 +77,15 @@ def commit_points(table: pa.Table, metrics: Sequence[str] = TREND_METRICS) -> pa
     try:
         return con.sql(
             f"""
-            SELECT scenario, target, threads, {_POINT_KEY} AS point,
+            SELECT scenario, server, threads, {_POINT_KEY} AS point,
                    strftime(min(started_at), {_ISO}) AS at, count(*) AS n, {stats},
                    string_agg(DISTINCT server_version, ', ' ORDER BY server_version) AS versions,
                    string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
                    string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds,
-                   dense_rank() OVER (ORDER BY scenario, target, threads) - 1 AS series
+                   dense_rank() OVER (ORDER BY scenario, server, threads) - 1 AS series
             FROM runs WHERE status = 'ok'
-            GROUP BY scenario, target, threads, point
-            ORDER BY scenario, target, threads, min(started_at), point
+            GROUP BY scenario, server, threads, point
+            ORDER BY scenario, server, threads, min(started_at), point
             """
         ).to_arrow_table()
     finally:
@@ -96,13 +96,13 @@ def _versions(con: duckdb.DuckDBPyConnection) -> pa.Table:
     stats = ", ".join(_stats(m, quartiles=True) for m in TREND_METRICS)
     return con.sql(
         f"""
-        SELECT scenario, target, threads, coalesce(nullif(server_version, ''), '?') AS server_version,
+        SELECT scenario, server, threads, coalesce(nullif(server_version, ''), '?') AS server_version,
                count(*) AS n, count(DISTINCT {_POINT_KEY}) AS commits, {stats},
                string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
                string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds,
                strftime(min(started_at), {_ISO}) AS first_at, strftime(max(started_at), {_ISO}) AS last_at
         FROM runs WHERE status = 'ok'
-        GROUP BY ALL ORDER BY scenario, target, threads, server_version
+        GROUP BY ALL ORDER BY scenario, server, threads, server_version
         """
     ).to_arrow_table()
 
@@ -113,36 +113,36 @@ def _scaling(con: duckdb.DuckDBPyConnection) -> pa.Table:
         f"""
         WITH ok AS (SELECT * FROM runs WHERE status = 'ok'),
         latest AS (
-            SELECT scenario, target, config_hash, arg_max(server_version, started_at) AS server_version
+            SELECT scenario, server, config_hash, arg_max(server_version, started_at) AS server_version
             FROM ok GROUP BY ALL
         ),
         agg AS (
-            SELECT scenario, target, config_hash, server_version, threads, count(*) AS n,
+            SELECT scenario, server, config_hash, server_version, threads, count(*) AS n,
                    count(DISTINCT {_POINT_KEY}) AS commits, {stats},
                    string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds
-            FROM ok JOIN latest USING (scenario, target, config_hash, server_version)
+            FROM ok JOIN latest USING (scenario, server, config_hash, server_version)
             GROUP BY ALL
         )
-        SELECT *, CASE WHEN count(DISTINCT config_hash) OVER (PARTITION BY scenario, target) > 1
-                       THEN target || ' · ' || left(config_hash, 8) ELSE target END AS line
+        SELECT *, CASE WHEN count(DISTINCT config_hash) OVER (PARTITION BY scenario, server) > 1
+                       THEN server || ' · ' || left(config_hash, 8) ELSE server END AS line
         FROM agg ORDER BY scenario, line, threads
         """
     ).to_arrow_table()
 
 
 def _time_extents(points: pa.Table) -> dict[str, list[int]]:
-    """``scenario|target|threads`` (and ``scenario|all|threads``) -> [first, last] commit time in ms.
+    """``scenario|server|threads`` (and ``scenario|all|threads``) -> [first, last] commit time in ms.
 
     The trend charts take their time axis from this (a Vega-Lite param) rather than from a union of
     the layers' data, which would warn about an empty extent whenever a selection has no change point.
     """
     con = duckdb.connect()
     try:
-        con.register("points", points.select(["scenario", "target", "threads", "at"]))
+        con.register("points", points.select(["scenario", "server", "threads", "at"]))
         rows = con.sql(
             """
-            WITH p AS (SELECT scenario, target, threads, epoch_ms(CAST("at" AS TIMESTAMPTZ)) AS ms FROM points)
-            SELECT scenario || '|' || target || '|' || threads AS key, min(ms), max(ms) FROM p GROUP BY ALL
+            WITH p AS (SELECT scenario, server, threads, epoch_ms(CAST("at" AS TIMESTAMPTZ)) AS ms FROM points)
+            SELECT scenario || '|' || server || '|' || threads AS key, min(ms), max(ms) FROM p GROUP BY ALL
             UNION ALL
             SELECT scenario || '|all|' || threads, min(ms), max(ms) FROM p GROUP BY scenario, threads
             """
@@ -171,6 +171,6 @@ def history_tables(table: pa.Table) -> tuple[int, pa.Table, pa.Table, pa.Table, 
     rank = {v: i for i, v in enumerate(order)}
     ranks = pa.array([rank[v] for v in versions.column("server_version").to_pylist()], pa.int32())
     versions = versions.append_column("version_rank", ranks).sort_by(
-        [("version_rank", "ascending"), ("scenario", "ascending"), ("target", "ascending"), ("threads", "ascending")]
+        [("version_rank", "ascending"), ("scenario", "ascending"), ("server", "ascending"), ("threads", "ascending")]
     )
     return ok_runs, points, versions, scaling, _time_extents(points)

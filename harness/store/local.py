@@ -61,6 +61,7 @@ from harness.store.schema import (
     INTERVAL_FIELDS,
     METRIC_COLUMNS,
     METRICS_TABLE_KEYS,
+    RENAMED,
     RUN_COLUMNS,
     arrow_tables,
     ensure_schema,
@@ -76,7 +77,7 @@ _STAGING = ".staging"
 _STALE_STAGING_S = 3600.0
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]{0,199}")
 
-_FILTERS = ("scenario", "target", "threads", "status", "group_id", "source")
+_FILTERS = ("scenario", "server", "threads", "status", "group_id", "source")
 
 
 class _OneByOne(Exception):  # noqa: N818 - internal signal, never escapes
@@ -134,7 +135,7 @@ class Store:
         self,
         *,
         scenario: str | None = None,
-        target: str | None = None,
+        server: str | None = None,
         threads: int | None = None,
         status: str | None = None,
         group_id: str | None = None,
@@ -143,7 +144,7 @@ class Store:
         with_samples: bool = False,
     ) -> list[RunResult]:
         """Stored runs matching every given filter, newest first; intervals and histogram on request."""
-        values = (scenario, target, threads, status, group_id, source)
+        values = (scenario, server, threads, status, group_id, source)
         sql, params = _select("*", dict(zip(_FILTERS, values, strict=True)), limit)
         with self._locked() as con:
             self._ingest(con)
@@ -166,7 +167,7 @@ class Store:
         self,
         *,
         scenario: str | None = None,
-        target: str | None = None,
+        server: str | None = None,
         threads: int | None = None,
         status: str | None = None,
         group_id: str | None = None,
@@ -174,7 +175,7 @@ class Store:
         limit: int | None = None,
     ) -> pa.Table:
         """A ``pyarrow.Table``, one row per run (newest first): identity columns and every metric."""
-        values = (scenario, target, threads, status, group_id, source)
+        values = (scenario, server, threads, status, group_id, source)
         columns = ", ".join(f'"{c}"' for c in (*METRICS_TABLE_KEYS, *METRIC_COLUMNS))
         sql, params = _select(columns, dict(zip(_FILTERS, values, strict=True)), limit)
         with self._locked() as con:
@@ -399,11 +400,20 @@ def _select(columns: str, filters: dict[str, object], limit: int | None) -> tupl
 def _insert(
     con: duckdb.DuckDBPyConnection, table: str, files: list[Path], columns: tuple[tuple[str, str], ...]
 ) -> None:
-    """INSERT ... SELECT from Parquet, taking the columns both sides know (older or newer folders)."""
+    """INSERT ... SELECT from Parquet, taking the columns both sides know (older or newer folders).
+
+    A column renamed since (``RENAMED``) is read under its old name from folders written before.
+    """
     source = f"read_parquet({_sql_list(files)}, union_by_name=true)"
     present = {str(r[0]) for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    names = ", ".join(f'"{name}"' for name, _ in columns if name in present)
-    con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {source}")
+    targets, values = [], []
+    for name, _ in columns:
+        old = RENAMED.get(name)
+        sources = [f'"{n}"' for n in (name, old) if n is not None and n in present]
+        if sources:
+            targets.append(f'"{name}"')
+            values.append(sources[0] if len(sources) == 1 else f"coalesce({', '.join(sources)})")
+    con.execute(f"INSERT INTO {table} ({', '.join(targets)}) SELECT {', '.join(values)} FROM {source}")
 
 
 def _sql_list(paths: list[Path]) -> str:

@@ -24,7 +24,7 @@ import pyarrow as pa
 from harness.errors import StoreError
 from harness.model import IntervalSample, LatencyBucket, Metrics, Probes, RunResult, Testbed, Totals
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "VARCHAR": pa.string(),
@@ -42,7 +42,7 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("finished_at", "TIMESTAMPTZ"),
     ("status", "VARCHAR"),
     ("failure", "VARCHAR"),
-    ("target", "VARCHAR"),
+    ("server", "VARCHAR"),
     ("flavour", "VARCHAR"),
     ("provider", "VARCHAR"),
     ("server_version", "VARCHAR"),
@@ -129,7 +129,7 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "status",
     "failure",
     "source",
-    "target",
+    "server",
     "flavour",
     "provider",
     "server_version",
@@ -158,6 +158,12 @@ METRIC_COLUMNS: tuple[str, ...] = (
 )
 
 _V2_ADDED = ("group_id", "label", "server_cpuset", "client_cpuset", "cpu_per_txn", "instr_per_txn")
+#: Columns renamed since version 1 (current name -> the name in older files and Parquet folders).
+RENAMED: dict[str, str] = {"server": "target"}  # version 3: one name, "server", for a server definition
+
+
+def _as_in_v1(columns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    return tuple((RENAMED.get(name, name), kind) for name, kind in columns if name not in _V2_ADDED)
 
 
 def arrow_schema(columns: tuple[tuple[str, str], ...]) -> pa.Schema:
@@ -173,7 +179,7 @@ def _create(table: str, columns: tuple[tuple[str, str], ...]) -> str:
 #: Version 1, frozen: do not edit (old files were created with exactly this).
 DDL_V1: tuple[str, ...] = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
-    _create("runs", tuple(c for c in RUN_COLUMNS if c[0] not in _V2_ADDED)),
+    _create("runs", _as_in_v1(RUN_COLUMNS[: RUN_COLUMNS.index(("group_id", "VARCHAR"))])),
     _create("intervals", INTERVAL_COLUMNS),
     _create("histogram", HISTOGRAM_COLUMNS),
     # which Parquet run folders have been merged into this file (folder name beside the file)
@@ -186,6 +192,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: tuple(
         f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V2_ADDED
     ),
+    2: tuple(f'ALTER TABLE runs RENAME COLUMN "{old}" TO "{new}"' for new, old in RENAMED.items()),
 }
 
 
@@ -239,7 +246,7 @@ _METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
 INTERVAL_FIELDS = tuple(f.name for f in fields(IntervalSample))
 BUCKET_FIELDS = tuple(f.name for f in fields(LatencyBucket))
 _TEXT_FIELDS = (
-    *("target", "flavour", "provider", "server_version", "config_hash", "scenario", "scenario_hash"),
+    *("server", "flavour", "provider", "server_version", "config_hash", "scenario", "scenario_hash"),
     *("profile", "script", "git_sha", "failure", "source", "server_cpuset", "client_cpuset"),
     *("group_id", "label"),
 )

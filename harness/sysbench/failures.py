@@ -218,7 +218,7 @@ def _from_code(code: int, output: str, excerpt: str) -> SysbenchFailure:
             f"the server refused new connections: max_connections is lower than the "
             f"{_threads(output)} sysbench opens (one connection each) plus the other sessions.",
             "raise max_connections above the thread count (dbperf derives it from the scenario; "
-            "check the target's variables), or run with fewer --threads.",
+            "check the server's variables), or run with fewer --threads.",
         )
     if code == 1461:
         current = _CURRENT_VALUE.search(output)
@@ -243,12 +243,12 @@ def _from_code(code: int, output: str, excerpt: str) -> SysbenchFailure:
         )
     if code in _REFUSED_CODES:
         where = _CONNECT_FAILED.search(output)
-        target = f"{where.group(1)}:{where.group(2)}" if where else "the configured host and port"
+        server = f"{where.group(1)}:{where.group(2)}" if where else "the configured host and port"
         return SysbenchFailure(
             "connection_refused",
             code,
             excerpt,
-            f"nothing accepted the connection at {target}: the server is not running, not listening "
+            f"nothing accepted the connection at {server}: the server is not running, not listening "
             f"there, or (host 'localhost') sysbench used the Unix socket instead of TCP.",
             "start the server or correct --mysql-host/--mysql-port (use 127.0.0.1, not localhost, "
             "for TCP), and check it answers 'SELECT 1' before running sysbench.",

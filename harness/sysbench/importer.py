@@ -1,6 +1,6 @@
 """The import stage: turn existing sysbench 1.0.x text logs into stored runs.
 
-Logs say nothing about the server or the machine, so imported runs carry the scenario and target
+Logs say nothing about the server or the machine, so imported runs carry the scenario and server
 names the user gives, ``source = "import"``, and a testbed marked as imported (never comparable with
 a measured baseline). A log without a final summary is an interrupted run: it is stored as failed,
 with its intervals, and never becomes a baseline.
@@ -63,7 +63,7 @@ def _intervals(parsed: ParsedLog) -> tuple[IntervalSample, ...]:
     return tuple(samples)
 
 
-def to_run(parsed: ParsedLog, *, scenario: str, target: str, server_version: str, text: str) -> RunResult:
+def to_run(parsed: ParsedLog, *, scenario: str, server: str, server_version: str, text: str) -> RunResult:
     """One imported run; its id is derived from the file's content so importing twice is idempotent."""
     run_id = "imp-" + hashlib.sha256(text.encode()).hexdigest()[:12]
     now = datetime.now(UTC)
@@ -101,7 +101,7 @@ def to_run(parsed: ParsedLog, *, scenario: str, target: str, server_version: str
         status=status,
         failure=failure,
         source="import",
-        target=target,
+        server=server,
         flavour="unknown",
         provider="import",
         server_version=server_version,
@@ -123,7 +123,7 @@ def to_run(parsed: ParsedLog, *, scenario: str, target: str, server_version: str
     )
 
 
-def import_logs(paths: Sequence[Path], *, scenario: str, target: str, server_version: str = "") -> list[RunResult]:
+def import_logs(paths: Sequence[Path], *, scenario: str, server: str, server_version: str = "") -> list[RunResult]:
     """Parse every file first (so one bad file stores nothing), then return the runs."""
     runs = []
     for path in paths:
@@ -132,5 +132,5 @@ def import_logs(paths: Sequence[Path], *, scenario: str, target: str, server_ver
         except OSError as exc:
             raise LogParseError(str(path), 0, f"cannot read the file ({exc.strerror})") from exc
         parsed = parse_sysbench_log(text, str(path))
-        runs.append(to_run(parsed, scenario=scenario, target=target, server_version=server_version, text=text))
+        runs.append(to_run(parsed, scenario=scenario, server=server, server_version=server_version, text=text))
     return runs

@@ -140,7 +140,7 @@ _KNOWN_PREFIXES: Final[tuple[str, ...]] = (
     "Initializing worker threads",
     "Threads started!",
     "Forcing shutdown in",
-    "Target transaction rate",
+    "Server transaction rate",
     "Report checkpoint",
     "Debug mode enabled",
     "Additional request validation enabled",

@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from harness.model import RunResult, ServerTarget
+from harness.model import RunResult, Server
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = REPO / "servers"
@@ -22,7 +22,7 @@ PROGRESS_AT = re.compile(r"^\s*\[\s*(\d+)s\]\s+qps\s+[\d,]+\s.*\bp95\s+[\d.]+\s*
 
 def assert_plausible(
     run: RunResult,
-    target: ServerTarget,
+    server: Server,
     *,
     threads: int,
     min_qps: float = 100.0,
@@ -34,14 +34,14 @@ def assert_plausible(
     lock wait timeouts (1205) and write conflicts (1020) without failing, so a read/write workload
     may see a few; a read-only one never should.
     """
-    where = f"{run.target} {run.scenario} {run.threads}t (run {run.run_id})"
+    where = f"{run.server} {run.scenario} {run.threads}t (run {run.run_id})"
     assert run.status == "ok", f"{where}: {run.failure}"
     assert run.failure == ""
-    assert run.target == target.name
-    assert run.provider == target.provider
-    assert run.flavour == target.flavour
+    assert run.server == server.name
+    assert run.provider == server.provider
+    assert run.flavour == server.flavour
     assert run.threads == threads
-    assert run.server_version.startswith(target.version), f"{where}: version {run.server_version!r}"
+    assert run.server_version.startswith(server.version), f"{where}: version {run.server_version!r}"
     assert run.config_hash, where
     assert run.variables, f"{where}: effective variables not stored"
     assert run.testbed.sysbench_version == "1.0.20"

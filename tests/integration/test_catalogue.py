@@ -1,7 +1,7 @@
 """The scenario catalogue and the method behind it (issue 3, "What it must show").
 
 - every scenario runs on the local MariaDB with the quick profile, through ``pytest scenarios/``;
-- read/write and point select run on every container target, through the same plugin;
+- read/write and point select run on every container server, through the same plugin;
 - 1024 threads run without errors 1040 (too many connections) or 1461 (max_prepared_stmt_count);
 - a bad scenario file gets a clear error naming the file and the field;
 - dataset snapshots are reused, and rebuilt when the dataset shape changes.
@@ -18,7 +18,7 @@ import pytest
 
 from harness import pipeline
 from harness.config.scenarios import BUNDLED_SCRIPTS, available_scenarios, load_scenario
-from harness.config.servers import load_target
+from harness.config.servers import load_server
 from harness.dataset import snapshot_key
 from harness.errors import ConfigError
 from harness.model import IntervalSample, RunResult
@@ -42,9 +42,9 @@ def check_plugin_store(store_path: Path, expected: dict[str, tuple[str, str]]) -
     runs = Store(store_path).runs(with_samples=True)
     by_id: dict[str, list[RunResult]] = {}
     for run in runs:
-        by_id.setdefault(f"{run.scenario}-{run.target}-{run.threads}t", []).append(run)
+        by_id.setdefault(f"{run.scenario}-{run.server}-{run.threads}t", []).append(run)
     assert set(by_id) == set(expected)
-    for case_id, (scenario_name, target_name) in expected.items():
+    for case_id, (scenario_name, server_name) in expected.items():
         scenario = load_scenario(scenario_name, SCENARIOS, "quick")
         assert len(by_id[case_id]) == scenario.repetitions, case_id
         assert sorted(r.repetition for r in by_id[case_id]) == list(range(1, scenario.repetitions + 1))
@@ -54,7 +54,7 @@ def check_plugin_store(store_path: Path, expected: dict[str, tuple[str, str]]) -
             assert run.time_s == scenario.time_s and run.warmup_s == scenario.warmup_s
             assert_plausible(
                 run,
-                load_target(target_name, SERVERS),
+                load_server(server_name, SERVERS),
                 threads=run.threads,
                 max_error_ratio=WRITE_ERROR_RATIO if scenario.writes else 0.0,
             )
@@ -110,9 +110,9 @@ def test_read_write_and_point_select_on_every_container(inner_pytest, store_path
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
     expected = {
-        f"{name}-{target}-{t}t": (name, target)
+        f"{name}-{server}-{t}t": (name, server)
         for name in ("oltp_point_select", "oltp_read_write")
-        for target in CONTAINER_TARGETS
+        for server in CONTAINER_TARGETS
         for t in load_scenario(name, SCENARIOS, "quick").threads
     }
     assert passed_ids(out.stdout) == set(expected), out.stdout[-4000:]
@@ -125,7 +125,7 @@ THREADS = 1024
 
 
 @pytest.mark.parametrize(
-    ("target_name", "scenario"),
+    ("server_name", "scenario"),
     [
         pytest.param("mariadb-local", "oltp_point_select", id="mariadb-local-point_select"),
         pytest.param("mariadb-local", "oltp_read_write", id="mariadb-local-read_write"),
@@ -133,13 +133,13 @@ THREADS = 1024
         pytest.param("mysql-9.7", "oltp_read_write", id="mysql-9.7-read_write", marks=pytest.mark.docker),
     ],
 )
-def test_1024_threads_without_1040_or_1461(dbperf, store_path, target_name, scenario):
+def test_1024_threads_without_1040_or_1461(dbperf, store_path, server_name, scenario):
     out = dbperf.run(
         "run",
         "--scenario",
         scenario,
         "--server",
-        target_name,
+        server_name,
         "--profile",
         "quick",  # 2 tables x 10,000 rows: 20 statements per read/write thread, 20,480 in all
         "--threads",
@@ -328,17 +328,17 @@ def test_snapshots_reused_and_invalidated(tmp_path, settings_factory, store_path
     assert third.ok and first.ok
 
     # and the pieces of the key that are not the shape: server build, sysbench version, datadir vars
-    target = load_target("mariadb-local", SERVERS)
+    server = load_server("mariadb-local", SERVERS)
     scenario = load_scenario("tiny_point_select", scenarios, "quick")
-    base = snapshot_key(target, "build-a", scenario, "1.0.20")
-    assert snapshot_key(target, "build-a", scenario, "1.0.20") == base
-    assert snapshot_key(target, "build-b", scenario, "1.0.20") != base
-    assert snapshot_key(target, "build-a", scenario, "1.0.19") != base
-    assert snapshot_key(target.with_variables({"innodb_page_size": "8k"}), "build-a", scenario, "1.0.20") != base
-    assert snapshot_key(target.with_variables({"max_connections": "500"}), "build-a", scenario, "1.0.20") == base
+    base = snapshot_key(server, "build-a", scenario, "1.0.20")
+    assert snapshot_key(server, "build-a", scenario, "1.0.20") == base
+    assert snapshot_key(server, "build-b", scenario, "1.0.20") != base
+    assert snapshot_key(server, "build-a", scenario, "1.0.19") != base
+    assert snapshot_key(server.with_variables({"innodb_page_size": "8k"}), "build-a", scenario, "1.0.20") != base
+    assert snapshot_key(server.with_variables({"max_connections": "500"}), "build-a", scenario, "1.0.20") == base
     # a different workload script on the same shape gets its own snapshot key too
     other = load_scenario("oltp_read_only", SCENARIOS, "quick")
-    assert snapshot_key(target, "build-a", other, "1.0.20") != snapshot_key(
-        target, "build-a", load_scenario("oltp_point_select", SCENARIOS, "quick"), "1.0.20"
+    assert snapshot_key(server, "build-a", other, "1.0.20") != snapshot_key(
+        server, "build-a", load_scenario("oltp_point_select", SCENARIOS, "quick"), "1.0.20"
     )
     shutil.rmtree(cache, ignore_errors=True)

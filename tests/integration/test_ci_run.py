@@ -55,14 +55,14 @@ def change_repo(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> Path:
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "base")
-    target = root / "servers" / "mariadb-local.toml"
-    original = target.read_text()
+    server = root / "servers" / "mariadb-local.toml"
+    original = server.read_text()
     git(root, "checkout", "-qb", "slow")
-    target.write_text(original + '\n[variables]\ninnodb_buffer_pool_size = "6M"\ninnodb_flush_method = "O_DIRECT"\n')
+    server.write_text(original + '\n[variables]\ninnodb_buffer_pool_size = "6M"\ninnodb_flush_method = "O_DIRECT"\n')
     git(root, "commit", "-qam", "shrink the buffer pool below the dataset, bypass the page cache")
     git(root, "checkout", "-q", "main")
     git(root, "checkout", "-qb", "harmless")
-    target.write_text(original + '\n[variables]\nmax_allowed_packet = "32M"\n')
+    server.write_text(original + '\n[variables]\nmax_allowed_packet = "32M"\n')
     git(root, "commit", "-qam", "raise max_allowed_packet")
     git(root, "checkout", "-q", "main")
     return root
@@ -74,7 +74,7 @@ def dbperf(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPr
     )
 
 
-def test_plan_names_the_changed_target(change_repo: Path, cli_env: dict[str, str]):
+def test_plan_names_the_changed_server(change_repo: Path, cli_env: dict[str, str]):
     result = dbperf(
         change_repo,
         cli_env,
@@ -92,7 +92,7 @@ def test_plan_names_the_changed_target(change_repo: Path, cli_env: dict[str, str
     )
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
-    assert [(c["base_target"], c["head_target"], c["scenario"]) for c in plan["comparisons"]] == [
+    assert [(c["base_server"], c["head_server"], c["scenario"]) for c in plan["comparisons"]] == [
         ("mariadb-local@base", "mariadb-local", "oltp_point_select")
     ]
     assert "innodb_buffer_pool_size=6M" in plan["comparisons"][0]["reason"]

@@ -65,7 +65,7 @@ def assert_failed_cleanly(dbperf, streamed, store_path, tmpdir, server):
     run = runs[0]
     assert run["run_id"] == doc["run_id"]
     assert run["status"] == "failed"
-    assert run["target"] == server
+    assert run["server"] == server
     failure = str(run["failure"])
     assert "server died during the run" in failure, failure
     assert "2013" in failure or "lost connection" in failure.lower(), failure

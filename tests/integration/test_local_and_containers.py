@@ -1,4 +1,4 @@
-"""The local MariaDB and the three container targets each run point select and read/write and land in
+"""The local MariaDB and the three container servers each run point select and read/write and land in
 the store with plausible numbers and the pinned server version (issue 2, "What it must show")."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from harness import pipeline
-from harness.config.servers import load_target
+from harness.config.servers import load_server
 from harness.run.session import QuietReporter
 from harness.store import Store
 
@@ -16,18 +16,18 @@ pytestmark = pytest.mark.integration
 
 SCENARIOS = ("oltp_point_select", "oltp_read_write")
 CASES = [
-    pytest.param(target, scenario, id=f"{target}-{scenario}", marks=[pytest.mark.docker] * (target != "mariadb-local"))
-    for target in ALL_TARGETS
+    pytest.param(server, scenario, id=f"{server}-{scenario}", marks=[pytest.mark.docker] * (server != "mariadb-local"))
+    for server in ALL_TARGETS
     for scenario in SCENARIOS
 ]
 
 
-@pytest.mark.parametrize(("target_name", "scenario"), CASES)
-def test_runs_land_in_store(target_name, scenario, store_path, settings_factory):
-    target = load_target(target_name, SERVERS)
-    settings = settings_factory(store_path, server=target_name, profile="quick", time=2, warmup=1)
+@pytest.mark.parametrize(("server_name", "scenario"), CASES)
+def test_runs_land_in_store(server_name, scenario, store_path, settings_factory):
+    server = load_server(server_name, SERVERS)
+    settings = settings_factory(store_path, server=server_name, profile="quick", time=2, warmup=1)
 
-    results = pipeline.run(settings, scenario, QuietReporter(), server=target_name).runs
+    results = pipeline.run(settings, scenario, QuietReporter(), server=server_name).runs
 
     assert len(results) == 1, "quick profile: one repetition at one thread count"
     result = results[0]
@@ -45,11 +45,11 @@ def test_runs_land_in_store(target_name, scenario, store_path, settings_factory)
     assert len(stored.intervals) == len(result.intervals)
     assert len(stored.histogram) == len(result.histogram)
     assert_plausible(
-        stored, target, threads=result.threads, max_error_ratio=0.01 if scenario == "oltp_read_write" else 0.0
+        stored, server, threads=result.threads, max_error_ratio=0.01 if scenario == "oltp_read_write" else 0.0
     )
     # the same run is kept as its own Parquet folder (parallel jobs never share a writable file)
     assert (store.runs_dir / result.run_id / "run.parquet").is_file()
-    # server and sysbench on separate CPUs, as the target asks, recorded in the run
-    assert stored.server_cpuset == (target.cpuset or "")
-    assert stored.client_cpuset == (target.client_cpuset or "")
+    # server and sysbench on separate CPUs, as the server asks, recorded in the run
+    assert stored.server_cpuset == (server.cpuset or "")
+    assert stored.client_cpuset == (server.client_cpuset or "")
     assert "--rand-type=uniform" in stored.options.get("argv", "")

@@ -47,7 +47,7 @@ TESTBED = model.Testbed(
     sysbench_version="1.0.20",
     container_engine="docker 26.1.5",
 )
-#: target: (flavour, versions over time, speed, thread-pool scaling)
+#: server: (flavour, versions over time, speed, thread-pool scaling)
 TARGETS = {
     "mariadb-10.11": ("mariadb", ("10.11.9-MariaDB", "10.11.10-MariaDB"), 1.0, False),
     "mariadb-10.11-threadpool": ("mariadb", ("10.11.9-MariaDB", "10.11.10-MariaDB"), 0.97, True),
@@ -68,10 +68,10 @@ def synthetic_history() -> list[RunResult]:
     runs = []
     for c in range(COMMITS):
         sha = hashlib.sha1(f"c{c}".encode()).hexdigest()
-        for target, (flavour, versions, speed, pool) in TARGETS.items():
+        for server, (flavour, versions, speed, pool) in TARGETS.items():
             version = versions[min(len(versions) - 1, c * len(versions) // COMMITS)]
             for scenario, base in SCENARIOS.items():
-                level = 0.88 if (target, scenario) == ("mariadb-11.8", "oltp_read_only") and c >= STEP_AT else 1.0
+                level = 0.88 if (server, scenario) == ("mariadb-11.8", "oltp_read_only") and c >= STEP_AT else 1.0
                 for threads in THREADS:
                     knee = 64.0 if pool else 12.0
                     mean = base * speed * level * threads**0.85 / (1 + (threads / knee) ** 2)
@@ -84,11 +84,11 @@ def synthetic_history() -> list[RunResult]:
                                 started_at=start,
                                 finished_at=start + timedelta(seconds=35),
                                 status="ok",
-                                target=target,
+                                server=server,
                                 flavour=flavour,
                                 provider="container",
                                 server_version=version,
-                                config_hash=hashlib.sha1(target.encode()).hexdigest()[:12],
+                                config_hash=hashlib.sha1(server.encode()).hexdigest()[:12],
                                 scenario=scenario,
                                 scenario_hash="s1",
                                 profile="ci",
@@ -129,7 +129,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store = Store(tmp / "dbperf.duckdb")
     store.save_many(synthetic_history())
     result = build_site(history(store.metrics_table()), tmp / "site")
-    assert {(c.scenario, c.target, c.metric) for c in result.changes} >= {("oltp_read_only", "mariadb-11.8", "qps")}
+    assert {(c.scenario, c.server, c.metric) for c in result.changes} >= {("oltp_read_only", "mariadb-11.8", "qps")}
     assert len(result.images) == 2 * 3
     return result.out_dir
 

@@ -32,15 +32,15 @@ def reference_schema() -> dict[str, object]:
 
 def runs():
     out = []
-    for target, base in (("mariadb-10.11", 20000.0), ("mariadb-11.8", 18500.0)):
+    for server, base in (("mariadb-10.11", 20000.0), ("mariadb-11.8", 18500.0)):
         for threads in (8, 16):
             out += [
-                make_run(i, target=target, threads=threads, qps=base + 100 * i + threads, p95=4.5 + 0.1 * i)
+                make_run(i, server=server, threads=threads, qps=base + 100 * i + threads, p95=4.5 + 0.1 * i)
                 for i in range(5)
             ]
-    out.append(make_run(7, target="mariadb-11.8", threads=16, failure="FATAL: error 1040: Too many connections"))
+    out.append(make_run(7, server="mariadb-11.8", threads=16, failure="FATAL: error 1040: Too many connections"))
     # a server without cost probes or a p99: those measures are left out for it
-    bare = make_run(0, target="mysql-9.7", threads=8, qps=15000.0, p95=5.0)
+    bare = make_run(0, server="mysql-9.7", threads=8, qps=15000.0, p95=5.0)
     out.append(replace(bare, metrics=Metrics(qps=15000.0, tps=1000.0, p95_ms=5.0)))
     return out
 

@@ -19,7 +19,7 @@ from harness.errors import ConfigError, GitError, HarnessError
 DEFAULTS = ("point", "mix")
 
 LOCAL_A = """\
-# the default target
+# the default server
 name = "local-a"
 description = "local MariaDB"
 flavour = "mariadb"
@@ -149,30 +149,30 @@ def repo(tmp_path: Path) -> Path:
 
 
 def make_plan(repo: Path, base: str = "main", head: str = "change", **kwargs: object) -> CiPlan:
-    options: dict[str, object] = {"profile": "ci", "default_scenarios": DEFAULTS, "default_target": "local-a"}
+    options: dict[str, object] = {"profile": "ci", "default_scenarios": DEFAULTS, "default_server": "local-a"}
     options.update(kwargs)
     return plan(repo, base, head, **options)  # type: ignore[arg-type]
 
 
 def triples(p: CiPlan) -> list[tuple[str, str, str, str]]:
-    return [(c.kind, c.base_target, c.head_target, c.scenario) for c in p.comparisons]
+    return [(c.kind, c.base_server, c.head_server, c.scenario) for c in p.comparisons]
 
 
-# --- targets -------------------------------------------------------------------------------------
+# --- servers -------------------------------------------------------------------------------------
 
 
 def test_config_file_change_compares_the_targets_that_use_it(repo: Path) -> None:
     commit(repo, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
     p = make_plan(repo)
     assert triples(p) == [
-        ("target", "local-a@base", "local-a", "point"),
-        ("target", "local-a@base", "local-a", "mix"),
+        ("server", "local-a@base", "local-a", "point"),
+        ("server", "local-a@base", "local-a", "mix"),
     ]
     first = p.comparisons[0]
     assert first.reason == "config file servers/conf/a.cnf: innodb_flush_log_at_trx_commit 1 → 2"
-    assert (first.base.target_tree, first.base.scenario_tree) == ("base", "head")
-    assert first.base_files == {"target": "base:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
-    assert first.head_files == {"target": "head:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
+    assert (first.base.server_tree, first.base.scenario_tree) == ("base", "head")
+    assert first.base_files == {"server": "base:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
+    assert first.head_files == {"server": "head:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
     # 2 sides x 6 repetitions x 1 thread count x (2 s warm-up + 10 s + 5 s overhead)
     assert first.estimated_s == 2 * 6 * (2 + 10 + 5)
     assert p.estimated_s == 2 * first.estimated_s
@@ -186,8 +186,8 @@ def test_version_and_image_pin_change(repo: Path) -> None:
     commit(repo, "MariaDB 11.8", {"servers/container-b.toml": bumped})
     p = make_plan(repo)
     assert triples(p) == [
-        ("target", "container-b@base", "container-b", "point"),
-        ("target", "container-b@base", "container-b", "mix"),
+        ("server", "container-b@base", "container-b", "point"),
+        ("server", "container-b@base", "container-b", "mix"),
     ]
     assert p.comparisons[0].reason == "version 10.11 → 11.8; image dbperf/mariadb:10.11 → dbperf/mariadb:11.8"
 
@@ -200,7 +200,7 @@ def test_variable_change_is_described(repo: Path) -> None:
 
 
 def test_comment_and_description_edits_cost_nothing(repo: Path) -> None:
-    edited = LOCAL_A.replace("# the default target", "# the default target, see README").replace(
+    edited = LOCAL_A.replace("# the default server", "# the default server, see README").replace(
         "local MariaDB", "local MariaDB from Debian"
     )
     commit(repo, "docs", {"servers/local-a.toml": edited, "README.md": "more\n"})
@@ -262,7 +262,7 @@ def test_renamed_target_compares_old_name_at_base_with_new_name(repo: Path) -> N
     )
     commit(repo, "rename", {"servers/container-b.toml": None, "servers/mariadb-11.toml": renamed})
     p = make_plan(repo)
-    assert triples(p)[0] == ("target", "container-b@base", "mariadb-11", "point")
+    assert triples(p)[0] == ("server", "container-b@base", "mariadb-11", "point")
     assert p.comparisons[0].reason == "renamed from container-b; version 10.11 → 11.8"
     assert not any("removed" in n for n in p.notes)
 
@@ -285,8 +285,8 @@ def test_copied_target_is_compared_with_its_source(repo: Path) -> None:
     commit(repo, "thread pool variant", {"servers/local-a-pool.toml": copy})
     p = make_plan(repo)
     assert triples(p) == [
-        ("copied-target", "local-a@base", "local-a-pool", "point"),
-        ("copied-target", "local-a@base", "local-a-pool", "mix"),
+        ("copied-server", "local-a@base", "local-a-pool", "point"),
+        ("copied-server", "local-a@base", "local-a-pool", "mix"),
     ]
     assert p.comparisons[0].reason == "copy of local-a; variables +thread_handling=pool-of-threads"
 
@@ -299,7 +299,7 @@ def test_new_unrelated_target_is_recorded_only(repo: Path) -> None:
     commit(repo, "staging server", {"servers/staging.toml": external})
     p = make_plan(repo)
     assert p.comparisons == ()
-    assert [(r.side.target_label, r.side.scenario, r.side.target_tree) for r in p.recordings] == [
+    assert [(r.side.server_label, r.side.scenario, r.side.server_tree) for r in p.recordings] == [
         ("staging", "point", "head"),
         ("staging", "mix", "head"),
     ]
@@ -311,7 +311,7 @@ def test_deleted_target_is_a_note(repo: Path) -> None:
     commit(repo, "drop b", {"servers/container-b.toml": None, "servers/conf/b.cnf": None})
     p = make_plan(repo)
     assert p.empty
-    assert "servers/container-b.toml: target removed; nothing to run" in p.notes
+    assert "servers/container-b.toml: server removed; nothing to run" in p.notes
 
 
 def test_head_definition_that_does_not_load_is_an_error(repo: Path) -> None:
@@ -323,12 +323,12 @@ def test_head_definition_that_does_not_load_is_an_error(repo: Path) -> None:
 # --- scenarios ----------------------------------------------------------------------------------
 
 
-def test_scenario_change_compares_old_and_new_definition_on_default_target(repo: Path) -> None:
+def test_scenario_change_compares_old_and_new_definition_on_default_server(repo: Path) -> None:
     commit(repo, "longer", {"scenarios/point.toml": scenario_toml("point", "oltp_point_select", ci_time=20)})
     p = make_plan(repo)
     (c,) = p.comparisons
     assert (c.kind, c.scenario, c.reason) == ("scenario", "point", "time_s 10 → 20")
-    assert (c.base.target, c.base.target_tree, c.base.target_label) == ("local-a", "head", "local-a")
+    assert (c.base.server, c.base.server_tree, c.base.server_label) == ("local-a", "head", "local-a")
     assert (c.base.scenario_tree, c.base.scenario_label) == ("base", "point" + BASE_SUFFIX)
     assert (c.head.scenario_tree, c.head.scenario_label) == ("head", "point")
 
@@ -359,11 +359,11 @@ def test_change_to_another_profile_or_judging_only_is_a_note(repo: Path) -> None
     assert [(c.scenario, c.reason) for c in full.comparisons] == [("point", "time_s 60 → 120")]
 
 
-def test_new_scenario_is_recorded_on_default_target(repo: Path) -> None:
+def test_new_scenario_is_recorded_on_default_server(repo: Path) -> None:
     commit(repo, "new", {"scenarios/ranges.toml": scenario_toml("ranges", "select_random_ranges")})
     p = make_plan(repo)
     (r,) = p.recordings
-    assert (r.side.target, r.side.scenario, r.side.scenario_tree) == ("local-a", "ranges", "head")
+    assert (r.side.server, r.side.scenario, r.side.scenario_tree) == ("local-a", "ranges", "head")
 
 
 def test_unreferenced_files_and_baselines_are_notes(repo: Path) -> None:
@@ -371,7 +371,7 @@ def test_unreferenced_files_and_baselines_are_notes(repo: Path) -> None:
     p = make_plan(repo)
     assert p.empty
     assert p.notes == (
-        "servers/conf/unused.cnf: not referenced by any target or scenario; nothing to run",
+        "servers/conf/unused.cnf: not referenced by any server or scenario; nothing to run",
         "1 baseline file(s) changed: they judge local and nightly runs (dbperf's baseline gate), "
         "not A/B comparisons; nothing to run",
     )
@@ -389,7 +389,7 @@ def test_harness_change_runs_an_aa_check_of_the_default_set(repo: Path) -> None:
         ("harness-aa", "local-a" + AA_SUFFIX, "local-a", "mix"),
     ]
     c = p.comparisons[0]
-    assert c.base.target_tree == c.head.target_tree == "head"
+    assert c.base.server_tree == c.head.server_tree == "head"
     assert "harness/stats.py" in c.reason
 
 
@@ -405,13 +405,13 @@ def test_scenario_filter(repo: Path) -> None:
     assert p.notes == ("1 run(s) left out by the scenario filter po*",)
 
 
-def test_unknown_default_scenario_or_target(repo: Path) -> None:
+def test_unknown_default_scenario_or_server(repo: Path) -> None:
     commit(repo, "flush", {"servers/conf/a.cnf": CONF_A + "sync_binlog = 0\n"})
     with pytest.raises(ConfigError, match=r"default scenario 'nope' is not defined at change \(known: mix, point\)"):
         make_plan(repo, default_scenarios=["nope"])
     commit(repo, "harness", {"harness/x.py": "\n"})
-    with pytest.raises(ConfigError, match="default target 'ghost' is not defined"):
-        make_plan(repo, default_target="ghost")
+    with pytest.raises(ConfigError, match="default server 'ghost' is not defined"):
+        make_plan(repo, default_server="ghost")
 
 
 def test_three_dot_diff_ignores_changes_made_on_base_since_the_branch_point(repo: Path) -> None:
@@ -419,7 +419,7 @@ def test_three_dot_diff_ignores_changes_made_on_base_since_the_branch_point(repo
     git(repo, "checkout", "-q", "main")
     main_tip = commit(repo, "unrelated main change", {"servers/conf/a.cnf": CONF_A + "x = 1\n"})
     p = make_plan(repo)
-    assert {c.head_target for c in p.comparisons} == {"container-b"}
+    assert {c.head_server for c in p.comparisons} == {"container-b"}
     assert p.base_sha != main_tip
     assert p.base_sha == git(repo, "merge-base", "main", "change")
 
@@ -476,14 +476,14 @@ def test_materialise_writes_the_tree_at_ref_and_load_side_relabels(repo: Path, t
     p = make_plan(repo)
     trees = {"base": base_root, "head": repo}
     comparison = p.comparisons[1]
-    base_target, base_scenario = load_side(comparison.base, trees, "ci")  # type: ignore[arg-type]
-    head_target, head_scenario = load_side(comparison.head, trees, "ci")  # type: ignore[arg-type]
-    assert (base_target.name, head_target.name) == ("local-a@base", "local-a")
-    assert base_target.config_file is not None
-    assert head_target.config_file is not None
-    assert base_target.config_file.read_text() == CONF_A
-    assert "pool-of-threads" in head_target.config_file.read_text()
-    assert base_target.identity() != head_target.identity()
+    base_server, base_scenario = load_side(comparison.base, trees, "ci")  # type: ignore[arg-type]
+    head_server, head_scenario = load_side(comparison.head, trees, "ci")  # type: ignore[arg-type]
+    assert (base_server.name, head_server.name) == ("local-a@base", "local-a")
+    assert base_server.config_file is not None
+    assert head_server.config_file is not None
+    assert base_server.config_file.read_text() == CONF_A
+    assert "pool-of-threads" in head_server.config_file.read_text()
+    assert base_server.identity() != head_server.identity()
     assert base_scenario.name == head_scenario.name == "mix"
     assert base_scenario.source == repo / "scenarios/mix.toml"  # the scenario comes from head on both sides
 
@@ -509,8 +509,8 @@ def test_to_json(repo: Path) -> None:
     assert doc["format"] == PLAN_FORMAT
     assert (doc["base_ref"], doc["head_ref"], doc["profile"]) == ("main", "change", "ci")
     first = doc["comparisons"][0]
-    assert (first["base_target"], first["head_target"]) == ("local-a@base", "local-a")
-    assert first["base"]["files"]["target"] == "base:servers/local-a.toml"
+    assert (first["base_server"], first["head_server"]) == ("local-a@base", "local-a")
+    assert first["base"]["files"]["server"] == "base:servers/local-a.toml"
     assert doc["changes"] == [
         {"status": "M", "path": "servers/conf/a.cnf", "old_path": None, "similarity": None, "area": "server-file"}
     ]
@@ -531,8 +531,8 @@ def test_cli_plan_json_and_table(repo: Path, monkeypatch: pytest.MonkeyPatch) ->
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
-    assert doc["default_target"] == "local-a"  # from [tool.dbperf] in pyproject.toml
-    assert [c["head_target"] for c in doc["comparisons"]] == ["local-a", "local-a"]
+    assert doc["default_server"] == "local-a"  # from [tool.dbperf] in pyproject.toml
+    assert [c["head_server"] for c in doc["comparisons"]] == ["local-a", "local-a"]
 
     result = runner.invoke(cli, ["ci", "plan", "--base", "main", "--scenarios", "point"])
     assert result.exit_code == 0, result.output

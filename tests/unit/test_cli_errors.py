@@ -24,7 +24,7 @@ def dbperf(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
     ("args", "needle"),
     [
         (("run", "--scenario", "nope"), "unknown scenario 'nope'"),
-        (("run", "--scenario", "oltp_point_select", "--server", "nope"), "unknown server target 'nope'"),
+        (("run", "--scenario", "oltp_point_select", "--server", "nope"), "unknown server 'nope'"),
         (("run", "--scenario", "oltp_point_select", "--threads", "x"), "--threads takes comma-separated"),
         (("run", "--scenario", "oltp_point_select", "--profile", "huge"), "unknown profile 'huge'"),
         (("import", "sysbench-log", str(ROOT / "pyproject.toml")), "pyproject.toml:"),

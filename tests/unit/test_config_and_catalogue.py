@@ -1,11 +1,11 @@
-"""Settings resolution, server target and scenario files, derived server variables."""
+"""Settings resolution, server and scenario files, derived server variables."""
 
 from pathlib import Path
 
 import pytest
 
 from harness.config.scenarios import PROFILES, available_scenarios, load_all, load_scenario
-from harness.config.servers import available_targets, load_target
+from harness.config.servers import available_servers, load_server
 from harness.config.settings import OPTIONS, parse_threads, resolve_settings
 from harness.errors import ConfigError
 from harness.model import Scenario
@@ -58,10 +58,10 @@ def test_options_have_env_names():
 
 
 def test_every_target_and_scenario_loads():
-    targets = available_targets(ROOT / "servers")
-    assert {"mariadb-local", "mariadb-10.11", "mariadb-11.8", "mysql-9.7"} <= set(targets)
-    for name in targets:
-        load_target(name, ROOT / "servers")
+    servers = available_servers(ROOT / "servers")
+    assert {"mariadb-local", "mariadb-10.11", "mariadb-11.8", "mysql-9.7"} <= set(servers)
+    for name in servers:
+        load_server(name, ROOT / "servers")
     for profile in PROFILES:
         scenarios = load_all(ROOT / "scenarios", profile)
         assert len(scenarios) == 13
@@ -113,16 +113,16 @@ def test_unknown_scenario_and_target_list_the_known_ones():
     with pytest.raises(ConfigError, match=r"known in .*oltp_point_select"):
         load_scenario("nope", ROOT / "scenarios", "quick")
     with pytest.raises(ConfigError, match=r"known in .*mariadb-local"):
-        load_target("nope", ROOT / "servers")
+        load_server("nope", ROOT / "servers")
 
 
 def test_bad_target_file(tmp_path: Path):
     (tmp_path / "x.toml").write_text('name = "x"\nflavour = "postgres"\nversion = "1"\nprovider = "local"\n')
     with pytest.raises(ConfigError, match="field 'flavour'"):
-        load_target("x", tmp_path)
+        load_server("x", tmp_path)
     (tmp_path / "y.toml").write_text('name = "y"\nflavour = "mysql"\nversion = "9"\nprovider = "container"\n')
     with pytest.raises(ConfigError, match="needs 'image'"):
-        load_target("y", tmp_path)
+        load_server("y", tmp_path)
 
 
 def test_definition_hash_changes_with_the_definition(tmp_path: Path):
@@ -152,11 +152,11 @@ def test_derived_variables_prevent_1040_and_1461_up_to_1024_threads(script: str)
 
 
 def test_effective_variables_only_raise_minimums_and_keep_target_values():
-    target = load_target("mariadb-local-threadpool", ROOT / "servers")
+    server = load_server("mariadb-local-threadpool", ROOT / "servers")
     scenario = load_scenario("oltp_read_write", ROOT / "scenarios", "full")
-    values = effective_variables(target, scenario)
+    values = effective_variables(server, scenario)
     assert values["thread_handling"] == "pool-of-threads"
     assert values["character_set_server"] == "utf8mb4"
     assert int(values["max_connections"]) > 1024
-    cnf = render_cnf(target, values)
+    cnf = render_cnf(server, values)
     assert cnf.index("innodb_log_file_size") < cnf.index("thread_handling = pool-of-threads")

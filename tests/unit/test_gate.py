@@ -23,11 +23,23 @@ def test_baseline_round_trip(tmp_path: Path):
     path = write_baseline(tmp_path, runs)
     assert path == tmp_path / TESTBED.fingerprint / "mariadb-local" / "oltp_point_select" / "8t.json"
     doc = json.loads(path.read_text())
-    assert doc["format_version"] == 1 and doc["samples"]["instr_per_txn"] is None
+    assert doc["format_version"] == 2 and doc["samples"]["instr_per_txn"] is None
     baseline = load_baseline(path)
     assert baseline.values("qps") == tuple(r.metrics.qps for r in runs)
     assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", 8) == baseline
     assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", 16) is None
+
+
+def test_version_1_baselines_still_load(tmp_path: Path):
+    """Format 1 called the server "target"; it is read as format 2, samples unchanged."""
+    path = write_baseline(tmp_path, [run(100.0), run(101.0)])
+    doc = json.loads(path.read_text())
+    doc["format_version"] = 1
+    doc["target"] = doc.pop("server")
+    path.write_text(json.dumps(doc))
+    baseline = load_baseline(path)
+    assert baseline.server == "mariadb-local"
+    assert baseline.values("qps") == (100.0, 101.0)
 
 
 def test_recording_refuses_failed_runs(tmp_path: Path):

@@ -48,7 +48,7 @@ VERSIONS = {"mariadb-10.11": "10.11.6-MariaDB", "mariadb-11.8": "11.8.1-MariaDB"
 def make_run(
     index: int,
     *,
-    target: str = "mariadb-11.8",
+    server: str = "mariadb-11.8",
     scenario: str = "oltp_read_only",
     threads: int = 8,
     qps: float = 20000.0,
@@ -57,14 +57,14 @@ def make_run(
 ) -> RunResult:
     started = T0 + timedelta(minutes=index)
     common: dict[str, object] = {
-        "run_id": f"run-{target}-{scenario}-{threads}-{index:02d}",
+        "run_id": f"run-{server}-{scenario}-{threads}-{index:02d}",
         "started_at": started,
         "finished_at": started + timedelta(seconds=40),
-        "target": target,
+        "server": server,
         "flavour": "mariadb",
         "provider": "container",
-        "server_version": VERSIONS.get(target, "9.7.0"),
-        "config_hash": f"cfg-{target[-4:]}",
+        "server_version": VERSIONS.get(server, "9.7.0"),
+        "config_hash": f"cfg-{server[-4:]}",
         "scenario": scenario,
         "scenario_hash": "5ce7a1",
         "profile": "ci",
@@ -87,12 +87,12 @@ def make_run(
     return RunResult(status="ok", totals=totals, metrics=metrics, **common)  # type: ignore[arg-type]
 
 
-def runs_for(*targets: str, threads: int = 8, scenario: str = "oltp_read_only") -> list[RunResult]:
+def runs_for(*servers: str, threads: int = 8, scenario: str = "oltp_read_only") -> list[RunResult]:
     runs = []
-    for target in targets:
-        base = 20000.0 if target == "mariadb-10.11" else 18500.0
+    for server in servers:
+        base = 20000.0 if server == "mariadb-10.11" else 18500.0
         runs += [
-            make_run(i, target=target, threads=threads, scenario=scenario, qps=base + 150 * i, p95=4.5 + 0.05 * i)
+            make_run(i, server=server, threads=threads, scenario=scenario, qps=base + 150 * i, p95=4.5 + 0.05 * i)
             for i in range(5)
         ]
     return runs
@@ -202,7 +202,7 @@ CASES: dict[str, tuple[list[Verdict], list[RunResult]]] = {
             *runs_for("mariadb-10.11", "mariadb-11.8", scenario="oltp_read_write", threads=16)[:7],
             make_run(
                 7,
-                target="mariadb-11.8",
+                server="mariadb-11.8",
                 scenario="oltp_read_write",
                 threads=16,
                 failure="FATAL: error 2013: Lost connection to server during query",
@@ -328,7 +328,7 @@ def test_runs_markdown_golden() -> None:
     runs = [
         *runs_for("mariadb-10.11", "mariadb-11.8"),
         *runs_for("mariadb-10.11", "mariadb-11.8", threads=16),
-        make_run(9, target="mariadb-11.8", threads=16, failure="FATAL: error 1040: Too many connections"),
+        make_run(9, server="mariadb-11.8", threads=16, failure="FATAL: error 1040: Too many connections"),
     ]
     text = render_runs_markdown(runs, title="dbperf: group pr-123", chart_links=CHARTS[:1])
     check_golden("markdown_runs.md", text)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from harness import model
@@ -46,7 +47,7 @@ def make_run(run_id: str, index: int = 0, *, samples: bool = False, **overrides:
         "started_at": T0 + timedelta(seconds=index),
         "finished_at": T0 + timedelta(seconds=index + 35),
         "status": "ok",
-        "target": "mariadb-11.4",
+        "server": "mariadb-11.4",
         "flavour": "mariadb",
         "provider": "local",
         "server_version": "11.4.2-MariaDB",
@@ -165,7 +166,7 @@ def test_filters_order_and_limit(store: Store) -> None:
         make_run("a", 0),
         make_run("b", 1, threads=16),
         make_run("c", 2, scenario="oltp_write_only", group_id="g2"),
-        make_run("d", 3, target="mysql-8.4", source="import"),
+        make_run("d", 3, server="mysql-8.4", source="import"),
         failed_run("e", 4),
     ]
     for run in runs:
@@ -174,7 +175,7 @@ def test_filters_order_and_limit(store: Store) -> None:
     assert ids(store.runs()) == ["e", "d", "c", "b", "a"]  # newest first
     assert ids(store.runs(limit=2)) == ["e", "d"]
     assert ids(store.runs(scenario="oltp_write_only")) == ["c"]
-    assert ids(store.runs(target="mysql-8.4")) == ["d"]
+    assert ids(store.runs(server="mysql-8.4")) == ["d"]
     assert ids(store.runs(threads=16)) == ["b"]
     assert ids(store.runs(status="failed")) == ["e"]
     assert ids(store.runs(group_id="g2")) == ["c"]
@@ -226,7 +227,9 @@ def test_migrates_a_version_1_file(tmp_path: Path) -> None:
         con.execute(statement)
     v1_columns = {row[0] for row in con.sql("DESCRIBE runs").fetchall()}
     assert not v1_columns & set(v2_only)
-    con.register("v1_runs", runs_t.drop_columns(v2_only))
+    v1_runs = runs_t.drop_columns(v2_only)
+    v1_runs = v1_runs.rename_columns(["target" if n == "server" else n for n in v1_runs.column_names])
+    con.register("v1_runs", v1_runs)
     con.register("v1_intervals", intervals_t)
     con.register("v1_histogram", histogram_t)
     con.execute("INSERT INTO runs BY NAME SELECT * FROM v1_runs")
@@ -239,7 +242,7 @@ def test_migrates_a_version_1_file(tmp_path: Path) -> None:
     (version,) = con.sql("SELECT version FROM schema_version").fetchall()
     new_values = con.sql(f"SELECT {', '.join(v2_only)} FROM runs").fetchall()
     con.close()
-    assert version == (2,)
+    assert version == (SCHEMA_VERSION,)
     assert new_values == [(None,) * len(v2_only)]
     loaded = store.get("old-1")
     expected = dataclasses.replace(
@@ -254,6 +257,18 @@ def test_migrates_a_version_1_file(tmp_path: Path) -> None:
     store.save(make_run("new-1", 1))
     assert store.get("new-1").group_id == "g1"
     assert store.count() == 2
+
+
+def test_reads_parquet_folders_written_before_the_server_rename(tmp_path: Path) -> None:
+    """Folders written by schema 2 name the server column "target"; rebuilding the file keeps the name."""
+    store = Store(tmp_path / "s.duckdb")
+    store.save(make_run("r-old", samples=True))
+    folder = store.runs_dir / "r-old" / "run.parquet"
+    table = pq.read_table(folder)
+    pq.write_table(table.rename_columns(["target" if n == "server" else n for n in table.column_names]), folder)
+    store.path.unlink()
+    rebuilt = Store(store.path)
+    assert rebuilt.get("r-old").server == make_run("r-old").server != ""
 
 
 def test_refuses_a_newer_schema(store: Store) -> None:
