@@ -17,7 +17,8 @@ exception, :class:`PerformanceRegression`, which deliberately does *not* derive 
     ├── LogParseError          a sysbench log that cannot be read (names file and line)
     ├── StoreError             the DuckDB/Parquet store cannot be opened, migrated or written
     ├── BaselineError          a missing, malformed, older-format or incomparable baseline
-    └── GitError               a git ref or diff that cannot be read (ci plan / ci run)
+    ├── GitError               a git ref, diff or tree that cannot be read (ci plan / ci run)
+    └── ReportError            a report, chart, site or export file that cannot be rendered or written
     PerformanceRegression      a verdict of REGRESSION (not a HarnessError)
 """
 
@@ -60,6 +61,10 @@ class BaselineError(HarnessError):
 
 class GitError(HarnessError):
     """A git ref, diff or worktree operation failed."""
+
+
+class ReportError(HarnessError):
+    """A report, chart, trend site or export file could not be rendered or written."""
 
 
 class PerformanceRegression(Exception):  # noqa: N818 - named like pytest-benchmark's, on purpose

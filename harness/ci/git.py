@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 
 from harness.ci.records import SCENARIOS, SERVERS, Area, FileChange
-from harness.errors import GitError, HarnessError
+from harness.errors import GitError
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -121,7 +121,7 @@ def materialise(repo: Path, ref: str, workdir: Path) -> Path:
     workdir.mkdir(parents=True, exist_ok=True)
     clash = [name for name in (SERVERS, SCENARIOS) if (workdir / name).exists()]
     if clash:
-        raise HarnessError(f"{workdir} already holds {', '.join(clash)}; materialise into an empty folder")
+        raise GitError(f"{workdir} already holds {', '.join(clash)}; materialise into an empty folder")
     if not folders:
         return workdir
     out = _git(top, "archive", "--format=tar", treeish, "--", *folders)

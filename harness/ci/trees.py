@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.ci.git import materialise
 from harness.ci.records import SCENARIOS, SERVERS, Side, Tree
 from harness.config.scenarios import load_scenario_file
-from harness.config.servers import load_target_file
+from harness.config.servers import load_server_file
 from harness.errors import ConfigError
 from harness.model import Scenario, Server
 
@@ -32,7 +32,7 @@ def load_side(side: Side, trees: Mapping[Tree, Path], profile: str) -> tuple[Ser
     """
     server_root = trees[side.server_tree]
     try:
-        server = load_target_file(server_root / SERVERS / f"{side.server}.toml")
+        server = load_server_file(server_root / SERVERS / f"{side.server}.toml")
     except ConfigError as exc:
         raise _relabel(exc, server_root, side.server_tree) from None
     scenario_root = trees[side.scenario_tree]
@@ -64,7 +64,7 @@ class Trees:
 
     def server(self, tree: Tree, name: str) -> Server:
         try:
-            return load_target_file(self.roots[tree] / SERVERS / f"{name}.toml")
+            return load_server_file(self.roots[tree] / SERVERS / f"{name}.toml")
         except ConfigError as exc:
             raise _relabel(exc, self.roots[tree], tree) from None
 

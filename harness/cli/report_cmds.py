@@ -14,7 +14,7 @@ from rich.table import Table
 
 from harness import pipeline
 from harness.cli.options import pop_shared, shared
-from harness.errors import HarnessError
+from harness.errors import ConfigError, ReportError, StoreError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.terminal import console, runs_table, scaling_table
 from harness.report.verdicts import fmt_value
@@ -43,10 +43,10 @@ def select_runs(
     if group is None and not all_runs:
         newest = store.runs(**filters, limit=1)
         if not newest:
-            raise HarnessError(f"no matching runs in {store.path}: `dbperf runs` lists what is stored")
+            raise StoreError(f"no matching runs in {store.path}: `dbperf runs` lists what is stored")
         group = newest[0].group_id or None
         if group is None:
-            raise HarnessError(
+            raise StoreError(
                 f"the newest matching run ({newest[0].run_id}) belongs to no group: pass --group ID, "
                 "or --all for every matching run"
             )
@@ -54,7 +54,7 @@ def select_runs(
     runs = store.runs(**filters, group_id=group)
     if not runs:
         where = f"group {group}" if group else "the filters"
-        raise HarnessError(f"no runs match {where} in {store.path}: `dbperf runs` lists what is stored")
+        raise StoreError(f"no runs match {where} in {store.path}: `dbperf runs` lists what is stored")
     described = f"group {group}" if group else "all matching runs"
     return sorted(runs, key=lambda r: (r.scenario, r.server, r.threads, r.repetition, r.run_id)), described
 
@@ -127,7 +127,7 @@ def report_cmd(
                 with out.open("a" if append else "w", encoding="utf-8") as handle:
                     handle.write(("\n" if append and out.exists() and out.stat().st_size else "") + text)
             except OSError as exc:
-                raise HarnessError(f"cannot write {out}: {exc}") from exc
+                raise ReportError(f"cannot write {out}: {exc}") from exc
             _note(f"dbperf: wrote the Markdown report of {len(runs)} run(s) to {out}")
         return 0
     if out is not None:
@@ -252,7 +252,7 @@ def changes_cmd(
     store = Store(settings.store)
     table = store.metrics_table(scenario=scenario, server=server, threads=threads, status="ok")
     if table.num_rows == 0:
-        raise HarnessError(
+        raise StoreError(
             f"no ok runs of {scenario} on {server}{f' at {threads} threads' if threads else ''} in "
             f"{store.path}: `dbperf runs --scenario {scenario}` lists what is stored"
         )
@@ -260,7 +260,7 @@ def changes_cmd(
     try:
         marks = change_marks(points, (metric,), alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
     except ValueError as exc:
-        raise HarnessError(f"change-point detection: {exc}") from exc
+        raise ConfigError(f"change-point detection: {exc}") from exc
     counts = points.group_by("threads").aggregate([(metric, "count")]).to_pylist()
     lengths = {int(r["threads"]): int(r[f"{metric}_count"]) for r in counts}
     if as_json:

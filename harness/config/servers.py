@@ -76,7 +76,7 @@ def _to_str(value: str | int | float | bool) -> str:
     return str(value)
 
 
-def load_target_file(path: Path) -> Server:
+def load_server_file(path: Path) -> Server:
     """Read and validate one server file."""
     spec = load_toml_model(path, _ServerFile, "server", "servers/README.md")
     if spec.name != path.stem:
@@ -119,4 +119,4 @@ def load_server(name: str, servers_dir: Path) -> Server:
     if not path.is_file():
         known = ", ".join(available_servers(servers_dir)) or "none"
         raise ConfigError(f"unknown server '{name}' (known in {servers_dir}: {known})")
-    return load_target_file(path)
+    return load_server_file(path)

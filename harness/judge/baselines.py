@@ -10,6 +10,7 @@ to record one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -113,7 +114,7 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
     document = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "testbed": {**first.testbed.__dict__, "fingerprint": first.testbed.fingerprint},
+        "testbed": {**dataclasses.asdict(first.testbed), "fingerprint": first.testbed.fingerprint},
         "server": {
             "name": first.server,
             "server_version": first.server_version,

@@ -21,7 +21,7 @@ import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Literal, Protocol
 
 from harness.judge import stats
 from harness.judge.baselines import Baseline, incomparable_reason, record_command
@@ -58,9 +58,9 @@ def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
     return [float(v) for v in values if v is not None]
 
 
-def _shell(mode: str, scenario: Scenario, threads: int, base: str, head: str, **extra: object) -> Verdict:
+def _shell(mode: Literal["ab", "baseline"], scenario: Scenario, threads: int, base: str, head: str, **extra: object) -> Verdict:
     return Verdict(
-        mode="ab" if mode == "ab" else "baseline",
+        mode=mode,
         scenario=scenario.name,
         threads=threads,
         base=base,
@@ -72,9 +72,12 @@ def _shell(mode: str, scenario: Scenario, threads: int, base: str, head: str, **
     )
 
 
-def failed_verdict(scenario: Scenario, threads: int, base: str, head: str, reason: str) -> Verdict:
+def failed_verdict(
+    mode: Literal["ab", "baseline"], scenario: Scenario, threads: int, base: str, head: str, reason: str
+) -> Verdict:
+    """The verdict of a comparison whose runs failed: it is reported in the mode it was asked in."""
     metric = MetricVerdict(metric="run", higher_is_worse=False, outcome="failed", reason=reason)
-    return replace(_shell("ab", scenario, threads, base, head), metrics=(metric,))
+    return replace(_shell(mode, scenario, threads, base, head), metrics=(metric,))
 
 
 def no_baseline_verdict(scenario: Scenario, threads: int, server: str, reason: str) -> Verdict:
@@ -266,7 +269,7 @@ def judge_against_baselines(
         version = runs[0].server_version if runs else ""
         if not runs or failed:
             reason = failed[0].failure if failed else "no runs"
-            shells.append(failed_verdict(scenario, threads, "baseline", server, f"run failed: {reason}"))
+            shells.append(failed_verdict("baseline", scenario, threads, "baseline", server, f"run failed: {reason}"))
             continue
         if baseline is None:
             shells.append(no_baseline_verdict(scenario, threads, server, "no baseline for this testbed"))
@@ -305,7 +308,7 @@ def judge_pairs(
         bad = [r for pair in pairs for r in pair if not r.ok]
         if len(good) < 2:
             reason = f"run failed: {bad[0].failure}" if bad else "fewer than 2 complete pairs"
-            shells.append(failed_verdict(scenario, threads, base, head, reason))
+            shells.append(failed_verdict("ab", scenario, threads, base, head, reason))
             continue
         warnings = _instability([b for b, _ in good], "base") + _instability([h for _, h in good], "head")
         if bad:
@@ -324,15 +327,3 @@ def judge_pairs(
         )
         pending += ab_pending(index, good, scenario, confidence=confidence)
     return conclude(shells, pending, alpha=alpha, confidence=confidence)
-
-
-def exit_code(verdicts: Sequence[Verdict], *, strict: bool = False) -> int:
-    """0 pass (and inconclusive unless strict), 1 regression (or inconclusive with strict), 2 failed run."""
-    outcomes = {v.outcome for v in verdicts}
-    if "failed" in outcomes:
-        return 2
-    if "regression" in outcomes:
-        return 1
-    if strict and "inconclusive" in outcomes:
-        return 1
-    return 0

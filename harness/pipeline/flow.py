@@ -28,7 +28,7 @@ from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.config.settings import Settings, current_git_sha
 from harness.dataset import DatasetCache
-from harness.errors import HarnessError
+from harness.errors import StoreError
 from harness.judge.baselines import find_baseline, write_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, judge_against_baselines
@@ -266,7 +266,7 @@ def history(
     """Stored runs (a metrics table) -> what the trend site draws: aggregates and change points."""
     ok_runs, points, versions, scaling, extents = history_tables(table)
     if ok_runs == 0:
-        raise HarnessError(
+        raise StoreError(
             f"no ok runs to chart ({table.num_rows} run(s) selected): run a scenario first "
             "(dbperf run --scenario oltp_point_select) or loosen the filters"
         )

@@ -49,7 +49,7 @@ from typing import Any
 
 import jsonschema
 
-from harness.errors import HarnessError
+from harness.errors import ReportError
 from harness.model import RunResult
 
 #: Bencher's BMF JSON schema (``https://bencher.dev/bmf.json``), kept in the package so that export
@@ -116,12 +116,12 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
         if run.ok:
             groups[benchmark_name(run)].append(run)
     if not groups:
-        raise HarnessError(f"nothing to export: none of the {len(runs)} run(s) is ok (failed runs are not exported)")
+        raise ReportError(f"nothing to export: none of the {len(runs)} run(s) is ok (failed runs are not exported)")
     doc: dict[str, dict[str, dict[str, float]]] = {}
     for name, members in groups.items():  # by server, scenario and thread count (as a number)
         versions = sorted({r.server_version for r in members if r.server_version})
         if len(versions) > 1:
-            raise HarnessError(
+            raise ReportError(
                 f"benchmark {name} mixes server versions {', '.join(versions)}: export one group "
                 "(--group) or filter the runs so each benchmark holds one version"
             )
@@ -136,7 +136,7 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
                 "upper_value": _round(max(values)),
             }
         if "throughput" not in measures:
-            raise HarnessError(f"benchmark {name}: ok runs without QPS cannot be exported")
+            raise ReportError(f"benchmark {name}: ok runs without QPS cannot be exported")
         doc[name] = measures
     return doc
 
@@ -147,21 +147,21 @@ def validate_bmf(doc: object) -> None:
         jsonschema.validate(doc, BMF_SCHEMA)
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(document)"
-        raise HarnessError(f"not valid Bencher Metric Format at {where}: {exc.message}") from exc
+        raise ReportError(f"not valid Bencher Metric Format at {where}: {exc.message}") from exc
     try:
         json.dumps(doc, allow_nan=False)
     except ValueError as exc:
-        raise HarnessError(f"not valid Bencher Metric Format: {exc} (NaN or infinity)") from exc
+        raise ReportError(f"not valid Bencher Metric Format: {exc} (NaN or infinity)") from exc
 
 
 def write_bmf(path: Path, runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
     """Validate and write the BMF document of ``runs`` to ``path`` (``-`` is not special); returns it."""
     doc = to_bmf(runs)
     validate_bmf(doc)
-    server = Path(path)
+    out = Path(path)
     try:
-        server.parent.mkdir(parents=True, exist_ok=True)
-        server.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
     except OSError as exc:
-        raise HarnessError(f"cannot write {server}: {exc}") from exc
+        raise ReportError(f"cannot write {out}: {exc}") from exc
     return doc

@@ -31,7 +31,7 @@ from typing import Any
 
 import vl_convert
 
-from harness.errors import HarnessError
+from harness.errors import ReportError
 from harness.model import METRIC_LABELS
 from harness.model.history import ChangeMark, TrendData
 from harness.report.charts import Selection, dashboard_spec, image_specs, spec_json
@@ -86,7 +86,7 @@ def _write(path: Path, text: str) -> None:
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise HarnessError(f"cannot write {path}: {exc}") from exc
+        raise ReportError(f"cannot write {path}: {exc}") from exc
 
 
 def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
@@ -235,11 +235,11 @@ def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, 
         try:
             png = vl_convert.vegalite_to_png(spec, scale=scale)
         except Exception as exc:  # vl-convert raises plain ValueError/RuntimeError
-            raise HarnessError(f"cannot render {path.name}: {exc}") from exc
+            raise ReportError(f"cannot render {path.name}: {exc}") from exc
         try:
             path.write_bytes(png)
         except OSError as exc:
-            raise HarnessError(f"cannot write {path}: {exc}") from exc
+            raise ReportError(f"cannot write {path}: {exc}") from exc
         written.append(path)
     return tuple(written)
 
@@ -262,7 +262,7 @@ def build_site(
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise HarnessError(f"cannot create {out}: {exc}") from exc
+        raise ReportError(f"cannot create {out}: {exc}") from exc
     first = data.scenarios[0]
     spec = dashboard_spec(data, Selection(scenario=first, threads=data.default_threads(first)), validate=validate)
     written = _render_images(data, out, scale) if images else ()

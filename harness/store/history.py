@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.errors import HarnessError
+from harness.errors import ConfigError
 from harness.model import METRICS
 
 TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms")
@@ -37,7 +37,7 @@ def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
 def _check_metrics(metrics: Sequence[str]) -> None:
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
-        raise HarnessError(f"unknown metric {', '.join(unknown)}: choose from {', '.join(METRICS)}")
+        raise ConfigError(f"unknown metric {', '.join(unknown)}: choose from {', '.join(METRICS)}")
 
 
 def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:

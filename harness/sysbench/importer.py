@@ -8,6 +8,7 @@ with its intervals, and never becomes a baseline.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -93,7 +94,7 @@ def to_run(parsed: ParsedLog, *, scenario: str, server: str, server_version: str
     threads = parsed.threads or (parsed.intervals[0].threads if parsed.intervals else 1)
     metrics = Metrics.derive(totals, histogram, Probes()) if status == "ok" else Metrics()
     if metrics.p95_ms is not None and summary is not None and summary.percentile != 95 and not histogram:
-        metrics = Metrics(**{**metrics.__dict__, "p95_ms": None})
+        metrics = dataclasses.replace(metrics, p95_ms=None)
     return RunResult(
         run_id=run_id,
         started_at=now,

@@ -57,7 +57,7 @@ def test_options_have_env_names():
     assert {o.env_var for o in OPTIONS} >= {"DBPERF_STORE", "DBPERF_SERVER", "DBPERF_PROFILE"}
 
 
-def test_every_target_and_scenario_loads():
+def test_every_server_and_scenario_loads():
     servers = available_servers(ROOT / "servers")
     assert {"mariadb-local", "mariadb-10.11", "mariadb-11.8", "mysql-9.7"} <= set(servers)
     for name in servers:
@@ -109,7 +109,7 @@ def test_bad_scenario_files_name_file_and_field(tmp_path: Path, old: str, new: s
     assert message in str(info.value)
 
 
-def test_unknown_scenario_and_target_list_the_known_ones():
+def test_unknown_scenario_and_server_list_the_known_ones():
     with pytest.raises(ConfigError, match=r"known in .*oltp_point_select"):
         load_scenario("nope", ROOT / "scenarios", "quick")
     with pytest.raises(ConfigError, match=r"known in .*mariadb-local"):

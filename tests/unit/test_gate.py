@@ -9,7 +9,8 @@ from factories import TESTBED, run, scenario
 
 from harness.errors import BaselineError
 from harness.judge.baselines import find_baseline, load_baseline, write_baseline
-from harness.judge.gate import exit_code, judge_against_baselines, judge_pairs
+from harness.judge.gate import failed_verdict, judge_against_baselines, judge_pairs
+from harness.pipeline import exit_code
 from harness.pipeline.ab import balanced_orders
 
 
@@ -127,6 +128,28 @@ def test_failed_runs_fail_the_verdict():
     verdict = judge_pairs([(sc, 8, "base", "head", [(run(1.0), run(0, status="failed"))])])[0]
     assert verdict.outcome == "failed"
     assert exit_code([verdict]) == 2
+
+
+def test_failed_baseline_runs_are_reported_in_baseline_mode():
+    verdict = judge_against_baselines([(scenario(), 8, "mariadb-local", None, [run(0, status="failed")])])[0]
+    assert verdict.mode == "baseline"
+    assert verdict.outcome == "failed"
+    assert verdict.metrics[0].reason.startswith("run failed: ")
+
+
+@pytest.mark.parametrize("mode", ["ab", "baseline"])
+def test_failed_verdict_keeps_the_mode_it_was_asked_in(mode: str):
+    verdict = failed_verdict(mode, scenario(), 8, "base", "head", "run failed: boom")  # type: ignore[arg-type]
+    assert verdict.mode == mode
+    assert verdict.outcome == "failed"
+    assert [m.metric for m in verdict.metrics] == ["run"]
+    assert exit_code([verdict]) == 2
+
+
+def test_a_failed_run_beside_a_clean_verdict_is_an_error():
+    sc = scenario()
+    verdict = judge_pairs([(sc, 8, "base", "head", [(run(100.0), run(100.0)), (run(101.0), run(100.0))])])[0]
+    assert exit_code([verdict], [run(0, status="failed")]) == 2
 
 
 @pytest.mark.parametrize("pairs", [2, 5, 8, 11])
