@@ -58,7 +58,9 @@ def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
     return [float(v) for v in values if v is not None]
 
 
-def _shell(mode: Literal["ab", "baseline"], scenario: Scenario, threads: int, base: str, head: str, **extra: object) -> Verdict:
+def _shell(
+    mode: Literal["ab", "baseline"], scenario: Scenario, threads: int, base: str, head: str, **extra: object
+) -> Verdict:
     return Verdict(
         mode=mode,
         scenario=scenario.name,
