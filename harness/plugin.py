@@ -34,6 +34,17 @@ _VERDICTS_KEY = pytest.StashKey[list[Verdict]]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dbperf", "dbperf: database performance scenarios")
     for spec in OPTIONS:
+        if spec.kind == "switch":
+            for value, prefix in ((True, ""), (False, "no-")):
+                group.addoption(
+                    f"--dbperf-{prefix}{spec.name}",
+                    dest=f"dbperf_{spec.dest}",
+                    action="store_const",
+                    const=value,
+                    default=None,
+                    help=f"{spec.help} (env {spec.env_var})" if value else f"see --dbperf-{spec.name}",
+                )
+            continue
         group.addoption(
             f"--dbperf-{spec.name}",
             dest=f"dbperf_{spec.dest}",

@@ -14,7 +14,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: The shared options of commands that run scenarios, and of those that also judge them.
 RUN_OPTIONS = (
     "server", "profile", "store", "threads", "time", "warmup", "repetitions", "servers-dir", "scenarios-dir",
-    "cache-dir",
+    "cache-dir", "cost",
 )  # fmt: skip
 GATE_OPTIONS = (*RUN_OPTIONS, "baselines-dir")
 
@@ -27,6 +27,10 @@ def shared(*names: str) -> Callable[[F], F]:
             spec = OPTIONS_BY_NAME[name]
             default_note = f" [default: {spec.default}]" if spec.default else ""
             help_text = f"{spec.help}; env {spec.env_var}{default_note}"
+            if spec.kind == "switch":
+                decls = (f"--{spec.name}/--no-{spec.name}", spec.dest)
+                func = click.option(*decls, default=None, help=help_text)(func)
+                continue
             param_type: Any = click.INT if spec.kind == "int" else click.STRING
             func = click.option(f"--{spec.name}", spec.dest, type=param_type, default=None, help=help_text)(func)
         return func

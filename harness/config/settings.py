@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Literal
 
 from harness.errors import ConfigError
+from harness.model import Kind
 
-OptionKind = Literal["str", "int", "path", "flag"]
+OptionKind = Literal["str", "int", "path", "flag", "switch"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("scenarios-dir", "path", "folder of scenario files", "scenarios"),
     OptionSpec("baselines-dir", "path", "folder of baseline files", "baselines"),
     OptionSpec("cache-dir", "path", "folder for dataset snapshots", "~/.cache/dbperf"),
+    OptionSpec(
+        "cost",
+        "switch",
+        "cost mode: --cost measures only server instructions per transaction under callgrind (deterministic), "
+        "--no-cost only timing; judging commands do both when neither is given",
+        None,
+    ),
 )
 
 OPTIONS_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
@@ -106,6 +114,13 @@ class Settings:
     time: int | None = None
     warmup: int | None = None
     repetitions: int | None = None
+    cost: bool | None = None  # True: cost runs only; False: timing only; None: the command's default
+
+    def kinds(self, default: tuple[Kind, ...] = ("time", "cost")) -> tuple[Kind, ...]:
+        """What an invocation measures: cost only, timing only, or the command's default."""
+        if self.cost is None:
+            return default
+        return ("cost",) if self.cost else ("time",)
 
 
 def _as_int(name: str, value: object) -> int:
@@ -116,6 +131,19 @@ def _as_int(name: str, value: object) -> int:
     if number < 0:
         raise ConfigError(f"--{name} must not be negative, got {number}")
     return number
+
+
+def _as_switch(name: str, value: object) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    if text in {"", "auto"}:
+        return None
+    raise ConfigError(f"{name} takes true or false (1/0, yes/no, on/off), got {value!r}")
 
 
 def parse_threads(value: str) -> tuple[int, ...]:
@@ -186,6 +214,7 @@ def resolve_settings(
         time=time_s,
         warmup=optional_int("warmup"),
         repetitions=repetitions,
+        cost=_as_switch("cost", values["cost"]),
     )
 
 

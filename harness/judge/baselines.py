@@ -1,11 +1,21 @@
-"""Recorded baselines: one versioned, human-reviewable JSON file per testbed x server x scenario x threads.
+"""Recorded baselines: one versioned, human-reviewable JSON file per server x scenario x threads.
 
-Layout: ``baselines/<testbed fingerprint>/<server>/<scenario>/<threads>t.json``. A file holds the
-testbed, the server (name, server version, effective-config hash), the scenario definition's hash,
-provenance (git sha, date, profile, repetitions, run ids) and the raw per-repetition values of every
-metric. A baseline is only ever compared with runs of the same testbed fingerprint, config hash and
-scenario hash; anything else is reported as "no comparable baseline" with the reason and the command
-to record one.
+Two kinds, laid out by what determines their numbers::
+
+    baselines/<testbed fingerprint>/<server>/<scenario>/<threads>t.json   timing: this machine only
+    baselines/cost/<server>/<scenario>/<threads>t.json                    cost: travels between machines
+
+A timing baseline holds the raw per-repetition QPS, p95, p99 and CPU/txn of one testbed, and is only
+compared with runs of the same testbed fingerprint, config hash and scenario hash.
+
+A cost baseline holds instructions per transaction counted under callgrind. That count depends on the
+server build, the scenario (dataset and event counts), the configuration dbperf asked for, valgrind's
+version and the architecture, not on the machine's kernel or host name: it can be committed and used
+on any x86 box. A different valgrind or architecture is never compared; a different server build (a
+Debian point release) is compared, and the verdict says so.
+
+Anything not comparable is reported as "no comparable baseline" with the reason and the command that
+records one. Format 1 named the server "target" and is read as format 2.
 """
 
 from __future__ import annotations
@@ -20,12 +30,15 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import BaselineError
-from harness.model import METRICS, RunResult, Testbed
+from harness.model import METRICS, RunKind, RunResult, Testbed
 
 FORMAT = "dbperf-baseline"
 FORMAT_VERSION = 2
 #: Older formats read by upgrading them in memory: version 1 named the server "target".
 READABLE_VERSIONS = (1, 2)
+COST_FOLDER = "cost"
+#: Samples a baseline file may hold besides the judged metrics (written by older versions, ignored).
+_LEGACY_SAMPLES = {"tps"}
 
 
 class _ServerInfo(BaseModel):
@@ -33,6 +46,8 @@ class _ServerInfo(BaseModel):
     name: str
     server_version: str
     config_hash: str
+    build_id: str = ""
+    requested_hash: str = ""
 
 
 class _ScenarioInfo(BaseModel):
@@ -40,6 +55,13 @@ class _ScenarioInfo(BaseModel):
     name: str
     hash: str
     profile: str
+
+
+class _CostInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    backend: str
+    tool: str
+    arch: str
 
 
 class _Provenance(BaseModel):
@@ -55,19 +77,22 @@ class _BaselineFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
     format: str
     format_version: int
+    kind: RunKind = "time"
     testbed: dict[str, str | int | float | None]
     server: _ServerInfo
     scenario: _ScenarioInfo
     threads: int = Field(ge=1)
+    cost: _CostInfo | None = None
     provenance: _Provenance
     samples: dict[str, list[float] | None]
 
 
 @dataclass(frozen=True)
 class Baseline:
-    """The samples a candidate is judged against."""
+    """The samples a candidate is judged against, and what they are comparable with."""
 
     path: Path
+    kind: RunKind
     testbed_fingerprint: str
     server: str
     server_version: str
@@ -80,21 +105,43 @@ class Baseline:
     recorded_at: str
     run_ids: tuple[str, ...]
     samples: dict[str, tuple[float, ...]]
+    build_id: str = ""
+    requested_hash: str = ""
+    backend: str = ""
+    tool: str = ""
+    arch: str = ""
 
     def values(self, metric: str) -> tuple[float, ...]:
         return self.samples.get(metric, ())
 
+    def warnings_for(self, runs: Sequence[RunResult]) -> list[str]:
+        """What a reader must know when judging ``runs`` by this baseline (a different server build)."""
+        run = runs[0]
+        if self.kind == "cost" and self.build_id and run.build_id and self.build_id != run.build_id:
+            return [
+                f"the server build differs from the baseline's ({self.server_version}, build {self.build_id[:12]} "
+                f"-> {run.server_version}, build {run.build_id[:12]}): a change here may come from the new build; "
+                "record the baseline again if the new build is expected"
+            ]
+        return []
 
-def baseline_path(root: Path, testbed: Testbed, server: str, scenario: str, threads: int) -> Path:
-    return root / testbed.fingerprint / server / scenario / f"{threads}t.json"
+
+def baseline_path(
+    root: Path, testbed: Testbed, server: str, scenario: str, threads: int, kind: RunKind = "time"
+) -> Path:
+    """Where the baseline of a server x scenario x threads lives (cost baselines are not per testbed)."""
+    folder = COST_FOLDER if kind == "cost" else testbed.fingerprint
+    return root / folder / server / scenario / f"{threads}t.json"
 
 
-def record_command(scenario: str, server: str, profile: str) -> str:
-    return f"dbperf baseline record --scenario {scenario} --server {server} --profile {profile}"
+def record_command(scenario: str, server: str, profile: str, *, cost: bool = False) -> str:
+    return f"dbperf baseline record --scenario {scenario} --server {server} --profile {profile}" + (
+        " --cost" if cost else ""
+    )
 
 
 def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
-    """Write the baseline for runs of one server x scenario x threads (all must be ok)."""
+    """Write the baseline for runs of one server x scenario x threads x kind (all must be ok)."""
     if not runs:
         raise BaselineError("no runs to record a baseline from")
     failed = [r for r in runs if not r.ok]
@@ -104,21 +151,26 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
             "fix the failure and record again"
         )
     first = runs[0]
-    keys = {(r.server, r.scenario, r.threads, r.config_hash, r.scenario_hash, r.testbed.fingerprint) for r in runs}
-    if len(keys) != 1:
-        raise BaselineError("runs of different servers, scenarios, thread counts or configs cannot share a baseline")
+    if len({_identity(r) for r in runs}) != 1:
+        raise BaselineError(
+            "runs of different kinds, servers, scenarios, thread counts, builds or configs cannot share a baseline"
+        )
+    metrics = ("instr_per_txn",) if first.kind == "cost" else tuple(METRICS)
     samples: dict[str, list[float] | None] = {}
-    for metric in METRICS:
+    for metric in metrics:
         values = [r.metrics.get(metric) for r in runs]
         samples[metric] = None if any(v is None for v in values) else [float(v) for v in values if v is not None]
-    document = {
+    document: dict[str, object] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
+        "kind": first.kind,
         "testbed": {**dataclasses.asdict(first.testbed), "fingerprint": first.testbed.fingerprint},
         "server": {
             "name": first.server,
             "server_version": first.server_version,
             "config_hash": first.config_hash,
+            "build_id": first.build_id,
+            "requested_hash": first.requested_hash,
         },
         "scenario": {"name": first.scenario, "hash": first.scenario_hash, "profile": first.profile},
         "threads": first.threads,
@@ -131,26 +183,50 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
         },
         "samples": samples,
     }
-    path = baseline_path(root, first.testbed, first.server, first.scenario, first.threads)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(document, indent=2) + "\n")
-    tmp.replace(path)
+    if first.kind == "cost":
+        document["cost"] = {"backend": first.backend, "tool": first.tool, "arch": first.arch}
+    path = baseline_path(root, first.testbed, first.server, first.scenario, first.threads, first.kind)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(document, indent=2) + "\n")
+        tmp.replace(path)
+    except OSError as exc:
+        raise BaselineError(
+            f"cannot write the baseline {path}: {exc.strerror}; check the folder and free space"
+        ) from exc
     return path
 
 
-def load_baseline(path: Path) -> Baseline:
-    """Read and validate one baseline file; errors name the file and the fix."""
+def _identity(run: RunResult) -> tuple[str | int, ...]:
+    """What runs sharing one baseline must have in common (cost runs: not the machine)."""
+    where = run.requested_hash if run.kind == "cost" else f"{run.config_hash}@{run.testbed.fingerprint}"
+    return (run.kind, run.server, run.scenario, run.threads, run.scenario_hash, run.build_id, where)
+
+
+def _read(path: Path) -> dict[str, object]:
     try:
-        data = json.loads(path.read_text())
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError:
+        raise BaselineError(
+            f"{path}: not a text file (binary content); delete it and record the baseline again"
+        ) from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(
             f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); fix it or delete it and record again"
         ) from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BaselineError(f'{path}: not a dbperf baseline file (no "format": "{FORMAT}"); delete it')
+    return data
+
+
+def load_baseline(path: Path) -> Baseline:
+    """Read and validate one baseline file; errors name the file and the fix."""
+    data = _read(path)
     version = data.get("format_version")
     if version == 1 and isinstance(data.get("target"), dict):
         data = {**{k: v for k, v in data.items() if k != "target"}, "server": data["target"], "format_version": 2}
@@ -168,11 +244,13 @@ def load_baseline(path: Path) -> Baseline:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise BaselineError(f"{path}: field '{where}': {err['msg']}; fix it or record the baseline again") from None
-    unknown = sorted(set(spec.samples) - set(METRICS))
+    unknown = sorted(set(spec.samples) - set(METRICS) - _LEGACY_SAMPLES)
     if unknown:
         raise BaselineError(f"{path}: unknown metric(s) {unknown} in samples; allowed: {', '.join(METRICS)}")
+    cost = spec.cost
     return Baseline(
         path=path,
+        kind=spec.kind,
         testbed_fingerprint=str(spec.testbed.get("fingerprint", "")),
         server=spec.server.name,
         server_version=spec.server.server_version,
@@ -184,18 +262,36 @@ def load_baseline(path: Path) -> Baseline:
         git_sha=spec.provenance.git_sha,
         recorded_at=spec.provenance.recorded_at,
         run_ids=tuple(spec.provenance.run_ids),
-        samples={k: tuple(v) for k, v in spec.samples.items() if v},
+        samples={k: tuple(v) for k, v in spec.samples.items() if v and k in METRICS},
+        build_id=spec.server.build_id,
+        requested_hash=spec.server.requested_hash,
+        backend=cost.backend if cost else "",
+        tool=cost.tool if cost else "",
+        arch=cost.arch if cost else "",
     )
 
 
-def find_baseline(root: Path, testbed: Testbed, server: str, scenario: str, threads: int) -> Baseline | None:
-    path = baseline_path(root, testbed, server, scenario, threads)
+def find_baseline(
+    root: Path, testbed: Testbed, server: str, scenario: str, threads: int, kind: RunKind = "time"
+) -> Baseline | None:
+    path = baseline_path(root, testbed, server, scenario, threads, kind)
     return load_baseline(path) if path.is_file() else None
 
 
 def incomparable_reason(baseline: Baseline, runs: Sequence[RunResult]) -> str | None:
     """Why the runs cannot be judged against this baseline (None when they can)."""
     run = runs[0]
+    if baseline.scenario_hash != run.scenario_hash:
+        return f"the scenario definition changed (hash {baseline.scenario_hash} -> {run.scenario_hash})"
+    if baseline.kind == "cost":
+        if (baseline.backend, baseline.tool, baseline.arch) != (run.backend, run.tool, run.arch):
+            return (
+                f"instructions were counted by {baseline.backend} {baseline.tool} on {baseline.arch}, these by "
+                f"{run.backend} {run.tool} on {run.arch}: counts from different tools or architectures differ"
+            )
+        if baseline.requested_hash != run.requested_hash:
+            return f"the configuration dbperf asks for changed (hash {baseline.requested_hash} -> {run.requested_hash})"
+        return None
     if baseline.testbed_fingerprint != run.testbed.fingerprint:
         return f"the baseline was recorded on testbed {baseline.testbed_fingerprint}, this is {run.testbed.fingerprint}"
     if baseline.config_hash != run.config_hash:
@@ -203,8 +299,6 @@ def incomparable_reason(baseline: Baseline, runs: Sequence[RunResult]) -> str | 
             f"the server configuration changed (config hash {baseline.config_hash} -> {run.config_hash}, "
             f"version {baseline.server_version} -> {run.server_version})"
         )
-    if baseline.scenario_hash != run.scenario_hash:
-        return f"the scenario definition changed (hash {baseline.scenario_hash} -> {run.scenario_hash})"
     return None
 
 

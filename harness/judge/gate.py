@@ -1,54 +1,82 @@
 """The judge stage: turn repetitions into verdicts, against a baseline or in an A/B comparison.
 
-All statistics are in :mod:`harness.judge.stats` (pure functions). This module decides what is compared
-with what, applies Holm's correction across every gating scenario x threads x metric test of one
-invocation (non-gating metrics are adjusted within their own family and reported, never failing the
-build), and builds :class:`~harness.model.Verdict` records.
+This module decides what is compared with what, runs the right test for each metric, applies Holm's
+correction across every gating test of one invocation (timing and cost metrics alike; non-gating
+metrics are adjusted within their own family and reported, never failing the build), and builds
+:class:`~harness.model.Verdict` records. The outcome and its wording come from
+:mod:`harness.judge.classify`.
 
-* Baseline mode: the candidate's repetitions against the baseline's samples (two-sample
-  Hodges-Lehmann shift of the logs with the exact Mann-Whitney interval).
-* A/B mode: per-pair log ratios of interleaved base/head runs (one-sample Hodges-Lehmann with the
-  exact Wilcoxon signed-rank interval).
-
-A metric is a REGRESSION only when the change is significant after correction *and* beyond the
-scenario's minimum effect; PASS when the interval rules out a harmful change of that size; otherwise
-INCONCLUSIVE, with the measured noise and how many repetitions would likely decide.
+===========  =========================================  =============================================
+kind         baseline mode                              A/B mode
+===========  =========================================  =============================================
+time         Hodges-Lehmann shift, exact Mann-Whitney   Hodges-Lehmann of per-pair log ratios, exact
+             interval and p (two samples)               Wilcoxon signed-rank interval and p
+cost         Student t on logs with a noise floor and   the same, base runs against head runs
+             a ceiling (:func:`stats.cost_test`)
+===========  =========================================  =============================================
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from typing import Literal
 
 from harness.judge import stats
 from harness.judge.baselines import Baseline, incomparable_reason, record_command
-from harness.model import METRICS, MetricVerdict, RunResult, Scenario, Verdict
+from harness.judge.classify import Evidence, classify
+from harness.judge.ranktests import paired_test, two_sample_test
+from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %
 UNSTABLE_CV = 0.10
+#: The metrics each kind of run measures, in report order. Cost runs never report QPS or latency.
+KIND_METRICS: dict[Kind, tuple[str, ...]] = {
+    "time": ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn"),
+    "cost": ("instr_per_txn",),
+}
+DEFAULT_MIN_EFFECT: dict[Kind, float] = {"time": 0.05, "cost": 0.01}
 
 
 @dataclass(frozen=True)
-class Pending:
+class BaselineCase:
+    """Candidate runs of one scenario x threads x kind on one server, and the baseline to judge them by."""
+
+    scenario: Scenario
+    threads: int
+    server: str
+    baseline: Baseline | None
+    runs: Sequence[RunResult]
+    kind: Kind = "time"
+
+
+@dataclass(frozen=True)
+class PairedCase:
+    """Interleaved base/head runs of one scenario x threads x kind."""
+
+    scenario: Scenario
+    threads: int
+    base: str
+    head: str
+    pairs: Sequence[tuple[RunResult, RunResult]]
+    kind: Kind = "time"
+
+
+@dataclass(frozen=True)
+class _Pending:
     """One metric test before the multiplicity correction."""
 
     index: int  # which verdict it belongs to
     metric: str
     gating: bool
-    estimate: float
-    low: float
-    high: float
-    confidence: float
-    p_value: float
-    noise_sd: float
+    evidence: Evidence
     base_median: float
     head_median: float
-    n_base: int
-    n_head: int
     min_effect: float
+    seconds_per_repetition: float | None
+    backend: str
 
 
 def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
@@ -59,7 +87,16 @@ def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
 
 
 def _shell(
-    mode: Literal["ab", "baseline"], scenario: Scenario, threads: int, base: str, head: str, **extra: object
+    mode: Literal["ab", "baseline"],
+    scenario: Scenario,
+    threads: int,
+    base: str,
+    head: str,
+    kind: Kind = "time",
+    *,
+    base_version: str = "",
+    head_version: str = "",
+    warnings: Sequence[str] = (),
 ) -> Verdict:
     return Verdict(
         mode=mode,
@@ -68,28 +105,35 @@ def _shell(
         base=base,
         head=head,
         metrics=(),
-        base_version=str(extra.get("base_version", "")),
-        head_version=str(extra.get("head_version", "")),
-        warnings=tuple(str(w) for w in extra.get("warnings", ())),  # type: ignore[attr-defined]
+        base_version=base_version,
+        head_version=head_version,
+        warnings=tuple(warnings),
+        kind=kind,
     )
 
 
 def failed_verdict(
-    mode: Literal["ab", "baseline"], scenario: Scenario, threads: int, base: str, head: str, reason: str
+    mode: Literal["ab", "baseline"],
+    scenario: Scenario,
+    threads: int,
+    base: str,
+    head: str,
+    reason: str,
+    kind: Kind = "time",
 ) -> Verdict:
     """The verdict of a comparison whose runs failed: it is reported in the mode it was asked in."""
-    metric = MetricVerdict(metric="run", higher_is_worse=False, outcome="failed", reason=reason)
-    return replace(_shell(mode, scenario, threads, base, head), metrics=(metric,))
+    metric = MetricVerdict(metric="run", higher_is_worse=False, outcome="failed", reason=reason, summary=reason)
+    return replace(_shell(mode, scenario, threads, base, head, kind), metrics=(metric,))
 
 
-def no_baseline_verdict(scenario: Scenario, threads: int, server: str, reason: str) -> Verdict:
-    advice = f"{reason}; record one with: {record_command(scenario.name, server, scenario.profile)}"
-    metric = MetricVerdict(metric="baseline", higher_is_worse=False, outcome="no_baseline", reason=advice, gating=False)
-    return replace(_shell("baseline", scenario, threads, "baseline", server), metrics=(metric,))
-
-
-def _metrics_of(scenario: Scenario) -> list[tuple[str, bool]]:
-    return [(m, m in scenario.gate_metrics) for m in METRICS]
+def no_baseline_verdict(scenario: Scenario, threads: int, server: str, reason: str, kind: Kind = "time") -> Verdict:
+    """No comparable baseline: the runs are stored, and the sentence says how to record one."""
+    command = record_command(scenario.name, server, scenario.profile, cost=kind == "cost")
+    advice = f"{reason}; record one with: {command}"
+    metric = MetricVerdict(
+        metric="baseline", higher_is_worse=False, outcome="no_baseline", reason=advice, summary=advice, gating=False
+    )
+    return replace(_shell("baseline", scenario, threads, "baseline", server, kind), metrics=(metric,))
 
 
 def _instability(runs: Sequence[RunResult], side: str) -> list[str]:
@@ -103,139 +147,113 @@ def _instability(runs: Sequence[RunResult], side: str) -> list[str]:
     return warnings
 
 
-class _Estimate(Protocol):
-    """What paired and two-sample estimates have in common."""
+def _seconds(runs: Sequence[RunResult]) -> float | None:
+    durations = [(r.finished_at - r.started_at).total_seconds() for r in runs]
+    return statistics.median(durations) if durations else None
 
-    @property
-    def estimate(self) -> float: ...
-    @property
-    def low(self) -> float: ...
-    @property
-    def high(self) -> float: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def p_value(self) -> float: ...
-    @property
-    def noise_sd(self) -> float: ...
+
+def _backend(runs: Sequence[RunResult]) -> str:
+    return runs[0].backend if runs else ""
+
+
+def _evidence(kind: Kind, mode: str, base: list[float], head: list[float], *, min_effect: float) -> Evidence:
+    if kind == "cost":
+        c = stats.cost_test(base, head, min_effect=min_effect)
+        return Evidence(
+            "cost", c.estimate, c.low, c.high, c.confidence, c.p_value, c.noise_sd, c.n_base, c.n_head,
+            refusal=c.refusal, ceiling_cv=c.ceiling_cv,
+        )  # fmt: skip
+    if mode == "ab":
+        p = paired_test(base, head)
+        return Evidence("signed-rank", p.estimate, p.low, p.high, p.confidence, p.p_value, p.noise_sd, p.n, p.n)
+    t = two_sample_test(base, head)
+    return Evidence(
+        "rank-sum", t.estimate, t.low, t.high, t.confidence, t.p_value, t.noise_sd, t.n_baseline, t.n_candidate
+    )
 
 
 def _pending(
     index: int,
     scenario: Scenario,
-    samples: Callable[[str], tuple[list[float] | None, list[float] | None]],
-    test: Callable[[list[float], list[float]], _Estimate],
-) -> list[Pending]:
+    kind: Kind,
+    mode: Literal["ab", "baseline"],
+    base_values: dict[str, list[float] | None],
+    head_runs: Sequence[RunResult],
+    seconds: float | None,
+) -> list[_Pending]:
     """One pending test per metric both sides measured (a metric absent on either side is skipped)."""
     pending = []
-    for metric, gating in _metrics_of(scenario):
-        base, head = samples(metric)
+    for metric in KIND_METRICS[kind]:
+        base, head = base_values.get(metric), _values(head_runs, metric)
         if not base or not head:
             continue
-        est = test(base, head)
+        min_effect = scenario.min_effects.get(metric, DEFAULT_MIN_EFFECT[kind])
         pending.append(
-            Pending(
+            _Pending(
                 index=index,
                 metric=metric,
-                gating=gating,
-                estimate=est.estimate,
-                low=est.low,
-                high=est.high,
-                confidence=est.confidence,
-                p_value=est.p_value,
-                noise_sd=est.noise_sd,
+                gating=metric in scenario.gate_metrics,
+                evidence=_evidence(kind, mode, base, head, min_effect=min_effect),
                 base_median=statistics.median(base),
                 head_median=statistics.median(head),
-                n_base=len(base),
-                n_head=len(head),
-                min_effect=scenario.min_effects.get(metric, 0.05),
+                min_effect=min_effect,
+                seconds_per_repetition=seconds,
+                backend=_backend(head_runs) if metric == "instr_per_txn" else "",
             )
         )
     return pending
 
 
-def baseline_pending(
-    index: int, baseline: Baseline, runs: Sequence[RunResult], scenario: Scenario, *, confidence: float
-) -> list[Pending]:
-    """Candidate repetitions against the baseline's samples (two-sample test)."""
-    return _pending(
-        index,
-        scenario,
-        lambda metric: (list(baseline.values(metric)), _values(runs, metric)),
-        lambda base, cand: stats.two_sample_test(base, cand, confidence=confidence),
-    )
-
-
-def ab_pending(
-    index: int, pairs: Sequence[tuple[RunResult, RunResult]], scenario: Scenario, *, confidence: float
-) -> list[Pending]:
-    """Interleaved base/head pairs (paired test on the per-pair log ratios)."""
-    base_runs = [b for b, _ in pairs]
-    head_runs = [h for _, h in pairs]
-    return _pending(
-        index,
-        scenario,
-        lambda metric: (_values(base_runs, metric), _values(head_runs, metric)),
-        lambda base, head: stats.paired_test(base, head, confidence=confidence),
-    )
-
-
-def _adjust(pending: Sequence[Pending]) -> dict[tuple[int, str], float]:
+def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: float = DEFAULT_ALPHA) -> list[Verdict]:
+    """Holm-adjust all tests of the invocation, classify each metric, and fill in the verdicts."""
     adjusted: dict[tuple[int, str], float] = {}
+    sizes: dict[bool, int] = {}
     for gating in (True, False):
         family = [p for p in pending if p.gating == gating]
-        for p, adj in zip(family, stats.holm([p.p_value for p in family]), strict=True):
+        sizes[gating] = len(family)
+        for p, adj in zip(family, stats.holm([p.evidence.p_value for p in family]), strict=True):
             adjusted[(p.index, p.metric)] = adj
-    return adjusted
-
-
-def conclude(
-    shells: Sequence[Verdict], pending: Sequence[Pending], *, alpha: float = DEFAULT_ALPHA, confidence: float
-) -> list[Verdict]:
-    """Holm-adjust all tests of the invocation, classify each metric, and fill in the verdicts."""
-    adjusted = _adjust(pending)
     by_index: dict[int, list[MetricVerdict]] = {i: [] for i in range(len(shells))}
-    family_size = max(1, sum(1 for p in pending if p.gating))
     for p in pending:
         p_adj = adjusted[(p.index, p.metric)]
-        higher_is_worse = METRICS[p.metric]
-        n_pairs = min(p.n_base, p.n_head)
-        result = stats.classify(
-            p.estimate,
-            p.low,
-            p.high,
-            p_adj,
+        ev = p.evidence
+        result = classify(
+            ev,
+            label=_LABELS.get(p.metric, p.metric),
+            p_adjusted=p_adj,
+            family_size=sizes[p.gating],
             alpha=alpha,
             min_effect=p.min_effect,
-            higher_is_worse=higher_is_worse,
-            achieved_confidence=p.confidence,
-            required_confidence=confidence,
-            noise_sd=p.noise_sd,
-            n=n_pairs,
+            higher_is_worse=METRICS[p.metric],
+            seconds_per_repetition=p.seconds_per_repetition,
         )
-        needed = None
-        if result.outcome == "inconclusive":
-            needed = stats.pairs_needed(p.noise_sd, p.min_effect, alpha=alpha / family_size)
+        finite = math.isfinite(ev.low) and math.isfinite(ev.high)
         by_index[p.index].append(
             MetricVerdict(
                 metric=p.metric,
-                higher_is_worse=higher_is_worse,
+                higher_is_worse=METRICS[p.metric],
                 outcome=result.outcome,
                 reason=result.reason,
+                summary=result.summary,
+                cause=result.cause,
+                method=ev.kind,
                 base_median=p.base_median,
                 head_median=p.head_median,
-                estimate_pct=stats.percent(p.estimate),
-                ci_low_pct=stats.percent(p.low),
-                ci_high_pct=stats.percent(p.high),
-                p_value=p.p_value,
+                estimate_pct=stats.percent(ev.estimate),
+                ci_low_pct=stats.percent(ev.low) if finite else None,
+                ci_high_pct=stats.percent(ev.high) if finite else None,
+                p_value=ev.p_value,
                 p_adjusted=p_adj,
                 bound_pct=p.min_effect * 100.0,
-                noise_pct=stats.percent(p.noise_sd),
-                n_base=p.n_base,
-                n_head=p.n_head,
-                pairs_needed=needed,
+                noise_pct=stats.percent(ev.noise_sd) if math.isfinite(ev.noise_sd) else None,
+                n_base=ev.n_base,
+                n_head=ev.n_head,
+                repetitions_needed=result.repetitions_needed,
+                seconds_needed=result.seconds_needed,
                 gating=p.gating,
-                confidence=p.confidence,
+                confidence=ev.confidence,
+                family_size=sizes[p.gating],
+                backend=p.backend,
             )
         )
     out = []
@@ -243,43 +261,60 @@ def conclude(
         if shell.metrics:  # failed or no-baseline verdicts are already complete
             out.append(shell)
             continue
-        metrics = tuple(by_index[i])
-        warnings = list(shell.warnings)
-        missing = [m for m, _ in _metrics_of_names(shell) if m not in {x.metric for x in metrics}]
-        if missing:
-            warnings.append(f"not measured here: {', '.join(missing)}")
-        out.append(replace(shell, metrics=metrics, warnings=tuple(warnings)))
+        out.append(replace(shell, metrics=tuple(by_index[i])))
     return out
 
 
-def _metrics_of_names(shell: Verdict) -> list[tuple[str, bool]]:
-    del shell
-    return [(m, True) for m in METRICS]
+_LABELS = {
+    "qps": "QPS",
+    "p95_ms": "p95",
+    "p99_ms": "p99",
+    "cpu_per_txn": "CPU/txn",
+    "instr_per_txn": "instructions/txn",
+}
+_MISSING_HINTS: dict[Kind, str] = {
+    "time": " (instructions need perf counters, missing on most VMs; cost runs count them anywhere: --cost)",
+    "cost": "",
+}
 
 
-def judge_against_baselines(
-    cases: Sequence[tuple[Scenario, int, str, Baseline | None, Sequence[RunResult]]],
-    *,
-    alpha: float = DEFAULT_ALPHA,
-    confidence: float = 0.95,
-) -> list[Verdict]:
-    """Baseline mode for several (scenario, threads, server, baseline, candidate runs) at once."""
+def _missing(scenario: Scenario, kind: Kind, tests: Sequence[_Pending]) -> list[str]:
+    """A warning naming the gating metrics this kind of run should have measured but did not."""
+    measured = {p.metric for p in tests}
+    missing = [m for m in KIND_METRICS[kind] if m in scenario.gate_metrics and m not in measured]
+    return [f"not measured here: {', '.join(missing)}{_MISSING_HINTS[kind]}"] if missing else []
+
+
+def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEFAULT_ALPHA) -> list[Verdict]:
+    """Baseline mode for several cases at once (Holm across all of them)."""
     shells: list[Verdict] = []
-    pending: list[Pending] = []
-    for index, (scenario, threads, server, baseline, runs) in enumerate(cases):
+    pending: list[_Pending] = []
+    for index, case in enumerate(cases):
+        scenario, threads, server, runs = case.scenario, case.threads, case.server, case.runs
         failed = [r for r in runs if not r.ok]
-        version = runs[0].server_version if runs else ""
         if not runs or failed:
             reason = failed[0].failure if failed else "no runs"
-            shells.append(failed_verdict("baseline", scenario, threads, "baseline", server, f"run failed: {reason}"))
+            shells.append(
+                failed_verdict("baseline", scenario, threads, "baseline", server, f"run failed: {reason}", case.kind)
+            )
             continue
+        baseline = case.baseline
         if baseline is None:
-            shells.append(no_baseline_verdict(scenario, threads, server, "no baseline for this testbed"))
+            where = "for this server build and configuration" if case.kind == "cost" else "for this testbed"
+            shells.append(no_baseline_verdict(scenario, threads, server, f"no baseline {where}", case.kind))
             continue
         why = incomparable_reason(baseline, runs)
         if why is not None:
-            shells.append(no_baseline_verdict(scenario, threads, server, f"baseline not comparable: {why}"))
+            shells.append(no_baseline_verdict(scenario, threads, server, f"baseline not comparable: {why}", case.kind))
             continue
+        base_values = {m: list(baseline.values(m)) or None for m in KIND_METRICS[case.kind]}
+        tests = _pending(index, scenario, case.kind, "baseline", base_values, runs, _seconds(runs))
+        pending += tests
+        warnings = [
+            *_instability(runs, "candidate"),
+            *baseline.warnings_for(runs),
+            *_missing(scenario, case.kind, tests),
+        ]
         shells.append(
             _shell(
                 "baseline",
@@ -287,32 +322,38 @@ def judge_against_baselines(
                 threads,
                 f"baseline {baseline.recorded_at[:10]}",
                 server,
+                case.kind,
                 base_version=baseline.server_version,
-                head_version=version,
-                warnings=_instability(runs, "candidate"),
+                head_version=runs[0].server_version,
+                warnings=warnings,
             )
         )
-        pending += baseline_pending(index, baseline, runs, scenario, confidence=confidence)
-    return conclude(shells, pending, alpha=alpha, confidence=confidence)
+    return conclude(shells, pending, alpha=alpha)
 
 
-def judge_pairs(
-    cases: Sequence[tuple[Scenario, int, str, str, Sequence[tuple[RunResult, RunResult]]]],
-    *,
-    alpha: float = DEFAULT_ALPHA,
-    confidence: float = 0.95,
-) -> list[Verdict]:
-    """A/B mode for several (scenario, threads, base name, head name, pairs) at once."""
+def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) -> list[Verdict]:
+    """A/B mode for several cases at once (Holm across all of them)."""
     shells: list[Verdict] = []
-    pending: list[Pending] = []
-    for index, (scenario, threads, base, head, pairs) in enumerate(cases):
-        good = [(b, h) for b, h in pairs if b.ok and h.ok]
-        bad = [r for pair in pairs for r in pair if not r.ok]
+    pending: list[_Pending] = []
+    for index, case in enumerate(cases):
+        scenario, threads = case.scenario, case.threads
+        good = [(b, h) for b, h in case.pairs if b.ok and h.ok]
+        bad = [r for pair in case.pairs for r in pair if not r.ok]
         if len(good) < 2:
             reason = f"run failed: {bad[0].failure}" if bad else "fewer than 2 complete pairs"
-            shells.append(failed_verdict("ab", scenario, threads, base, head, reason))
+            shells.append(failed_verdict("ab", scenario, threads, case.base, case.head, reason, case.kind))
             continue
-        warnings = _instability([b for b, _ in good], "base") + _instability([h for _, h in good], "head")
+        base_runs, head_runs = [b for b, _ in good], [h for _, h in good]
+        base_values = {m: _values(base_runs, m) for m in KIND_METRICS[case.kind]}
+        per_pair = _seconds([*base_runs, *head_runs])
+        seconds = 2 * per_pair if per_pair is not None else None
+        tests = _pending(index, scenario, case.kind, "ab", base_values, head_runs, seconds)
+        pending += tests
+        warnings = [
+            *_instability(base_runs, "base"),
+            *_instability(head_runs, "head"),
+            *_missing(scenario, case.kind, tests),
+        ]
         if bad:
             warnings.append(f"{len(bad)} failed run(s) left out of the pairs (first: {bad[0].failure})")
         shells.append(
@@ -320,12 +361,12 @@ def judge_pairs(
                 "ab",
                 scenario,
                 threads,
-                base,
-                head,
+                case.base,
+                case.head,
+                case.kind,
                 base_version=good[0][0].server_version,
                 head_version=good[0][1].server_version,
                 warnings=warnings,
             )
         )
-        pending += ab_pending(index, good, scenario, confidence=confidence)
-    return conclude(shells, pending, alpha=alpha, confidence=confidence)
+    return conclude(shells, pending, alpha=alpha)

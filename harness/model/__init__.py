@@ -15,31 +15,39 @@ from harness.model.ids import stable_hash
 from harness.model.run import (
     METRIC_LABELS,
     METRICS,
+    CostProfile,
+    FunctionCost,
     IntervalSample,
     LatencyBucket,
     Metrics,
     Probes,
+    RunKind,
     RunResult,
     RunStatus,
     Testbed,
     Totals,
     histogram_percentile,
 )
-from harness.model.scenario import Scenario
+from harness.model.scenario import CostSettings, Scenario
 from harness.model.server import Flavour, ProviderKind, Server
-from harness.model.verdict import MetricVerdict, Outcome, Verdict
+from harness.model.verdict import Kind, MetricVerdict, Outcome, Verdict
 
 __all__ = [
     "METRICS",
     "METRIC_LABELS",
+    "CostProfile",
+    "CostSettings",
     "Flavour",
+    "FunctionCost",
     "IntervalSample",
+    "Kind",
     "LatencyBucket",
     "MetricVerdict",
     "Metrics",
     "Outcome",
     "Probes",
     "ProviderKind",
+    "RunKind",
     "RunResult",
     "RunStatus",
     "Scenario",

@@ -10,12 +10,15 @@ from typing import ClassVar, Literal
 from harness.model.ids import stable_hash
 
 RunStatus = Literal["ok", "failed"]
+#: A timing run (wall-clock QPS, latency, CPU time) or a cost run (instructions counted under callgrind;
+#: its QPS and latency are those of a server slowed 20-50x and never reported).
+RunKind = Literal["time", "cost"]
 
-#: Metrics dbperf judges, with the direction in which they get worse.
+#: Metrics dbperf judges, with the direction in which they get worse. One per family: TPS is the same
+#: data as QPS (reported, never judged twice).
 METRICS: dict[str, bool] = {
     # name: higher_is_worse
     "qps": False,
-    "tps": False,
     "p95_ms": True,
     "p99_ms": True,
     "cpu_per_txn": True,
@@ -29,6 +32,7 @@ METRIC_LABELS: dict[str, str] = {
     "p99_ms": "p99 (ms)",
     "cpu_per_txn": "CPU µs/txn",
     "instr_per_txn": "instructions/txn",
+    "instr_per_query": "instructions/query",
 }
 
 
@@ -156,6 +160,7 @@ class Metrics:
     reconnects_per_s: float | None = None
     cpu_per_txn: float | None = None  # server CPU microseconds per transaction
     instr_per_txn: float | None = None
+    instr_per_query: float | None = None
 
     def get(self, name: str) -> float | None:
         value = getattr(self, name, None)
@@ -168,6 +173,8 @@ class Metrics:
         events = totals.events
         cpu = probes.server_cpu_s * 1e6 / events if probes.server_cpu_s is not None and events > 0 else None
         instr = probes.instructions / events if probes.instructions is not None and events > 0 else None
+        queries = totals.queries
+        per_query = probes.instructions / queries if probes.instructions is not None and queries > 0 else None
         has_hist = bool(histogram)
         return Metrics(
             qps=totals.queries / totals.time_s,
@@ -180,7 +187,44 @@ class Metrics:
             reconnects_per_s=totals.reconnects / totals.time_s,
             cpu_per_txn=cpu,
             instr_per_txn=instr,
+            instr_per_query=per_query,
         )
+
+    @staticmethod
+    def cost(totals: Totals, instructions: float) -> Metrics:
+        """A cost run's metrics: instructions per transaction and per query, nothing timed."""
+        return Metrics(
+            instr_per_txn=instructions / totals.events if totals.events > 0 else None,
+            instr_per_query=instructions / totals.queries if totals.queries > 0 else None,
+        )
+
+
+@dataclass(frozen=True)
+class FunctionCost:
+    """One function of a cost run's profile: instructions in it (self) and under it (inclusive)."""
+
+    name: str
+    self_ir: int
+    inclusive_ir: int
+    calls: int = 0
+
+
+@dataclass(frozen=True)
+class CostProfile:
+    """Where a cost run's instructions went (callgrind, collection toggled on statement dispatch).
+
+    ``functions`` holds every function with a cost, by self cost; names that are addresses (``0x...``:
+    static functions and stripped internals) are kept as such. ``dump`` is the gzip of the raw
+    callgrind file, for kcachegrind or callgrind_annotate.
+    """
+
+    total_ir: int
+    functions: tuple[FunctionCost, ...] = ()
+    dump: bytes = field(default=b"", repr=False)
+
+    @property
+    def unnamed_ir(self) -> int:
+        return sum(f.self_ir for f in self.functions if f.name.startswith("0x"))
 
 
 @dataclass(frozen=True)
@@ -214,11 +258,19 @@ class RunResult:
     client_cpuset: str = ""
     group_id: str = ""
     label: str = ""
+    kind: RunKind = "time"
+    backend: str = ""  # how instructions were counted: "callgrind" (cost runs), "perf" (counters), or ""
+    build_id: str = ""  # the server build: ELF build-id of the binary, or the image id
+    requested_hash: str = ""  # hash of the configuration dbperf asked for (portable across machines)
+    tool: str = ""  # the counting tool and its version, e.g. valgrind-3.19.0
+    arch: str = ""  # machine architecture the instructions were counted on
+    notes: tuple[str, ...] = ()  # what the measurement itself noticed (still warming up, ...)
     intervals: tuple[IntervalSample, ...] = ()
     histogram: tuple[LatencyBucket, ...] = ()
     totals: Totals | None = None
     probes: Probes = field(default_factory=Probes)
     metrics: Metrics = field(default_factory=Metrics)
+    cost_profile: CostProfile | None = None
 
     def __post_init__(self) -> None:
         if self.status == "ok" and self.totals is None:
@@ -240,6 +292,7 @@ class RunResult:
             "status": self.status,
             "failure": self.failure or None,
             "server": self.server,
+            "kind": self.kind,
             "server_version": self.server_version,
             "scenario": self.scenario,
             "profile": self.profile,
@@ -255,6 +308,9 @@ class RunResult:
             "reconnects_per_s": m.reconnects_per_s,
             "cpu_us_per_txn": m.cpu_per_txn,
             "instructions_per_txn": m.instr_per_txn,
+            "instructions_per_query": m.instr_per_query,
+            "backend": self.backend or None,
+            "notes": list(self.notes),
             "config_hash": self.config_hash,
             "testbed": self.testbed.fingerprint,
             "git_sha": self.git_sha,

@@ -8,6 +8,28 @@ from pathlib import Path
 
 
 @dataclass(frozen=True)
+class CostSettings:
+    """How a scenario is measured in cost mode: fixed event counts under callgrind, not durations.
+
+    ``read_view`` holds a consistent-snapshot transaction open from a separate connection for the
+    measured window, which stops purge: without it a write workload's count follows how far background
+    purge got, and varies by several percent.
+    """
+
+    threads: tuple[int, ...] = (1,)
+    warmup_events: int = 1000
+    events: int = 2000
+    repetitions: int = 3
+    read_view: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.threads or any(t < 1 for t in self.threads):
+            raise ValueError(f"cost threads must be positive, got {self.threads}")
+        if self.events < 1 or self.warmup_events < 0 or self.repetitions < 1:
+            raise ValueError("cost: events >= 1, warmup_events >= 0, repetitions >= 1")
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A pinned sysbench workload resolved for one profile (quick, ci or full)."""
 
@@ -30,6 +52,8 @@ class Scenario:
     percentile: int = 95
     source: Path | None = None
     definition_hash: str = ""
+    cost: CostSettings = field(default_factory=CostSettings)
+    cost_hash: str = ""  # what a cost count depends on: workload, dataset and the cost settings
 
     def __post_init__(self) -> None:
         if not self.threads or any(t < 1 for t in self.threads):

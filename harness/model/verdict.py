@@ -6,16 +6,28 @@ from dataclasses import dataclass
 from typing import Literal
 
 Outcome = Literal["pass", "regression", "improvement", "inconclusive", "no_baseline", "failed"]
+#: What a comparison measured: wall-clock runs (QPS, latency, CPU time) or deterministic cost runs
+#: (instructions under callgrind). Each is judged on its own metrics, in one multiplicity family.
+Kind = Literal["time", "cost"]
 
 
 @dataclass(frozen=True)
 class MetricVerdict:
-    """The judgement of one metric of one scenario x threads comparison."""
+    """The judgement of one metric of one scenario x threads comparison.
+
+    ``reason`` is the full sentence, ``summary`` the short clause tables show, ``cause`` the
+    machine-readable why (see :mod:`harness.judge.classify`); ``estimate_pct`` is the test's estimate
+    of the change (Hodges-Lehmann for rank tests, the ratio of geometric means for cost tests), which
+    can differ from the ratio of the medians when runs are spread; the interval has ``confidence``.
+    """
 
     metric: str
     higher_is_worse: bool
     outcome: Outcome
     reason: str
+    summary: str = ""
+    cause: str = ""
+    method: str = ""  # signed-rank, rank-sum or cost (t-test)
     base_median: float | None = None
     head_median: float | None = None
     estimate_pct: float | None = None
@@ -27,9 +39,12 @@ class MetricVerdict:
     noise_pct: float | None = None
     n_base: int = 0
     n_head: int = 0
-    pairs_needed: int | None = None
+    repetitions_needed: int | None = None  # pairs (A/B) or candidate runs (baseline) that would likely decide
+    seconds_needed: float | None = None  # the wall time those repetitions take
     gating: bool = True
     confidence: float | None = None  # achieved confidence of the interval (exact rank intervals come in steps)
+    family_size: int = 0  # gating tests in the multiplicity family (Holm) this one was adjusted within
+    backend: str = ""  # for instructions: "callgrind" (cost runs) or "perf" (counters in timing runs)
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,7 @@ class Verdict:
     base_version: str = ""
     head_version: str = ""
     warnings: tuple[str, ...] = ()
+    kind: Kind = "time"
 
     @property
     def outcome(self) -> Outcome:

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.judge import stats
-from harness.judge.gate import DEFAULT_ALPHA, judge_pairs
-from harness.model import RunResult, Scenario, Server, Verdict
+from harness.judge.gate import DEFAULT_ALPHA, PairedCase, judge_pairs
+from harness.model import Kind, RunResult, Scenario, Server, Verdict
 from harness.run.measure import RunContext, run_once
 from harness.run.session import Session, new_group_id
 
@@ -61,25 +61,38 @@ def run_comparisons(
     specs: Sequence[ComparisonSpec],
     *,
     pairs: int,
+    kinds: Sequence[Kind] = ("time",),
     max_pairs: int | None = None,
     seed: int | None = None,
     alpha: float = DEFAULT_ALPHA,
-    confidence: float = 0.95,
 ) -> ComparisonResult:
-    """Run and judge every comparison together (Holm across all of them)."""
-    if pairs < 2:
+    """Run and judge every comparison together (Holm across all of them, timing and cost alike).
+
+    Cost pairs (their count from each scenario's cost settings) run in the first look only: a
+    deterministic count decides at once, and later looks judge the same cost runs again.
+    """
+    if pairs < 2 and "time" in kinds:
         raise ValueError("an A/B comparison needs at least 2 pairs")
     cap = max(pairs, max_pairs or pairs)
-    max_looks = math.ceil(cap / pairs)
+    max_looks = math.ceil(cap / pairs) if "time" in kinds else 1
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)  # noqa: S311 - a reproducible run order, not a secret
     group = new_group_id()
-    collected: dict[tuple[int, int], list[tuple[RunResult, RunResult]]] = {}
+    collected: dict[tuple[int, int, Kind], list[tuple[RunResult, RunResult]]] = {}
     runs: list[RunResult] = []
     verdicts: list[Verdict] = []
     done = 0
     look = 0
-    while done < cap:
+    if "cost" in kinds:
+        for index, spec in enumerate(specs):
+            reps = spec.scenario.cost.repetitions
+            session.reporter.phase(f"cost: {reps} pair(s) of callgrind runs of {spec.scenario.name} (seed {seed})")
+            for number, first_base in enumerate(balanced_orders(reps, rng), 1):
+                for threads in spec.scenario.cost.threads:
+                    pair = _run_pair(session, spec, threads, number, first_base, group, "cost")
+                    runs.extend(pair)
+                    collected.setdefault((index, threads, "cost"), []).append(pair)
+    while "time" in kinds and done < cap:
         look += 1
         batch = min(pairs, cap - done)
         session.reporter.phase(
@@ -89,31 +102,36 @@ def run_comparisons(
             done += 1
             for index, spec in enumerate(specs):
                 for threads in spec.scenario.threads:
-                    pair = _run_pair(session, spec, threads, done, first_base, group)
+                    pair = _run_pair(session, spec, threads, done, first_base, group, "time")
                     runs.extend(pair)
-                    collected.setdefault((index, threads), []).append(pair)
-        look_alpha = stats.alpha_spending(alpha, look, max_looks) if max_looks > 1 else alpha
-        look_conf = 1.0 - look_alpha if max_looks > 1 else confidence
-        verdicts = judge_pairs(
-            [
-                (spec.scenario, threads, spec.base.name, spec.head.name, collected[(index, threads)])
-                for index, spec in enumerate(specs)
-                for threads in spec.scenario.threads
-            ],
-            alpha=look_alpha,
-            confidence=look_conf,
-        )
+                    collected.setdefault((index, threads, "time"), []).append(pair)
+        verdicts = _judge(specs, collected, stats.alpha_spending(alpha, look, max_looks) if max_looks > 1 else alpha)
         undecided = any(m.outcome == "inconclusive" and m.gating for v in verdicts for m in v.metrics)
         if not undecided or any(v.outcome == "failed" for v in verdicts):
             break
+    if "time" not in kinds:
+        verdicts = _judge(specs, collected, alpha)
     return ComparisonResult(tuple(verdicts), tuple(runs), done, look, group, seed)
 
 
+def _judge(
+    specs: Sequence[ComparisonSpec],
+    collected: dict[tuple[int, int, Kind], list[tuple[RunResult, RunResult]]],
+    alpha: float,
+) -> list[Verdict]:
+    cases = [
+        PairedCase(spec.scenario, threads, spec.base.name, spec.head.name, pairs, kind)
+        for (index, threads, kind), pairs in collected.items()
+        for spec in (specs[index],)
+    ]
+    return judge_pairs(cases, alpha=alpha)
+
+
 def _run_pair(
-    session: Session, spec: ComparisonSpec, threads: int, number: int, base_first: bool, group: str
+    session: Session, spec: ComparisonSpec, threads: int, number: int, base_first: bool, group: str, kind: Kind
 ) -> tuple[RunResult, RunResult]:
     def one(server: Server, scenario: Scenario, label: str) -> RunResult:
-        ctx = RunContext(server, scenario, threads, number, session.testbed, session.git_sha, group, label)
+        ctx = RunContext(server, scenario, threads, number, session.testbed, session.git_sha, group, label, kind)
         return run_once(session, ctx)
 
     if base_first:

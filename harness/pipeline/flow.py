@@ -18,6 +18,7 @@ A new metric family or backend is wired here once: what to measure for a case, a
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,12 +29,14 @@ from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.config.settings import Settings, current_git_sha
 from harness.dataset import DatasetCache
-from harness.errors import StoreError
-from harness.judge.baselines import find_baseline, write_baseline
+from harness.errors import ConfigError, StoreError
+from harness.judge import stats
+from harness.judge.baselines import Baseline, find_baseline, write_baseline
 from harness.judge.changes import change_marks
-from harness.judge.gate import DEFAULT_ALPHA, judge_against_baselines
-from harness.model import RunResult, Scenario, Server, Verdict
+from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
+from harness.model import Kind, RunResult, Scenario, Server, Verdict
 from harness.model.history import TrendData
+from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.run.measure import measure, plan_runs
 from harness.run.session import Reporter, Session, new_group_id
@@ -142,8 +145,10 @@ def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, st
     return EXIT_OK
 
 
-def measure_case(session: Session, case: Case, *, label: str = "", group_id: str | None = None) -> list[RunResult]:
-    """Every repetition and thread count of a case, each run stored as it finishes."""
+def measure_case(
+    session: Session, case: Case, *, kind: Kind = "time", label: str = "", group_id: str | None = None
+) -> list[RunResult]:
+    """Every repetition and thread count of a case, of one kind, each run stored as it finishes."""
     contexts = plan_runs(
         case.server,
         case.scenario,
@@ -151,6 +156,7 @@ def measure_case(session: Session, case: Case, *, label: str = "", group_id: str
         git_sha=session.git_sha,
         group_id=group_id or new_group_id(),
         label=label,
+        kind=kind,
     )
     return measure(session, contexts)
 
@@ -165,19 +171,44 @@ def run(
 ) -> Outcome:
     """Measure a scenario on a server (default: the configured one); every run is stored.
 
-    Exit 2 when a run failed.
+    Timing runs unless the settings ask for cost mode. Exit 2 when a run failed.
     """
     case = resolve(settings, scenario_name, server)
     session = _session(settings, reporter, [case.server], session)
-    runs = tuple(measure_case(session, case))
-    return Outcome(runs, exit_code=exit_code((), runs), warnings=tuple(session.warnings))
+    group = new_group_id()
+    runs = [r for kind in settings.kinds(("time",)) for r in measure_case(session, case, kind=kind, group_id=group)]
+    return Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(session.warnings), group_id=group)
 
 
-def _by_threads(runs: Sequence[RunResult]) -> dict[int, list[RunResult]]:
-    out: dict[int, list[RunResult]] = {}
+def _by_threads(runs: Sequence[RunResult]) -> dict[tuple[Kind, int], list[RunResult]]:
+    out: dict[tuple[Kind, int], list[RunResult]] = {}
     for one in runs:
-        out.setdefault(one.threads, []).append(one)
+        out.setdefault((one.kind, one.threads), []).append(one)
     return dict(sorted(out.items()))
+
+
+def _threads(scenario: Scenario, kind: Kind) -> tuple[int, ...]:
+    return scenario.cost.threads if kind == "cost" else scenario.threads
+
+
+def _cases_for(settings: Settings, case: Case, kind: Kind) -> Case:
+    """In cost-only mode ``--repetitions`` sets the cost runs; otherwise it sets the timing runs."""
+    if kind == "cost" and settings.cost and settings.repetitions is not None:
+        cost = dataclasses.replace(case.scenario.cost, repetitions=settings.repetitions)
+        return Case(case.server, dataclasses.replace(case.scenario, cost=cost))
+    return case
+
+
+def _forced(settings: Settings) -> bool:
+    return settings.repetitions is not None and not settings.cost
+
+
+def _apply(decision: design.Decision, cases: Sequence[Case], warnings: list[str], reporter: Reporter) -> list[Case]:
+    if decision.repetitions is None:
+        return list(cases)
+    warnings.append(decision.note)
+    reporter.phase(f"note: {decision.note}")
+    return [Case(c.server, c.scenario.with_overrides(repetitions=decision.repetitions)) for c in cases]
 
 
 def gate(
@@ -189,38 +220,73 @@ def gate(
     session: Session | None = None,
     label: str = "",
 ) -> Outcome:
-    """Measure each case and judge it against this testbed's baselines (Holm across all of them)."""
+    """Measure each case and judge it against its baselines (Holm across all of them, timing and cost).
+
+    Before any run, the design is checked: with the stored baselines' run counts and the planned
+    repetitions, every gating test must be able to reach alpha (:mod:`harness.pipeline.design`).
+    """
     session = _session(settings, reporter, (c.server for c in cases), session)
+    kinds = settings.kinds()
+    warnings = list(session.warnings)
+
+    def baseline(case: Case, kind: Kind, threads: int) -> Baseline | None:
+        return find_baseline(
+            settings.baselines_dir, session.testbed, case.server.name, case.scenario.name, threads, kind
+        )
+
+    planned = []
+    for case in cases:
+        for kind in kinds:
+            c = _cases_for(settings, case, kind)
+            reps = c.scenario.cost.repetitions if kind == "cost" else c.scenario.repetitions
+            for threads in _threads(c.scenario, kind):
+                found = baseline(c, kind, threads)
+                metrics = design.gating_metrics(c.scenario, c.server, kind)
+                metrics = tuple(m for m in metrics if found is not None and found.values(m))
+                if found is not None and metrics:
+                    label_ = f"{c.scenario.name} {threads}t {kind}"
+                    planned.append(
+                        design.Planned(
+                            label_, c.scenario, c.server, kind, "baseline", len(found.run_ids), reps, metrics
+                        )
+                    )
+    decision = design.check(planned, alpha=options.alpha, forced=_forced(settings))
+    timed = _apply(decision, cases, warnings, session.reporter)
     group = new_group_id()
     runs: list[RunResult] = []
-    judged = []
-    for case in cases:
-        measured = measure_case(session, case, label=label, group_id=group)
-        runs += measured
-        for threads, group_runs in _by_threads(measured).items():
-            baseline = find_baseline(
-                settings.baselines_dir, session.testbed, case.server.name, case.scenario.name, threads
-            )
-            judged.append((case.scenario, threads, case.server.name, baseline, group_runs))
+    judged: list[BaselineCase] = []
+    for case in timed:
+        for kind in kinds:
+            c = _cases_for(settings, case, kind)
+            measured = measure_case(session, c, kind=kind, label=label, group_id=group)
+            runs += measured
+            for (_, threads), group_runs in _by_threads(measured).items():
+                judged.append(
+                    BaselineCase(c.scenario, threads, c.server.name, baseline(c, kind, threads), group_runs, kind)
+                )
     verdicts = tuple(judge_against_baselines(judged, alpha=options.alpha))
-    return Outcome(
-        tuple(runs),
-        verdicts,
-        exit_code(verdicts, strict=options.strict),
-        tuple(session.warnings),
-        group_id=group,
-    )
+    return Outcome(tuple(runs), verdicts, exit_code(verdicts, strict=options.strict), tuple(warnings), group_id=group)
 
 
 def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
-    """Measure a case and write its runs as this testbed's baseline, one file per thread count."""
+    """Measure a case and write its runs as baselines: one file per kind and thread count.
+
+    Timing baselines belong to this testbed; cost baselines travel (see :mod:`harness.judge.baselines`).
+    """
     session = _session(settings, reporter, [case.server], None)
-    runs = measure_case(session, case, label="baseline")
+    group = new_group_id()
+    runs = []
+    for kind in settings.kinds():
+        runs += measure_case(session, _cases_for(settings, case, kind), kind=kind, label="baseline", group_id=group)
     warnings = list(session.warnings)
-    if len(runs) < 3 * len(case.scenario.threads):
-        warnings.append("fewer than 3 repetitions per thread count; the gate will mostly be inconclusive")
+    timing = [r for r in runs if r.kind == "time"]
+    if timing and len(timing) < 6 * len(case.scenario.threads):
+        warnings.append(
+            "fewer than 6 timing repetitions per thread count: with few baseline runs the gate needs many "
+            "candidate runs to be able to fail (record with --repetitions 12)"
+        )
     paths = tuple(write_baseline(settings.baselines_dir, group) for group in _by_threads(runs).values())
-    return Outcome(tuple(runs), warnings=tuple(warnings), written=paths)
+    return Outcome(tuple(runs), warnings=tuple(warnings), written=paths, group_id=group)
 
 
 def compare(
@@ -232,27 +298,71 @@ def compare(
     recordings: Sequence[Case] = (),
     session: Session | None = None,
 ) -> Outcome:
-    """Interleaved A/B comparisons of every spec (Holm across all), after any runs recorded only."""
+    """Interleaved A/B comparisons of every spec (Holm across all), after any runs recorded only.
+
+    Before any run, the design is checked (:mod:`harness.pipeline.design`): too few pairs for the
+    family of gating tests are raised, or refused when forced.
+    """
     servers = [t for s in specs for t in (s.base, s.head)] + [c.server for c in recordings]
     if not specs and not recordings:
         return Outcome(())
     session = _session(settings, reporter, servers, session)
+    kinds = settings.kinds()
+    if any(s.base.provider == "external" or s.head.provider == "external" for s in specs) and "cost" in kinds:
+        if settings.cost:
+            raise ConfigError("cost mode needs a server dbperf starts (local or container), not an external one")
+        kinds = ("time",)
+    warnings = list(session.warnings)
     runs: list[RunResult] = []
     group = new_group_id()
     for case in recordings:
-        runs += measure_case(session, case, label="record", group_id=group)
+        for kind in kinds:
+            runs += measure_case(session, _cases_for(settings, case, kind), kind=kind, label="record", group_id=group)
     if not specs:
-        return Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(session.warnings), group_id=group)
-    pairs = max(2, settings.repetitions or max(s.scenario.repetitions for s in specs))
+        return Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(warnings), group_id=group)
+    pairs = max(
+        2,
+        settings.repetitions
+        if _forced(settings) and settings.repetitions
+        else max(s.scenario.repetitions for s in specs),
+    )
+    if settings.cost and settings.repetitions is not None:
+        specs = [
+            dataclasses.replace(s, scenario=_cases_for(settings, Case(s.head, s.scenario), "cost").scenario)
+            for s in specs
+        ]
+    planned = [
+        design.Planned(
+            f"{s.scenario.name} {threads}t {kind}",
+            s.scenario,
+            s.head,
+            kind,
+            "ab",
+            n,
+            n,
+            design.gating_metrics(s.scenario, s.head, kind),
+        )
+        for s in specs
+        for kind in kinds
+        for threads in _threads(s.scenario, kind)
+        for n in ((s.scenario.cost.repetitions if kind == "cost" else pairs),)
+    ]
+    looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)
+    first_alpha = stats.alpha_spending(options.alpha, 1, looks) if looks > 1 else options.alpha
+    decision = design.check(planned, alpha=first_alpha, forced=_forced(settings))
+    if decision.repetitions is not None:
+        pairs = decision.repetitions
+        warnings.append(decision.note)
+        session.reporter.phase(f"note: {decision.note}")
     result = run_comparisons(
-        session, specs, pairs=pairs, max_pairs=options.max_pairs, seed=options.seed, alpha=options.alpha
+        session, specs, pairs=pairs, kinds=kinds, max_pairs=options.max_pairs, seed=options.seed, alpha=options.alpha
     )
     runs += result.runs
     return Outcome(
         tuple(runs),
         result.verdicts,
         exit_code(result.verdicts, runs, strict=options.strict),
-        tuple(session.warnings),
+        tuple(warnings),
         group_id=result.group_id,
         pairs=result.pairs,
         looks=result.looks,

@@ -22,14 +22,16 @@ from dataclasses import dataclass
 
 from harness.model import METRICS, MetricVerdict, RunResult, Testbed, Verdict
 from harness.report.verdicts import (
+    LEGEND,
     OUTCOME_EMOJI,
     OUTCOME_ORDER,
     OUTCOME_WORDS,
-    fmt_interval,
+    fmt_ci,
     fmt_noise,
     fmt_pct,
     fmt_value,
     metric_label,
+    needed_text,
     needs_attention,
     outcome_counts,
     outcome_word,
@@ -129,7 +131,7 @@ _VERDICT_HEADER = (
     "base",
     "head",
     "change",
-    "95% interval",
+    "95 % CI",
     "verdict",
     "reason",
 )
@@ -144,7 +146,7 @@ def _verdict_row(verdict: Verdict, mv: MetricVerdict) -> list[str]:
         fmt_value(mv.base_median),
         fmt_value(mv.head_median),
         fmt_pct(mv.estimate_pct),
-        fmt_interval(mv.ci_low_pct, mv.ci_high_pct),
+        fmt_ci(mv),
         _verdict_cell(mv),
         _reason_cell(mv),
     ]
@@ -181,14 +183,11 @@ def _noise_notes(verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[s
                     f"{where} {metric_label(mv.metric)}: noise {fmt_noise(mv.noise_pct)} is larger than the "
                     f"smallest change that matters ({mv.bound_pct:g} %)"
                 )
-                if mv.pairs_needed:
-                    text += f"; about {mv.pairs_needed} pairs would be needed to tell"
+                if needed_text(mv):
+                    text += f"; {needed_text(mv)}"
                 notes.append(text)
-            elif mv.outcome == "inconclusive" and mv.pairs_needed:
-                notes.append(
-                    f"{where} {metric_label(mv.metric)}: inconclusive with {mv.n_head} pairs; about "
-                    f"{mv.pairs_needed} would be needed"
-                )
+            elif needed_text(mv):
+                notes.append(f"{where} {metric_label(mv.metric)}: inconclusive; {needed_text(mv)}")
     unique = list(dict.fromkeys(" ".join(n.split()) for n in notes if n.strip()))
     return [f"- {n}" for n in unique]
 
@@ -291,11 +290,7 @@ def render_markdown(
     if verdicts:
         lines += [*_verdict_tables(verdicts), ""]
     if any(mv.estimate_pct is not None for v in verdicts for mv in v.metrics):
-        lines += [
-            "<sub>change: Hodges-Lehmann estimate of head vs base; interval: its 95 % confidence "
-            "interval; a positive change is worse for latency and cost metrics.</sub>",
-            "",
-        ]
+        lines += [f"<sub>{LEGEND} A positive change is worse for latency and cost metrics.</sub>", ""]
     notes = _noise_notes(verdicts, warnings)
     if notes:
         lines += ["### ⚠️ Noise and measurement warnings", "", *notes, ""]

@@ -15,6 +15,7 @@ from typing import TextIO
 from rich.table import Table
 from rich.text import Text
 
+from harness.judge.classify import duration
 from harness.model import METRIC_LABELS, MetricVerdict, Outcome, Verdict
 from harness.report.terminal import console
 
@@ -126,26 +127,38 @@ def needs_attention(mv: MetricVerdict) -> bool:
     return mv.outcome in _WHOLE_RUN or (mv.gating and mv.outcome != "pass")
 
 
+def needed_text(mv: MetricVerdict) -> str:
+    """``about 24 pairs (~9 min)``: what would likely decide an inconclusive metric, with its wall time."""
+    if not mv.repetitions_needed or mv.outcome != "inconclusive":
+        return ""
+    unit = "pairs" if mv.method == "signed-rank" else "candidate runs" if mv.method == "rank-sum" else "runs"
+    when = f" ({duration(mv.seconds_needed)})" if mv.seconds_needed else ""
+    return f"about {mv.repetitions_needed} {unit}{when} would likely decide"
+
+
 def short_reason(mv: MetricVerdict) -> str:
-    """One short clause for a table cell (the numbers are in the other columns; JSON has the full text)."""
-    if mv.outcome in _WHOLE_RUN or mv.bound_pct is None:
+    """One short clause for a table cell: the classifier's own summary (the full sentence is in JSON)."""
+    if mv.outcome in _WHOLE_RUN or not mv.summary:
         return " ".join(mv.reason.split())
-    worse, better = ("rise", "fall") if mv.higher_is_worse else ("drop", "rise")
-    effect = f"{mv.bound_pct:g} %"
-    p = f" (adjusted p = {mv.p_adjusted:.2g})" if mv.p_adjusted is not None else ""
-    if mv.outcome == "regression":
-        return f"{worse} beyond the {effect} minimum effect{p}"
-    if mv.outcome == "improvement":
-        return f"{better} beyond the {effect} minimum effect{p}"
-    if mv.outcome == "pass":
-        return f"rules out a {worse} of {effect} or more"
-    text = f"cannot rule out a {worse} of {effect}"
-    if mv.confidence is not None and mv.confidence < 0.95 - 1e-9:
-        n = min(mv.n_base, mv.n_head)
-        text = f"only {n} repetitions: the interval shown is {mv.confidence * 100:.0f} %, short of 95 %"
-    if mv.pairs_needed:
-        text += f"; about {mv.pairs_needed} pairs would decide"
+    advice = needed_text(mv)
+    return mv.summary + (f"; {advice}" if advice else "")
+
+
+def fmt_ci(mv: MetricVerdict, level: float = 0.95) -> str:
+    """The interval, with its real confidence when too few repetitions give less than ``level``."""
+    text = fmt_interval(mv.ci_low_pct, mv.ci_high_pct)
+    if text != "-" and mv.confidence is not None and mv.confidence < level - 1e-9:
+        text += f" ({mv.confidence * 100:.0f} %)"
     return text
+
+
+#: Under every verdict table: what the columns hold.
+LEGEND = (
+    "change: the test's estimate (Hodges-Lehmann for timing metrics, ratio of geometric means for cost), "
+    "which can differ from the ratio of the medians shown when runs are spread; 95 % CI: the exact interval, "
+    "with its real level in brackets when the repetitions allow less than 95 %; noise: SD of the per-pair "
+    "log ratios (A/B) or of one run (baseline)."
+)
 
 
 def verdict_rows(verdicts: Sequence[Verdict]) -> list[tuple[Verdict, MetricVerdict]]:
@@ -182,7 +195,7 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
         ("base", "right"),
         ("head", "right"),
         ("change", "right"),
-        ("95% interval", "right"),
+        ("95 % CI", "right"),
         ("noise", "right"),
         ("n", "right"),
         ("verdict", "left"),
@@ -198,7 +211,7 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
             fmt_value(mv.base_median),
             fmt_value(mv.head_median),
             Text(fmt_pct(mv.estimate_pct), style=style),
-            fmt_interval(mv.ci_low_pct, mv.ci_high_pct),
+            fmt_ci(mv),
             fmt_noise(mv.noise_pct),
             f"{mv.n_base}/{mv.n_head}",
             Text(outcome_word(mv), style=style),
@@ -211,6 +224,7 @@ def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) ->
     """The verdict table, its warnings and a one-line headline (colour only on a terminal)."""
     out = console(stream)
     out.print(verdicts_table(verdicts))
+    out.print(Text(LEGEND, style="dim"))
     seen: set[str] = set()
     for verdict in sorted(verdicts, key=lambda v: (v.scenario, v.threads)):
         for warning in verdict.warnings:

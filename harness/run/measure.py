@@ -21,6 +21,7 @@ from harness.model import (
     LatencyBucket,
     Metrics,
     Probes,
+    RunKind,
     RunResult,
     RunStatus,
     Scenario,
@@ -47,6 +48,7 @@ class RunContext:
     git_sha: str
     group_id: str = ""
     label: str = ""
+    kind: RunKind = "time"
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
 
@@ -188,13 +190,20 @@ def plan_runs(
     group_id: str = "",
     label: str = "",
     repetitions: int | None = None,
+    kind: RunKind = "time",
 ) -> list[RunContext]:
-    """Every (repetition, thread count) of one scenario on one server, repetitions outermost."""
-    reps = repetitions or scenario.repetitions
+    """Every (repetition, thread count) of one scenario on one server, repetitions outermost.
+
+    Cost runs take their repetitions and thread counts from the scenario's cost settings.
+    """
+    if kind == "cost":
+        reps, counts = repetitions or scenario.cost.repetitions, scenario.cost.threads
+    else:
+        reps, counts = repetitions or scenario.repetitions, scenario.threads
     return [
-        RunContext(server, scenario, threads, rep, testbed, git_sha, group_id, label)
+        RunContext(server, scenario, threads, rep, testbed, git_sha, group_id, label, kind)
         for rep in range(1, reps + 1)
-        for threads in scenario.threads
+        for threads in counts
     ]
 
 

@@ -45,34 +45,39 @@ import uuid
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.errors import StoreError
-from harness.model import IntervalSample, LatencyBucket, RunResult
-from harness.store.schema import (
+from harness.model import CostProfile, IntervalSample, LatencyBucket, RunResult
+from harness.store.rows import (
     BUCKET_FIELDS,
-    HISTOGRAM_COLUMNS,
-    INTERVAL_COLUMNS,
+    COLUMNS,
     INTERVAL_FIELDS,
-    METRIC_COLUMNS,
-    METRICS_TABLE_KEYS,
-    RENAMED,
-    RUN_COLUMNS,
+    TABLES,
     arrow_tables,
-    ensure_schema,
+    profile_from_rows,
     run_from_row,
 )
+from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS, RENAMED, ensure_schema
 
 log = logging.getLogger(__name__)
 
-RUN_FILE = "run.parquet"
-INTERVALS_FILE = "intervals.parquet"
-HISTOGRAM_FILE = "histogram.parquet"
+#: The Parquet file of each table in a run folder.
+FILES: dict[str, str] = {
+    "runs": "run.parquet",
+    "intervals": "intervals.parquet",
+    "histogram": "histogram.parquet",
+    "functions": "functions.parquet",
+    "profiles": "profile.parquet",
+}
+RUN_FILE = FILES["runs"]
 _STAGING = ".staging"
 _STALE_STAGING_S = 3600.0
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]{0,199}")
@@ -142,26 +147,28 @@ class Store:
         source: str | None = None,
         limit: int | None = None,
         with_samples: bool = False,
+        with_profiles: bool = False,
     ) -> list[RunResult]:
-        """Stored runs matching every given filter, newest first; intervals and histogram on request."""
+        """Stored runs matching every given filter, newest first; samples and cost profiles on request."""
         values = (scenario, server, threads, status, group_id, source)
         sql, params = _select("*", dict(zip(_FILTERS, values, strict=True)), limit)
         with self._locked() as con:
             self._ingest(con)
             rows = _table(con, sql, params).to_pylist()
-            samples = self._samples(con, [row["run_id"] for row in rows]) if with_samples else ({}, {})
-        ivs, hists = samples
-        return [run_from_row(r, ivs.get(r["run_id"], ()), hists.get(r["run_id"], ())) for r in rows]
+            ids = [row["run_id"] for row in rows]
+            samples = _samples(con, ids) if with_samples else _Samples()
+            profiles = _profiles(con, ids) if with_profiles else {}
+        return [samples.run(row, profiles.get(row["run_id"])) for row in rows]
 
     def get(self, run_id: str) -> RunResult:
-        """One run, with its intervals and histogram."""
+        """One run, with its intervals, histogram and cost profile."""
         with self._locked() as con:
             self._ingest(con)
             rows = _table(con, "SELECT * FROM runs WHERE run_id = ?", [run_id]).to_pylist()
             if not rows:
                 raise StoreError(f"no run {run_id!r} in {self.path}: `dbperf runs` lists the stored runs")
-            intervals, histograms = self._samples(con, [run_id])
-        return run_from_row(rows[0], intervals.get(run_id, ()), histograms.get(run_id, ()))
+            samples, profiles = _samples(con, [run_id]), _profiles(con, [run_id])
+        return samples.run(rows[0], profiles.get(run_id))
 
     def metrics_table(
         self,
@@ -245,9 +252,9 @@ class Store:
         final = self.runs_dir / name
         try:
             staging.mkdir(parents=True)
-            for file, table in zip((RUN_FILE, INTERVALS_FILE, HISTOGRAM_FILE), tables, strict=True):
-                pq.write_table(table, staging / file)
-                _fsync(staging / file)
+            for table in TABLES:
+                pq.write_table(tables[table], staging / FILES[table])
+                _fsync(staging / FILES[table])
             if final.exists():  # a run saved again: swap the folders
                 old = self.runs_dir / _STAGING / f"old-{name}-{uuid.uuid4().hex[:12]}"
                 final.rename(old)
@@ -319,16 +326,12 @@ class Store:
                 f"read_parquet({_sql_list([f / RUN_FILE for f in folders])}, union_by_name=true)"
             )
             count = _incoming_count(con, several=len(names) > 1)
-            for table in ("runs", "intervals", "histogram"):
+            for table in TABLES:
                 con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM _incoming)")
-            for table, file, columns in (
-                ("runs", RUN_FILE, RUN_COLUMNS),
-                ("intervals", INTERVALS_FILE, INTERVAL_COLUMNS),
-                ("histogram", HISTOGRAM_FILE, HISTOGRAM_COLUMNS),
-            ):
-                files = [f / file for f in folders if (f / file).is_file()]
+            for table in TABLES:
+                files = [f / FILES[table] for f in folders if (f / FILES[table]).is_file()]
                 if files:
-                    _insert(con, table, files, columns)
+                    _insert(con, table, files, COLUMNS[table])
             con.execute("DROP TABLE _incoming")
             con.register("_names", pa.table({"folder": pa.array(names, pa.string())}))
             con.execute("DELETE FROM ingested_folders WHERE folder IN (SELECT folder FROM _names)")
@@ -351,25 +354,53 @@ class Store:
                 if entry.stat(follow_symlinks=False).st_mtime < cutoff:
                     shutil.rmtree(entry.path, ignore_errors=True)
 
-    def _samples(
-        self, con: duckdb.DuckDBPyConnection, run_ids: list[str]
-    ) -> tuple[dict[str, list[IntervalSample]], dict[str, list[LatencyBucket]]]:
-        intervals: dict[str, list[IntervalSample]] = {}
-        histograms: dict[str, list[LatencyBucket]] = {}
-        if not run_ids:
-            return intervals, histograms
-        con.register("_ids", pa.table({"run_id": pa.array(run_ids, pa.string())}))
-        try:
-            sql = "SELECT t.* FROM {} t SEMI JOIN _ids USING (run_id) ORDER BY t.run_id, {}"
-            for row in _table(con, sql.format("intervals", "t.seq")).to_pylist():
-                sample = IntervalSample(**{k: row[k] for k in INTERVAL_FIELDS})
-                intervals.setdefault(row["run_id"], []).append(sample)
-            for row in _table(con, sql.format("histogram", "t.value_ms")).to_pylist():
-                bucket = LatencyBucket(**{k: row[k] for k in BUCKET_FIELDS})
-                histograms.setdefault(row["run_id"], []).append(bucket)
-        finally:
-            con.unregister("_ids")
-        return intervals, histograms
+
+@dataclass
+class _Samples:
+    """Intervals and histogram buckets of some runs, by run id."""
+
+    intervals: dict[str, list[IntervalSample]] = field(default_factory=dict)
+    histograms: dict[str, list[LatencyBucket]] = field(default_factory=dict)
+
+    def run(self, row: dict[str, Any], profile: CostProfile | None) -> RunResult:
+        run_id = row["run_id"]
+        return run_from_row(row, self.intervals.get(run_id, ()), self.histograms.get(run_id, ()), profile)
+
+
+def _with_ids(con: duckdb.DuckDBPyConnection, run_ids: list[str], sql: str) -> list[dict[str, Any]]:
+    """Rows of ``sql`` (over ``t`` semi-joined with ``_ids``) for these run ids."""
+    con.register("_ids", pa.table({"run_id": pa.array(run_ids, pa.string())}))
+    try:
+        rows: list[dict[str, Any]] = _table(con, sql).to_pylist()
+    finally:
+        con.unregister("_ids")
+    return rows
+
+
+def _samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> _Samples:
+    out = _Samples()
+    if not run_ids:
+        return out
+    sql = "SELECT t.* FROM {} t SEMI JOIN _ids USING (run_id) ORDER BY t.run_id, {}"
+    for row in _with_ids(con, run_ids, sql.format("intervals", "t.seq")):
+        out.intervals.setdefault(row["run_id"], []).append(IntervalSample(**{k: row[k] for k in INTERVAL_FIELDS}))
+    for row in _with_ids(con, run_ids, sql.format("histogram", "t.value_ms")):
+        out.histograms.setdefault(row["run_id"], []).append(LatencyBucket(**{k: row[k] for k in BUCKET_FIELDS}))
+    return out
+
+
+def _profiles(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, CostProfile]:
+    """The cost profiles (functions by self cost, and the raw dump) of these runs, where they have one."""
+    if not run_ids:
+        return {}
+    heads = _with_ids(con, run_ids, "SELECT t.* FROM profiles t SEMI JOIN _ids USING (run_id)")
+    if not heads:
+        return {}
+    functions: dict[str, list[dict[str, Any]]] = {}
+    sql = "SELECT t.* FROM functions t SEMI JOIN _ids USING (run_id) ORDER BY t.run_id, t.self_ir DESC, t.name"
+    for row in _with_ids(con, [h["run_id"] for h in heads], sql):
+        functions.setdefault(row["run_id"], []).append(row)
+    return {h["run_id"]: profile_from_rows(h["total_ir"], h["dump"], functions.get(h["run_id"], [])) for h in heads}
 
 
 def _incoming_count(con: duckdb.DuckDBPyConnection, *, several: bool) -> int:

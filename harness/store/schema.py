@@ -11,18 +11,12 @@ bump :data:`SCHEMA_VERSION` and update :data:`RUN_COLUMNS`.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
 
 from harness.errors import StoreError
-from harness.model import IntervalSample, LatencyBucket, Metrics, Probes, RunResult, Testbed, Totals
 
 SCHEMA_VERSION = 3
 
@@ -33,6 +27,7 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
     "DOUBLE": pa.float64(),
     "BOOLEAN": pa.bool_(),
     "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+    "BLOB": pa.binary(),
 }
 
 #: Every column of ``runs`` in the current version, with its DuckDB type.
@@ -98,6 +93,15 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("client_cpuset", "VARCHAR"),
     ("cpu_per_txn", "DOUBLE"),
     ("instr_per_txn", "DOUBLE"),
+    # added in version 3 (and "target" renamed "server")
+    ("kind", "VARCHAR"),  # "time" or "cost"; NULL in older rows means "time"
+    ("backend", "VARCHAR"),
+    ("build_id", "VARCHAR"),
+    ("requested_hash", "VARCHAR"),
+    ("tool", "VARCHAR"),
+    ("arch", "VARCHAR"),
+    ("notes", "VARCHAR"),  # JSON list text
+    ("instr_per_query", "DOUBLE"),
 )
 
 INTERVAL_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -122,6 +126,22 @@ HISTOGRAM_COLUMNS: tuple[tuple[str, str], ...] = (
     ("count", "BIGINT"),
 )
 
+#: A cost run's profile: every function with a cost (version 3).
+FUNCTION_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "VARCHAR"),
+    ("name", "VARCHAR"),
+    ("self_ir", "BIGINT"),
+    ("inclusive_ir", "BIGINT"),
+    ("calls", "BIGINT"),
+)
+
+#: A cost run's raw callgrind dump, gzipped (version 3).
+PROFILE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "VARCHAR"),
+    ("total_ir", "BIGINT"),
+    ("dump", "BLOB"),
+)
+
 #: The columns of :meth:`harness.store.local.Store.metrics_table`, in order (metrics come after these).
 METRICS_TABLE_KEYS: tuple[str, ...] = (
     "run_id",
@@ -143,6 +163,8 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "testbed_fingerprint",
     "group_id",
     "label",
+    "kind",
+    "backend",
 )
 METRIC_COLUMNS: tuple[str, ...] = (
     "qps",
@@ -155,9 +177,11 @@ METRIC_COLUMNS: tuple[str, ...] = (
     "reconnects_per_s",
     "cpu_per_txn",
     "instr_per_txn",
+    "instr_per_query",
 )
 
 _V2_ADDED = ("group_id", "label", "server_cpuset", "client_cpuset", "cpu_per_txn", "instr_per_txn")
+_V3_ADDED = ("kind", "backend", "build_id", "requested_hash", "tool", "arch", "notes", "instr_per_query")
 #: Columns renamed since version 1 (current name -> the name in older files and Parquet folders).
 RENAMED: dict[str, str] = {"server": "target"}  # version 3: one name, "server", for a server definition
 
@@ -192,7 +216,16 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: tuple(
         f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V2_ADDED
     ),
-    2: tuple(f'ALTER TABLE runs RENAME COLUMN "{old}" TO "{new}"' for new, old in RENAMED.items()),
+    2: (
+        *(f'ALTER TABLE runs RENAME COLUMN "{old}" TO "{new}"' for new, old in RENAMED.items()),
+        *(
+            f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}"
+            for name, kind in RUN_COLUMNS
+            if name in _V3_ADDED
+        ),
+        _create("functions", FUNCTION_COLUMNS),
+        _create("profiles", PROFILE_COLUMNS),
+    ),
 }
 
 
@@ -234,137 +267,3 @@ def _transaction(con: duckdb.DuckDBPyConnection, statements: tuple[str, ...]) ->
         con.rollback()
         raise
     con.commit()
-
-
-# -- mapping between records and rows ------------------------------------------------------------
-
-RUN_SCHEMA = arrow_schema(RUN_COLUMNS)
-INTERVAL_SCHEMA = arrow_schema(INTERVAL_COLUMNS)
-HISTOGRAM_SCHEMA = arrow_schema(HISTOGRAM_COLUMNS)
-_TOTALS_FIELDS = tuple(f.name for f in fields(Totals))
-_METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
-INTERVAL_FIELDS = tuple(f.name for f in fields(IntervalSample))
-BUCKET_FIELDS = tuple(f.name for f in fields(LatencyBucket))
-_TEXT_FIELDS = (
-    *("server", "flavour", "provider", "server_version", "config_hash", "scenario", "scenario_hash"),
-    *("profile", "script", "git_sha", "failure", "source", "server_cpuset", "client_cpuset"),
-    *("group_id", "label"),
-)
-
-
-def _utc(value: datetime) -> datetime:
-    """Timestamps are stored in UTC; a naive one is taken to be UTC already."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def _once(memo: dict[int, str], obj: object, make: Callable[[Any], str]) -> str:
-    """``make(obj)``, computed once per object: batches share testbeds and variable mappings."""
-    key = id(obj)  # the objects outlive the memo (the runs hold them)
-    if key not in memo:
-        memo[key] = make(obj)
-    return memo[key]
-
-
-def _json(mapping: Mapping[str, object]) -> str:
-    return json.dumps(dict(mapping), sort_keys=True)
-
-
-def _run_row(run: RunResult, memo: dict[int, str]) -> dict[str, object]:
-    tb, probes = run.testbed, run.probes
-    row: dict[str, object] = {name: getattr(run, name) for name in _TEXT_FIELDS}
-    row.update(
-        run_id=run.run_id,
-        started_at=_utc(run.started_at),
-        finished_at=_utc(run.finished_at),
-        status=run.status,
-        threads=run.threads,
-        repetition=run.repetition,
-        warmup_s=run.warmup_s,
-        time_s=run.time_s,
-        variables=_once(memo, run.variables, _json),
-        options=_once(memo, run.options, _json),
-        testbed_cpu_model=tb.cpu_model,
-        testbed_cores=tb.cores,
-        testbed_memory_gb=tb.memory_gb,
-        testbed_kernel=tb.kernel,
-        testbed_disk=tb.disk,
-        testbed_sysbench_version=tb.sysbench_version,
-        testbed_container_engine=tb.container_engine,
-        testbed_hostname=tb.hostname,
-        testbed_fingerprint=_once(memo, tb, lambda t: t.fingerprint),
-        probe_server_cpu_s=probes.server_cpu_s,
-        probe_instructions=probes.instructions,
-        probe_instructions_note=probes.instructions_note,
-        status_deltas=_once(memo, probes.status_deltas, _json),
-    )
-    for name in _TOTALS_FIELDS:
-        row[f"totals_{name}"] = None if run.totals is None else getattr(run.totals, name)
-    for name in _METRIC_FIELDS:
-        row[name] = getattr(run.metrics, name)
-    return row
-
-
-def arrow_tables(runs: Sequence[RunResult]) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The rows of runs, intervals and histogram for these runs, as Arrow tables."""
-    memo: dict[int, str] = {}
-    rows = [_run_row(run, memo) for run in runs]
-    run_table = pa.table({name: [row[name] for row in rows] for name in RUN_SCHEMA.names}, schema=RUN_SCHEMA)
-    intervals: dict[str, list[object]] = {name: [] for name in INTERVAL_SCHEMA.names}
-    buckets: dict[str, list[object]] = {name: [] for name in HISTOGRAM_SCHEMA.names}
-    for run in runs:
-        for seq, sample in enumerate(run.intervals):
-            intervals["run_id"].append(run.run_id)
-            intervals["seq"].append(seq)
-            for name in INTERVAL_FIELDS:
-                intervals[name].append(getattr(sample, name))
-        for bucket in run.histogram:
-            buckets["run_id"].append(run.run_id)
-            for name in BUCKET_FIELDS:
-                buckets[name].append(getattr(bucket, name))
-    return (
-        run_table,
-        pa.table(intervals, schema=INTERVAL_SCHEMA),
-        pa.table(buckets, schema=HISTOGRAM_SCHEMA),
-    )
-
-
-def run_from_row(
-    row: dict[str, Any], intervals: Sequence[IntervalSample], histogram: Sequence[LatencyBucket]
-) -> RunResult:
-    """A RunResult back from a ``runs`` row (as a dict) and its samples."""
-    totals = None
-    if row["totals_time_s"] is not None:
-        totals = Totals(**{name: row[f"totals_{name}"] for name in _TOTALS_FIELDS})
-    return RunResult(
-        run_id=row["run_id"],
-        started_at=row["started_at"].astimezone(UTC),
-        finished_at=row["finished_at"].astimezone(UTC),
-        status=row["status"],
-        threads=row["threads"],
-        repetition=row["repetition"],
-        warmup_s=row["warmup_s"],
-        time_s=row["time_s"],
-        testbed=Testbed(
-            cpu_model=row["testbed_cpu_model"],
-            cores=row["testbed_cores"],
-            memory_gb=row["testbed_memory_gb"],
-            kernel=row["testbed_kernel"],
-            disk=row["testbed_disk"],
-            sysbench_version=row["testbed_sysbench_version"],
-            container_engine=row["testbed_container_engine"],
-            hostname=row["testbed_hostname"] or "",
-        ),
-        variables=json.loads(row["variables"] or "{}"),
-        options=json.loads(row["options"] or "{}"),
-        intervals=tuple(intervals),
-        histogram=tuple(histogram),
-        totals=totals,
-        probes=Probes(
-            server_cpu_s=row["probe_server_cpu_s"],
-            instructions=row["probe_instructions"],
-            instructions_note=row["probe_instructions_note"] or "",
-            status_deltas=json.loads(row["status_deltas"] or "{}"),
-        ),
-        metrics=Metrics(**{name: row.get(name) for name in _METRIC_FIELDS}),
-        **{name: row.get(name) or "" for name in _TEXT_FIELDS},
-    )

@@ -9,7 +9,7 @@ from factories import TESTBED, run, scenario
 
 from harness.errors import BaselineError
 from harness.judge.baselines import find_baseline, load_baseline, write_baseline
-from harness.judge.gate import failed_verdict, judge_against_baselines, judge_pairs
+from harness.judge.gate import BaselineCase, PairedCase, failed_verdict, judge_against_baselines, judge_pairs
 from harness.pipeline import exit_code
 from harness.pipeline.ab import balanced_orders
 
@@ -69,7 +69,7 @@ def test_malformed_baselines_name_file_and_fix(tmp_path: Path, mutate, message: 
 
 def test_no_baseline_passes_and_says_how_to_record():
     sc = scenario()
-    verdict = judge_against_baselines([(sc, 8, "mariadb-local", None, [run(100.0)])])[0]
+    verdict = judge_against_baselines([BaselineCase(sc, 8, "mariadb-local", None, [run(100.0)])])[0]
     assert verdict.outcome == "no_baseline"
     assert "dbperf baseline record --scenario oltp_point_select --server mariadb-local" in verdict.metrics[0].reason
     assert exit_code([verdict]) == 0
@@ -78,7 +78,7 @@ def test_no_baseline_passes_and_says_how_to_record():
 def test_incomparable_baseline_is_never_compared(tmp_path: Path):
     baseline = load_baseline(write_baseline(tmp_path, [run(100.0), run(101.0), run(99.0)]))
     candidate = [run(50.0, config_hash="other")] * 3
-    verdict = judge_against_baselines([(scenario(), 8, "mariadb-local", baseline, candidate)])[0]
+    verdict = judge_against_baselines([BaselineCase(scenario(), 8, "mariadb-local", baseline, candidate)])[0]
     assert verdict.outcome == "no_baseline"
     assert "server configuration changed" in verdict.metrics[0].reason
 
@@ -89,7 +89,7 @@ def test_baseline_mode_finds_a_real_drop_and_passes_no_change(tmp_path: Path):
     slower = [run(q) for q in _noisy(8000, 10, 0.03, 4)]
     sc = scenario()
     same_v, slow_v = judge_against_baselines(
-        [(sc, 8, "mariadb-local", baseline, same), (sc, 8, "mariadb-local", baseline, slower)]
+        [BaselineCase(sc, 8, "mariadb-local", baseline, same), BaselineCase(sc, 8, "mariadb-local", baseline, slower)]
     )
     by = {m.metric: m for m in slow_v.metrics}
     assert by["qps"].outcome == "regression"
@@ -103,7 +103,7 @@ def test_ab_mode_detects_regression_and_reports_missing_metrics():
     sc = scenario()
     base = _noisy(10000, 10, 0.04, 5)
     pairs = [(run(b, cpu=20.0 + i % 3), run(b * 0.85, cpu=24.0 + i % 3)) for i, b in enumerate(base)]
-    verdict = judge_pairs([(sc, 8, "base", "head", pairs)])[0]
+    verdict = judge_pairs([PairedCase(sc, 8, "base", "head", pairs)])[0]
     by = {m.metric: m for m in verdict.metrics}
     assert by["qps"].outcome == "regression"
     assert by["cpu_per_txn"].outcome == "regression"
@@ -115,23 +115,25 @@ def test_ab_mode_detects_regression_and_reports_missing_metrics():
 def test_ab_mode_with_too_few_pairs_is_inconclusive_not_regression():
     sc = scenario()
     pairs = [(run(10000.0), run(8000.0)), (run(9000.0), run(7000.0))]
-    verdict = judge_pairs([(sc, 8, "base", "head", pairs)])[0]
+    verdict = judge_pairs([PairedCase(sc, 8, "base", "head", pairs)])[0]
     by = {m.metric: m for m in verdict.metrics}
     assert by["qps"].outcome == "inconclusive"
-    assert by["qps"].pairs_needed is not None
+    assert by["qps"].repetitions_needed is not None
     assert exit_code([verdict]) == 0
     assert exit_code([verdict], strict=True) == 1
 
 
 def test_failed_runs_fail_the_verdict():
     sc = scenario()
-    verdict = judge_pairs([(sc, 8, "base", "head", [(run(1.0), run(0, status="failed"))])])[0]
+    verdict = judge_pairs([PairedCase(sc, 8, "base", "head", [(run(1.0), run(0, status="failed"))])])[0]
     assert verdict.outcome == "failed"
     assert exit_code([verdict]) == 2
 
 
 def test_failed_baseline_runs_are_reported_in_baseline_mode():
-    verdict = judge_against_baselines([(scenario(), 8, "mariadb-local", None, [run(0, status="failed")])])[0]
+    verdict = judge_against_baselines([BaselineCase(scenario(), 8, "mariadb-local", None, [run(0, status="failed")])])[
+        0
+    ]
     assert verdict.mode == "baseline"
     assert verdict.outcome == "failed"
     assert verdict.metrics[0].reason.startswith("run failed: ")
@@ -148,7 +150,7 @@ def test_failed_verdict_keeps_the_mode_it_was_asked_in(mode: str):
 
 def test_a_failed_run_beside_a_clean_verdict_is_an_error():
     sc = scenario()
-    verdict = judge_pairs([(sc, 8, "base", "head", [(run(100.0), run(100.0)), (run(101.0), run(100.0))])])[0]
+    verdict = judge_pairs([PairedCase(sc, 8, "base", "head", [(run(100.0), run(100.0)), (run(101.0), run(100.0))])])[0]
     assert exit_code([verdict], [run(0, status="failed")]) == 2
 
 

@@ -96,9 +96,10 @@ def test_no_change_points_in_a_flat_series() -> None:
 def _table(runs: list[RunResult]):
     import pyarrow as pa
 
-    from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS, arrow_tables
+    from harness.store.rows import arrow_tables
+    from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS
 
-    table: pa.Table = arrow_tables(runs)[0]
+    table: pa.Table = arrow_tables(runs)["runs"]
     return table.select([*METRICS_TABLE_KEYS, *METRIC_COLUMNS])
 
 

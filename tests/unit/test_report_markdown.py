@@ -118,9 +118,29 @@ def mv(metric: str, outcome: str, estimate: float, low: float, high: float, **kw
         "noise_pct": 2.1,
         "n_base": 5,
         "n_head": 5,
+        "method": "signed-rank",
+        "cause": outcome if outcome != "inconclusive" else "noise",
     }
     values.update(kw)
+    values.setdefault(
+        "summary",
+        SUMMARIES[outcome].format(
+            effect=f"{effect:g} %",
+            worse="rise" if higher_is_worse else "drop",
+            better="fall" if higher_is_worse else "rise",
+            p=f"{values['p_adjusted']:.2g}",
+        ),
+    )
     return MetricVerdict(**values)  # type: ignore[arg-type]
+
+
+#: The short clauses harness.judge.classify writes for each outcome (its own tests check the wording).
+SUMMARIES = {
+    "regression": "{worse} beyond the {effect} minimum effect (adjusted p = {p})",
+    "improvement": "{better} beyond the {effect} minimum effect (adjusted p = {p})",
+    "pass": "rules out a {worse} of {effect} or more",
+    "inconclusive": "cannot rule out a {worse} of {effect}",
+}
 
 
 def verdict(scenario: str, threads: int, *metrics: MetricVerdict, **kw: object) -> Verdict:
@@ -188,7 +208,17 @@ CASES: dict[str, tuple[list[Verdict], list[RunResult]]] = {
             verdict(
                 "oltp_read_only",
                 8,
-                mv("qps", "inconclusive", -3.1, -9.7, 2.9, noise_pct=8.0, pairs_needed=24, p_adjusted=0.31),
+                mv(
+                    "qps",
+                    "inconclusive",
+                    -3.1,
+                    -9.7,
+                    2.9,
+                    noise_pct=8.0,
+                    repetitions_needed=24,
+                    seconds_needed=24 * 32.0,
+                    p_adjusted=0.31,
+                ),
                 mv("p95_ms", "pass", 1.0, -2.0, 4.1),
                 warnings=("head qps varied 14 % (CV) between repetitions: unstable",),
             )
@@ -220,7 +250,7 @@ def many_rows() -> tuple[list[Verdict], list[RunResult]]:
             if scenario == "oltp_read_write" and threads == 16:
                 metrics[0] = mv("qps", "regression", -6.2, -8.8, -5.1)
             if scenario == "oltp_point_select" and threads == 1:
-                metrics[1] = mv("p95_ms", "inconclusive", 4.0, -1.0, 11.5, noise_pct=12.5, pairs_needed=40)
+                metrics[1] = mv("p95_ms", "inconclusive", 4.0, -1.0, 11.5, noise_pct=12.5, repetitions_needed=40)
             verdicts.append(verdict(scenario, threads, *metrics))
     runs = [r for t in (1, 2, 4, 8, 16) for r in runs_for("mariadb-10.11", "mariadb-11.8", threads=t)]
     return verdicts, runs
@@ -301,7 +331,7 @@ def test_noise_warnings_section() -> None:
     assert lines[0] == "- testbed busy: load average 3.2 on 2 cores"
     assert "oltp_read_only 8t: head qps varied 14 % (CV)" in lines[1]
     assert "noise ±8.0 % is larger than the smallest change that matters (5 %)" in lines[2]
-    assert "about 24 pairs would be needed" in lines[2]
+    assert "about 24 pairs (~13 min) would likely decide" in lines[2]
 
 
 def test_many_rows_collapse_into_details() -> None:
@@ -349,8 +379,8 @@ def test_formats() -> None:
 
 def test_short_reasons() -> None:
     assert short_reason(mv("p95_ms", "pass", 0.1, -1, 1)) == "rules out a rise of 10 % or more"
-    assert short_reason(mv("qps", "inconclusive", 0.1, -9, 3, pairs_needed=30)) == (
-        "cannot rule out a drop of 5 %; about 30 pairs would decide"
+    assert short_reason(mv("qps", "inconclusive", 0.1, -9, 3, repetitions_needed=30, seconds_needed=600.0)) == (
+        "cannot rule out a drop of 5 %; about 30 pairs (~10 min) would likely decide"
     )
 
 

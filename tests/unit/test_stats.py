@@ -15,21 +15,13 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from harness.judge import stats
-from harness.judge.stats import (
-    alpha_spending,
-    classify,
-    coefficient_of_variation,
-    hodges_lehmann_one_sample,
-    holm,
-    paired_test,
-    pairs_needed,
-    percent,
-    signed_rank_ci,
-    two_sample_test,
-)
+from harness.judge import ranktests
+from harness.judge.classify import Evidence, classify, repetitions_to_decide
+from harness.judge.ranktests import hodges_lehmann_one_sample, paired_test, signed_rank_ci, two_sample_test
+from harness.judge.stats import alpha_spending, coefficient_of_variation, holm, percent
 
 ALPHA = 0.05
+LOG = math.log
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -45,16 +37,26 @@ def lognormal_cv(rng: np.random.Generator, cv: float, size: int | tuple[int, ...
     return rng.lognormal(0.0, sigma, size)
 
 
-def verdict(est: stats.PairedEstimate | stats.TwoSampleEstimate, *, higher_is_worse: bool, min_effect=0.03):
+def decide(est, p_adjusted: float, *, alpha: float, higher_is_worse: bool, min_effect: float = 0.03) -> str:
+    """The outcome harness.judge.classify gives an estimate (a family of one test: adjusted = raw)."""
+    kind = "signed-rank" if isinstance(est, ranktests.PairedEstimate) else "rank-sum"
+    n_base = est.n if kind == "signed-rank" else est.n_baseline
+    n_head = est.n if kind == "signed-rank" else est.n_candidate
+    ev = Evidence(kind, est.estimate, est.low, est.high, est.confidence, est.p_value, est.noise_sd, n_base, n_head)
     return classify(
-        est.estimate,
-        est.low,
-        est.high,
-        est.p_value,
-        alpha=ALPHA,
+        ev,
+        label="metric",
+        p_adjusted=p_adjusted,
+        family_size=1,
+        alpha=alpha,
         min_effect=min_effect,
         higher_is_worse=higher_is_worse,
+        required_confidence=est.confidence_requested,
     ).outcome
+
+
+def verdict(est: ranktests.PairedEstimate | ranktests.TwoSampleEstimate, *, higher_is_worse: bool, min_effect=0.03):
+    return decide(est, est.p_value, alpha=ALPHA, higher_is_worse=higher_is_worse, min_effect=min_effect)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -137,7 +139,7 @@ RANK_SUM_CRITICAL = {
 
 @pytest.mark.parametrize(("n", "critical"), SIGNED_RANK_CRITICAL.items())
 def test_signed_rank_interval_uses_the_published_critical_value(n, critical):
-    cdf = stats._signed_rank_null(n)
+    cdf = ranktests.signed_rank_null(n)
     assert cdf[critical] <= 0.025 < cdf[critical + 1]
     x = np.random.default_rng(n).normal(size=n)
     walsh = sorted((a + b) / 2 for a, b in itertools.combinations_with_replacement(x, 2))
@@ -148,7 +150,7 @@ def test_signed_rank_interval_uses_the_published_critical_value(n, critical):
 
 @pytest.mark.parametrize(("n", "critical"), RANK_SUM_CRITICAL.items())
 def test_rank_sum_interval_uses_the_published_critical_value(n, critical):
-    cdf = stats._rank_sum_null(n, n)
+    cdf = ranktests.rank_sum_null(n, n)
     assert cdf[critical] <= 0.025 < cdf[critical + 1]
     rng = np.random.default_rng(n)
     b, c = rng.lognormal(size=n), rng.lognormal(size=n)
@@ -330,64 +332,17 @@ def test_alpha_spending_spends_exactly_the_total(kind):
         alpha_spending(0.05, 4, 3)
 
 
-def test_pairs_needed_formula():
+def _ev(noise_sd: float, n: int = 10) -> Evidence:
+    return Evidence("signed-rank", 0.0, -0.1, 0.1, 0.95, 0.5, noise_sd, n, n)
+
+
+def test_repetitions_to_decide_formula():
     z = sps.norm.ppf(0.975) + sps.norm.ppf(0.8)
     expected = math.ceil((z * 0.1 / math.log1p(0.03)) ** 2 * math.pi / 3)
-    assert pairs_needed(0.1, 0.03, alpha=0.05, power=0.8) == expected == 95
-    assert pairs_needed(0.0001, 0.03, alpha=0.05) == 6  # 2**(1-n) < 0.05 needs n >= 6
-    assert pairs_needed(0.0001, 0.03, alpha=0.05 / 6) == 8  # 2**-7 < 0.0083
-    assert pairs_needed(0.2, 0.03) > pairs_needed(0.1, 0.03) > pairs_needed(0.1, 0.06)
-
-
-# ------------------------------------------------------------------------------------------------
-# classify
-
-
-LOG = math.log
-
-
-def test_classify_regression_and_improvement_need_significance_interval_and_size():
-    r = classify(LOG(0.90), LOG(0.86), LOG(0.94), 0.01, alpha=0.05, min_effect=0.03, higher_is_worse=False)
-    assert r.outcome == "regression"
-    assert "-10.0 %" in r.reason
-    assert "3 %" in r.reason
-    up = classify(LOG(1.10), LOG(1.05), LOG(1.15), 0.01, alpha=0.05, min_effect=0.05, higher_is_worse=True)
-    assert up.outcome == "regression"
-    better = classify(LOG(1.10), LOG(1.05), LOG(1.15), 0.01, alpha=0.05, min_effect=0.03, higher_is_worse=False)
-    assert better.outcome == "improvement"
-    # not significant after Holm: never a regression, and the harmful end is beyond the effect
-    ns = classify(LOG(0.90), LOG(0.86), LOG(0.94), 0.2, alpha=0.05, min_effect=0.03, higher_is_worse=False)
-    assert ns.outcome == "inconclusive"
-    # significant and real but smaller than the minimum effect, with the interval inside it: pass
-    small = classify(LOG(0.99), LOG(0.985), LOG(0.995), 0.001, alpha=0.05, min_effect=0.03, higher_is_worse=False)
-    assert small.outcome == "pass"
-    # significant, estimate below the minimum effect, but the interval reaches beyond it: undecided
-    edge = classify(LOG(0.98), LOG(0.95), LOG(0.995), 0.001, alpha=0.05, min_effect=0.03, higher_is_worse=False)
-    assert edge.outcome == "inconclusive"
-
-
-def test_classify_pass_and_inconclusive_with_advice():
-    ok = classify(LOG(1.01), LOG(0.99), LOG(1.02), 0.4, alpha=0.05, min_effect=0.03, higher_is_worse=True)
-    assert ok.outcome == "pass"
-    assert "rules out a rise of 3 %" in ok.reason
-    wide = classify(0.0, LOG(0.9), LOG(1.1), 0.9, alpha=0.05, min_effect=0.03, higher_is_worse=True, noise_sd=0.1, n=10)
-    assert wide.outcome == "inconclusive"
-    assert "10.0 % SD" in wide.reason
-    assert "95 pairs (85 more)" in wide.reason
-    short = classify(
-        0.0,
-        LOG(0.995),
-        LOG(1.005),
-        1.0,
-        alpha=0.05,
-        min_effect=0.03,
-        higher_is_worse=True,
-        achieved_confidence=0.75,
-        required_confidence=0.95,
-        n=3,
-    )
-    assert short.outcome == "inconclusive"
-    assert "75.0 %" in short.reason
+    assert repetitions_to_decide(_ev(0.1), 0.03, 0.05) == expected == 95
+    assert repetitions_to_decide(_ev(0.0001), 0.03, 0.05) == 6  # 2**(1-n) < 0.05 needs n >= 6
+    assert repetitions_to_decide(_ev(0.0001), 0.03, 0.05 / 6) == 8  # 2**-7 < 0.0083
+    assert repetitions_to_decide(_ev(0.2), 0.03, 0.05) > repetitions_to_decide(_ev(0.1), 0.03, 0.05)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -497,15 +452,7 @@ def test_sequential_extension_with_alpha_spending_keeps_the_error_rate():
         for k, n in enumerate(looks, start=1):
             level = alpha_spending(ALPHA, k, len(looks))
             est = paired_test(base[:n], head[:n], confidence=1 - level)
-            outcome = classify(
-                est.estimate,
-                est.low,
-                est.high,
-                est.p_value,
-                alpha=level,
-                min_effect=0.03,
-                higher_is_worse=False,
-            ).outcome
+            outcome = decide(est, est.p_value, alpha=level, higher_is_worse=False)
             if outcome != "inconclusive":
                 false += outcome == "regression"
                 break

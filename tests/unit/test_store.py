@@ -17,13 +17,13 @@ from harness import model
 from harness.errors import StoreError
 from harness.model import IntervalSample, LatencyBucket, Metrics, Probes, RunResult, Totals
 from harness.store import Store
+from harness.store.rows import arrow_tables
 from harness.store.schema import (
     DDL_V1,
     METRIC_COLUMNS,
     METRICS_TABLE_KEYS,
     RUN_COLUMNS,
     SCHEMA_VERSION,
-    arrow_tables,
 )
 
 TESTBED = model.Testbed(  # via the module: pytest would try to collect a class named Test*
@@ -132,8 +132,10 @@ def test_layout_and_parquet_glob(store: Store) -> None:
     folder = store.runs_dir / "r1"
     assert store.runs_dir == store.path.parent / "dbperf.runs"
     assert sorted(p.name for p in folder.iterdir()) == [
+        "functions.parquet",
         "histogram.parquet",
         "intervals.parquet",
+        "profile.parquet",
         "run.parquet",
     ]
     half = store.runs_dir / ".staging" / "half-written"  # a writer that died mid-way
@@ -220,14 +222,16 @@ def test_saving_again_replaces_the_run(store: Store) -> None:
 def test_migrates_a_version_1_file(tmp_path: Path) -> None:
     path = tmp_path / "old.duckdb"
     run = make_run("old-1", samples=True)
-    runs_t, intervals_t, histogram_t = arrow_tables([run])
+    tables = arrow_tables([run])
+    runs_t, intervals_t, histogram_t = tables["runs"], tables["intervals"], tables["histogram"]
     v2_only = ["group_id", "label", "instr_per_txn", "cpu_per_txn", "server_cpuset", "client_cpuset"]
     con = duckdb.connect(str(path))
     for statement in DDL_V1:
         con.execute(statement)
     v1_columns = {row[0] for row in con.sql("DESCRIBE runs").fetchall()}
     assert not v1_columns & set(v2_only)
-    v1_runs = runs_t.drop_columns(v2_only)
+    v3_only = ["kind", "backend", "build_id", "requested_hash", "tool", "arch", "notes", "instr_per_query"]
+    v1_runs = runs_t.drop_columns(v2_only + v3_only)
     v1_runs = v1_runs.rename_columns(["target" if n == "server" else n for n in v1_runs.column_names])
     con.register("v1_runs", v1_runs)
     con.register("v1_intervals", intervals_t)
@@ -251,7 +255,7 @@ def test_migrates_a_version_1_file(tmp_path: Path) -> None:
         label="",
         server_cpuset="",
         client_cpuset="",
-        metrics=dataclasses.replace(run.metrics, cpu_per_txn=None, instr_per_txn=None),
+        metrics=dataclasses.replace(run.metrics, cpu_per_txn=None, instr_per_txn=None, instr_per_query=None),
     )
     assert loaded == expected
     store.save(make_run("new-1", 1))

@@ -1,0 +1,133 @@
+"""Before anything runs: can this invocation's design fail, and if not, which design can?
+
+The gating tests an invocation will make are known before the first run: the scenarios, the
+servers, the kinds of runs, the repetitions, the stored baselines and which metrics this machine can
+measure. :func:`check` turns them into :class:`harness.judge.design.TestDesign` records and asks
+:func:`harness.judge.design.attainable` whether every gating test could reach alpha under Holm.
+
+* It can: run as planned.
+* It cannot and the repetitions came from the profile: raise them to the smallest count that can,
+  and say so (one line, also in the report).
+* It cannot and the user forced the repetitions (``--repetitions`` / ``DBPERF_REPETITIONS``): stop
+  before spending any time, with one line naming the cause and the count that would work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.errors import ConfigError
+from harness.judge import design
+from harness.judge.classify import duration
+from harness.model import Kind, Scenario, Server
+from harness.run.probes import perf_support
+
+
+class DesignError(ConfigError):
+    """A forced design that can never return REGRESSION (raised before any run)."""
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One comparison an invocation will judge: a scenario x threads x kind, and its sample sizes.
+
+    ``n_base`` is the stored baseline's run count (baseline mode) or the pairs (A/B); ``n_head`` the
+    candidate runs (baseline) or the pairs (A/B).
+    """
+
+    label: str
+    scenario: Scenario
+    server: Server
+    kind: Kind
+    mode: str  # "ab" or "baseline"
+    n_base: int
+    n_head: int
+    metrics: tuple[str, ...] = ()
+
+
+def gating_metrics(scenario: Scenario, server: Server, kind: Kind) -> tuple[str, ...]:
+    """The gating metrics this machine will measure for a run of ``kind`` on ``server``."""
+    if kind == "cost":
+        return tuple(m for m in ("instr_per_txn",) if m in scenario.gate_metrics)
+    measurable = ["qps", "p95_ms", "p99_ms"]
+    if server.provider != "external":
+        measurable.append("cpu_per_txn")
+        if not perf_support():  # "" when perf counts instructions here
+            measurable.append("instr_per_txn")
+    return tuple(m for m in measurable if m in scenario.gate_metrics)
+
+
+def tests_of(planned: Sequence[Planned]) -> list[design.TestDesign]:
+    """One test design per gating metric of every planned comparison."""
+    out = []
+    for p in planned:
+        test_kind: design.Kind = "cost" if p.kind == "cost" else "signed-rank" if p.mode == "ab" else "rank-sum"
+        out += [design.TestDesign(test_kind, p.n_base, p.n_head, p.label, metric) for metric in p.metrics]
+    return out
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the check decided: the repetitions to run (timing), and the line to tell the user."""
+
+    repetitions: int | None
+    note: str = ""
+    check: design.DesignCheck | None = None
+
+
+def check(
+    planned: Sequence[Planned], *, alpha: float, forced: bool, seconds_per_repetition: float | None = None
+) -> Decision:
+    """Whether the planned design can fail, and the repetitions that make it able to (see the module doc)."""
+    tests = tests_of(planned)
+    if not tests:
+        return Decision(None)
+    result = design.attainable(tests, alpha)
+    if result.ok:
+        return Decision(None, check=result)
+    problem = result.problem() or "the design cannot reach alpha"
+    needed = design.repetitions_needed(tests, alpha)
+    if needed is None:
+        raise DesignError(f"refusing to run: {problem}, so nothing could ever be called a regression; {_fix(tests)}")
+    timing = [t for t in tests if t.kind != "cost"]
+    have = max((t.n_head for t in timing), default=0)
+    extra = ""
+    if seconds_per_repetition and needed > have:
+        extra = f" (~+{duration((needed - have) * seconds_per_repetition)[1:]})"
+    if forced:
+        raise DesignError(
+            f"refusing to run: {problem}, so nothing could ever be called a regression; use --repetitions "
+            f"{needed} or more{extra}, or gate fewer scenarios or metrics"
+        )
+    note = f"{problem}: running {needed} repetitions instead of {have}{extra} so that a regression can be found"
+    return Decision(needed, note, design.attainable(design.with_repetitions(tests, needed), alpha))
+
+
+def _fix(tests: Sequence[design.TestDesign]) -> str:
+    if any(t.kind == "cost" and min(t.n_base, t.n_head) < 2 for t in tests):
+        return (
+            "cost metrics need at least 2 runs a side: raise the scenario's [cost] repetitions "
+            "or record the baseline again"
+        )
+    small = min((t.n_base for t in tests if t.kind == "rank-sum"), default=0)
+    return f"the stored baseline has only {small} run(s): record it again with --repetitions 12"
+
+
+def attainable_alone(result: design.DesignCheck | None, label: str, metric: str) -> float | None:
+    """The smallest adjusted p-value one planned test can reach on its own (None if not planned)."""
+    if result is None:
+        return None
+    for a in result.tests:
+        if a.test.comparison == label and a.test.metric == metric:
+            return a.alone
+    return None
+
+
+def seconds_per_run(scenario: Scenario, kind: Kind, start_s: float = 5.0) -> float:
+    """A rough wall time of one run, for advice: warm-up + measured + server start (cost: measured)."""
+    if kind == "cost":
+        per_event = 0.006 if scenario.writes else 0.002
+        return math.ceil(15 + (scenario.cost.warmup_events + scenario.cost.events) * per_event)
+    return scenario.warmup_s + scenario.time_s + start_s

@@ -1,0 +1,203 @@
+"""Mapping between run records and the store's rows (Arrow tables, for Parquet and DuckDB alike)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from harness.model import (
+    CostProfile,
+    FunctionCost,
+    IntervalSample,
+    LatencyBucket,
+    Metrics,
+    Probes,
+    RunResult,
+    Testbed,
+    Totals,
+)
+from harness.store.schema import (
+    FUNCTION_COLUMNS,
+    HISTOGRAM_COLUMNS,
+    INTERVAL_COLUMNS,
+    PROFILE_COLUMNS,
+    RUN_COLUMNS,
+    arrow_schema,
+)
+
+RUN_SCHEMA = arrow_schema(RUN_COLUMNS)
+INTERVAL_SCHEMA = arrow_schema(INTERVAL_COLUMNS)
+HISTOGRAM_SCHEMA = arrow_schema(HISTOGRAM_COLUMNS)
+FUNCTION_SCHEMA = arrow_schema(FUNCTION_COLUMNS)
+PROFILE_SCHEMA = arrow_schema(PROFILE_COLUMNS)
+#: The store's tables, in the order a run's rows are written.
+TABLES: tuple[str, ...] = ("runs", "intervals", "histogram", "functions", "profiles")
+COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "runs": RUN_COLUMNS,
+    "intervals": INTERVAL_COLUMNS,
+    "histogram": HISTOGRAM_COLUMNS,
+    "functions": FUNCTION_COLUMNS,
+    "profiles": PROFILE_COLUMNS,
+}
+_TOTALS_FIELDS = tuple(f.name for f in fields(Totals))
+_METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
+INTERVAL_FIELDS = tuple(f.name for f in fields(IntervalSample))
+BUCKET_FIELDS = tuple(f.name for f in fields(LatencyBucket))
+_FUNCTION_FIELDS = tuple(f.name for f in fields(FunctionCost))
+_TEXT_FIELDS = (
+    *("server", "flavour", "provider", "server_version", "config_hash", "scenario", "scenario_hash"),
+    *("profile", "script", "git_sha", "failure", "source", "server_cpuset", "client_cpuset"),
+    *("group_id", "label", "backend", "build_id", "requested_hash", "tool", "arch"),
+)
+
+
+def _utc(value: datetime) -> datetime:
+    """Timestamps are stored in UTC; a naive one is taken to be UTC already."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _once(memo: dict[int, str], obj: object, make: Callable[[Any], str]) -> str:
+    """``make(obj)``, computed once per object: batches share testbeds and variable mappings."""
+    key = id(obj)  # the objects outlive the memo (the runs hold them)
+    if key not in memo:
+        memo[key] = make(obj)
+    return memo[key]
+
+
+def _json(mapping: Mapping[str, object]) -> str:
+    return json.dumps(dict(mapping), sort_keys=True)
+
+
+def _run_row(run: RunResult, memo: dict[int, str]) -> dict[str, object]:
+    tb, probes = run.testbed, run.probes
+    row: dict[str, object] = {name: getattr(run, name) for name in _TEXT_FIELDS}
+    row.update(
+        run_id=run.run_id,
+        started_at=_utc(run.started_at),
+        finished_at=_utc(run.finished_at),
+        status=run.status,
+        threads=run.threads,
+        repetition=run.repetition,
+        warmup_s=run.warmup_s,
+        time_s=run.time_s,
+        variables=_once(memo, run.variables, _json),
+        options=_once(memo, run.options, _json),
+        testbed_cpu_model=tb.cpu_model,
+        testbed_cores=tb.cores,
+        testbed_memory_gb=tb.memory_gb,
+        testbed_kernel=tb.kernel,
+        testbed_disk=tb.disk,
+        testbed_sysbench_version=tb.sysbench_version,
+        testbed_container_engine=tb.container_engine,
+        testbed_hostname=tb.hostname,
+        testbed_fingerprint=_once(memo, tb, lambda t: t.fingerprint),
+        probe_server_cpu_s=probes.server_cpu_s,
+        probe_instructions=probes.instructions,
+        probe_instructions_note=probes.instructions_note,
+        status_deltas=_once(memo, probes.status_deltas, _json),
+        kind=run.kind,
+        notes=json.dumps(list(run.notes)),
+    )
+    for name in _TOTALS_FIELDS:
+        row[f"totals_{name}"] = None if run.totals is None else getattr(run.totals, name)
+    for name in _METRIC_FIELDS:
+        row[name] = getattr(run.metrics, name)
+    return row
+
+
+def arrow_tables(runs: Sequence[RunResult]) -> dict[str, pa.Table]:
+    """The rows of these runs for every table of the store (:data:`TABLES`), as Arrow tables."""
+    memo: dict[int, str] = {}
+    rows = [_run_row(run, memo) for run in runs]
+    run_table = pa.table({name: [row[name] for row in rows] for name in RUN_SCHEMA.names}, schema=RUN_SCHEMA)
+    intervals: dict[str, list[object]] = {name: [] for name in INTERVAL_SCHEMA.names}
+    buckets: dict[str, list[object]] = {name: [] for name in HISTOGRAM_SCHEMA.names}
+    functions: dict[str, list[object]] = {name: [] for name in FUNCTION_SCHEMA.names}
+    profiles: dict[str, list[object]] = {name: [] for name in PROFILE_SCHEMA.names}
+    for run in runs:
+        for seq, sample in enumerate(run.intervals):
+            intervals["run_id"].append(run.run_id)
+            intervals["seq"].append(seq)
+            for name in INTERVAL_FIELDS:
+                intervals[name].append(getattr(sample, name))
+        for bucket in run.histogram:
+            buckets["run_id"].append(run.run_id)
+            for name in BUCKET_FIELDS:
+                buckets[name].append(getattr(bucket, name))
+        if run.cost_profile is not None:
+            profiles["run_id"].append(run.run_id)
+            profiles["total_ir"].append(run.cost_profile.total_ir)
+            profiles["dump"].append(run.cost_profile.dump)
+            for fn in run.cost_profile.functions:
+                functions["run_id"].append(run.run_id)
+                for name in _FUNCTION_FIELDS:
+                    functions[name].append(getattr(fn, name))
+    return {
+        "runs": run_table,
+        "intervals": pa.table(intervals, schema=INTERVAL_SCHEMA),
+        "histogram": pa.table(buckets, schema=HISTOGRAM_SCHEMA),
+        "functions": pa.table(functions, schema=FUNCTION_SCHEMA),
+        "profiles": pa.table(profiles, schema=PROFILE_SCHEMA),
+    }
+
+
+def profile_from_rows(total_ir: int, dump: bytes, functions: Sequence[Mapping[str, Any]]) -> CostProfile:
+    """A cost run's profile back from its ``profiles`` row and ``functions`` rows."""
+    return CostProfile(
+        total_ir=int(total_ir),
+        functions=tuple(FunctionCost(**{k: row[k] for k in _FUNCTION_FIELDS}) for row in functions),
+        dump=bytes(dump or b""),
+    )
+
+
+def run_from_row(
+    row: dict[str, Any],
+    intervals: Sequence[IntervalSample],
+    histogram: Sequence[LatencyBucket],
+    profile: CostProfile | None = None,
+) -> RunResult:
+    """A RunResult back from a ``runs`` row (as a dict), its samples and its cost profile."""
+    totals = None
+    if row["totals_time_s"] is not None:
+        totals = Totals(**{name: row[f"totals_{name}"] for name in _TOTALS_FIELDS})
+    return RunResult(
+        run_id=row["run_id"],
+        started_at=row["started_at"].astimezone(UTC),
+        finished_at=row["finished_at"].astimezone(UTC),
+        status=row["status"],
+        threads=row["threads"],
+        repetition=row["repetition"],
+        warmup_s=row["warmup_s"],
+        time_s=row["time_s"],
+        testbed=Testbed(
+            cpu_model=row["testbed_cpu_model"],
+            cores=row["testbed_cores"],
+            memory_gb=row["testbed_memory_gb"],
+            kernel=row["testbed_kernel"],
+            disk=row["testbed_disk"],
+            sysbench_version=row["testbed_sysbench_version"],
+            container_engine=row["testbed_container_engine"],
+            hostname=row["testbed_hostname"] or "",
+        ),
+        variables=json.loads(row["variables"] or "{}"),
+        options=json.loads(row["options"] or "{}"),
+        intervals=tuple(intervals),
+        histogram=tuple(histogram),
+        totals=totals,
+        probes=Probes(
+            server_cpu_s=row["probe_server_cpu_s"],
+            instructions=row["probe_instructions"],
+            instructions_note=row["probe_instructions_note"] or "",
+            status_deltas=json.loads(row["status_deltas"] or "{}"),
+        ),
+        metrics=Metrics(**{name: row.get(name) for name in _METRIC_FIELDS}),
+        kind="cost" if row.get("kind") == "cost" else "time",
+        notes=tuple(json.loads(row.get("notes") or "[]")),
+        cost_profile=profile,
+        **{name: row.get(name) or "" for name in _TEXT_FIELDS},
+    )

@@ -1,0 +1,121 @@
+"""harness.judge.classify: every outcome names its real cause, and the sentence agrees with the numbers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from harness.judge.classify import Evidence, classify, duration
+
+LOG = math.log
+
+
+def ev(est: float, low: float, high: float, p: float, *, kind="signed-rank", conf=0.95, noise=0.05, n=10, **kw):
+    """Evidence from ratios (0.9 = a 10 % drop)."""
+    return Evidence(kind, LOG(est), LOG(low), LOG(high), conf, p, noise, n, n, **kw)
+
+
+def decide(e: Evidence, p_adjusted: float, *, higher_is_worse=False, min_effect=0.05, family=1, alpha=0.02, **kw):
+    return classify(
+        e,
+        label="QPS",
+        p_adjusted=p_adjusted,
+        family_size=family,
+        alpha=alpha,
+        min_effect=min_effect,
+        higher_is_worse=higher_is_worse,
+        **kw,
+    )
+
+
+def test_regression_needs_significance_a_harmful_interval_and_size():
+    r = decide(ev(0.90, 0.86, 0.94, 0.001), 0.003, family=3)
+    assert (r.outcome, r.cause) == ("regression", "regression")
+    assert r.reason.startswith("Regression: QPS -10.0 % (95 % interval -14.0 % to -6.0 %, adjusted p = 0.003)")
+    assert "beyond the minimum effect of 5 %" in r.reason
+    up = decide(ev(1.10, 1.05, 1.15, 0.001), 0.001, higher_is_worse=True)
+    assert up.outcome == "regression" and "a rise beyond" in up.reason
+    better = decide(ev(1.10, 1.07, 1.15, 0.001), 0.001)
+    assert (better.outcome, better.cause) == ("improvement", "improvement")
+
+
+def test_the_multiplicity_adjustment_is_named_when_it_is_the_cause():
+    """The issue's case: QPS -35.5 % [-47.4, -8.4] that only Holm kept from a regression."""
+    r = decide(ev(0.645, 0.526, 0.916, 0.0079), 0.024, family=3, seconds_per_repetition=12.0)
+    assert (r.outcome, r.cause) == ("inconclusive", "multiplicity")
+    assert "-35.5 %" in r.reason and "-47.4 %" in r.reason and "-8.4 %" in r.reason
+    assert "adjusted for 3 gating tests (Holm) p = 0.024, not below alpha 0.02" in r.reason
+    assert "cannot rule out" not in r.reason
+
+
+def test_an_interval_that_excludes_zero_at_95_percent_but_not_at_alpha():
+    r = decide(ev(0.90, 0.82, 0.99, 0.03), 0.03)
+    assert (r.outcome, r.cause) == ("inconclusive", "significance")
+    assert "p = 0.03 is not below alpha 0.02" in r.reason
+
+
+def test_a_real_change_smaller_than_the_minimum_effect():
+    small = decide(ev(0.99, 0.985, 0.995, 0.001), 0.001)
+    assert (small.outcome, small.cause) == ("pass", "pass")
+    assert "a real drop but smaller than the minimum effect of 5 %" in small.reason
+    edge = decide(ev(0.98, 0.93, 0.995, 0.001), 0.001)
+    assert (edge.outcome, edge.cause) == ("inconclusive", "small")
+    assert "inside the 5 % minimum effect" in edge.reason
+
+
+def test_pass_rules_out_the_harmful_change():
+    ok = decide(ev(1.01, 0.99, 1.02, 0.4), 0.4, higher_is_worse=True)
+    assert (ok.outcome, ok.cause) == ("pass", "pass")
+    assert ok.summary == "rules out a rise of 5 % or more"
+
+
+def test_too_noisy_says_what_would_decide_and_how_long_it_takes():
+    wide = decide(ev(1.0, 0.9, 1.1, 0.9, noise=0.1), 0.9, higher_is_worse=True, seconds_per_repetition=30.0)
+    assert (wide.outcome, wide.cause) == ("inconclusive", "noise")
+    assert "the interval reaches +10.0 %" in wide.reason
+    assert "the noise is 10.0 % SD" in wide.reason
+    assert wide.repetitions_needed is not None and wide.repetitions_needed > 10
+    assert wide.seconds_needed == wide.repetitions_needed * 30.0
+    assert f"about {wide.repetitions_needed} pairs ({duration(wide.seconds_needed)}) would likely decide" in wide.reason
+
+
+def test_too_few_pairs_for_a_95_percent_interval():
+    short = decide(ev(1.0, 0.995, 1.005, 1.0, conf=0.75, n=3), 1.0, higher_is_worse=True)
+    assert (short.outcome, short.cause) == ("inconclusive", "repetitions")
+    assert "3 pairs give at most a 75 % interval, short of the 95 % asked for" in short.reason
+    assert "6 or more give a full 95 % interval" in short.reason
+
+
+def test_baseline_mode_advice_counts_candidate_runs():
+    e = Evidence("rank-sum", 0.0, LOG(0.9), LOG(1.1), 0.95, 0.9, 0.08, 6, 6)
+    r = decide(e, 0.9, seconds_per_repetition=5.0)
+    assert "candidate runs" in r.reason
+
+
+@pytest.mark.parametrize(
+    ("refusal", "cause", "text"),
+    [
+        ("noise", "not-deterministic", "above the 0.25 % a deterministic count may vary"),
+        ("repetitions", "one-run", "needs at least 2 runs a side"),
+    ],
+)
+def test_cost_refusals_are_inconclusive_with_their_cause(refusal, cause, text):
+    e = Evidence("cost", 0.0, -math.inf, math.inf, 0.95, 1.0, 0.008, 3, 3, refusal=refusal, ceiling_cv=0.0025)
+    r = decide(e, 1.0, higher_is_worse=True, min_effect=0.01)
+    assert (r.outcome, r.cause) == ("inconclusive", cause)
+    assert text in r.reason
+
+
+def test_cost_regression_wording():
+    e = Evidence("cost", LOG(1.012), LOG(1.0115), LOG(1.0125), 0.95, 1e-9, 0.0002, 3, 3)
+    r = decide(e, 4e-9, higher_is_worse=True, min_effect=0.005, family=4)
+    assert r.outcome == "regression"
+    assert "+1.2 %" in r.reason
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(40, "~40 s"), (720, "~12 min"), (3 * 3600 + 1800, "~3.5 h"), (3 * 86400, "~3.0 days")]
+)
+def test_duration(seconds: float, text: str):
+    assert duration(seconds) == text
