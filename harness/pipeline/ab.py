@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from harness.judge import stats
 from harness.judge.gate import DEFAULT_ALPHA, PairedCase, judge_pairs
 from harness.model import Kind, RunResult, Scenario, Server, Verdict
-from harness.run.measure import RunContext, run_once
+from harness.run.context import RunContext
+from harness.run.measure import run_once
 from harness.run.session import Session, new_group_id
 
 

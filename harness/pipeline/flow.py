@@ -176,7 +176,11 @@ def run(
     case = resolve(settings, scenario_name, server)
     session = _session(settings, reporter, [case.server], session)
     group = new_group_id()
-    runs = [r for kind in settings.kinds(("time",)) for r in measure_case(session, case, kind=kind, group_id=group)]
+    runs = [
+        r
+        for kind in settings.kinds(("time",))
+        for r in measure_case(session, _cases_for(settings, case, kind), kind=kind, group_id=group)
+    ]
     return Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(session.warnings), group_id=group)
 
 

@@ -47,7 +47,12 @@ class TerminalReporter:
         )
 
     def finished(self, run: RunResult) -> None:
-        if run.ok:
+        if run.ok and run.kind == "cost":
+            self.out.print(
+                f"[green]✔[/green] {run.server} {run.scenario} {run.threads}t cost #{run.repetition}: "
+                f"{fmt(run.metrics.instr_per_txn)} instructions/txn  (run {run.run_id})"
+            )
+        elif run.ok:
             m = run.metrics
             self.out.print(
                 f"[green]✔[/green] {run.server} {run.scenario} {run.threads}t #{run.repetition}: "

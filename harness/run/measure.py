@@ -10,25 +10,23 @@ stored too, with their reason, and never become baselines.
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from harness.errors import HarnessError
 from harness.model import (
     IntervalSample,
-    LatencyBucket,
-    Metrics,
     Probes,
     RunKind,
     RunResult,
-    RunStatus,
     Scenario,
     Server,
     Testbed,
-    Totals,
 )
+from harness.run import warmup
+from harness.run.context import RunContext, build_result
+from harness.run.cost import run_cost
 from harness.run.identity import config_hash
 from harness.run.probes import ProbeSession
 from harness.run.session import Session
@@ -36,72 +34,15 @@ from harness.servers.base import ServerInstance, read_variables
 from harness.sysbench.driver import run, run_argv, workdir
 
 
-@dataclass(frozen=True)
-class RunContext:
-    """Who a run is, decided before it starts."""
-
-    server: Server
-    scenario: Scenario
-    threads: int
-    repetition: int
-    testbed: Testbed
-    git_sha: str
-    group_id: str = ""
-    label: str = ""
-    kind: RunKind = "time"
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-
-
-def _result(
-    ctx: RunContext,
-    started: datetime,
-    status: RunStatus,
-    *,
-    failure: str = "",
-    server_version: str = "",
-    config: str = "",
-    variables: Mapping[str, str] | None = None,
-    options: Mapping[str, str] | None = None,
-    intervals: tuple[IntervalSample, ...] = (),
-    histogram: tuple[LatencyBucket, ...] = (),
-    totals: Totals | None = None,
-    probes: Probes | None = None,
-) -> RunResult:
-    """The one place a measured run's record is built: identity from the context, outcome from the run."""
-    readings = probes or Probes()
-    return RunResult(
-        run_id=ctx.run_id,
-        started_at=started,
-        finished_at=datetime.now(UTC),
-        status=status,
-        failure=failure,
-        server=ctx.server.name,
-        flavour=ctx.server.flavour,
-        provider=ctx.server.provider,
-        server_version=server_version,
-        config_hash=config,
-        scenario=ctx.scenario.name,
-        scenario_hash=ctx.scenario.definition_hash,
-        profile=ctx.scenario.profile,
-        script=ctx.scenario.script,
-        threads=ctx.threads,
-        repetition=ctx.repetition,
-        warmup_s=ctx.scenario.warmup_s,
-        time_s=ctx.scenario.time_s,
-        testbed=ctx.testbed,
-        git_sha=ctx.git_sha,
-        group_id=ctx.group_id,
-        label=ctx.label,
-        server_cpuset=ctx.server.cpuset or "",
-        client_cpuset=ctx.server.client_cpuset or "",
-        variables=variables or {},
-        options=options or {},
-        intervals=intervals,
-        histogram=histogram,
-        totals=totals,
-        probes=readings,
-        metrics=Metrics.derive(totals, histogram, readings) if status == "ok" else Metrics(),
-    )
+def _adapt(session: Session, ctx: RunContext, profile_warmup: int, found: warmup.Trend | None) -> None:
+    """Lengthen the warm-up of this scenario x threads for the next repetitions after a rising trend."""
+    longer = warmup.next_warmup(ctx.scenario.warmup_s, profile_warmup, found)
+    if longer > ctx.scenario.warmup_s:
+        session.warmups[(ctx.scenario.name, ctx.threads)] = longer
+        session.reporter.phase(
+            f"warning: {ctx.scenario.name} {ctx.threads}t was {found.describe() if found else ''}; "
+            f"warming up {longer} s from now on"
+        )
 
 
 def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None = None) -> RunResult:
@@ -110,8 +51,12 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
     The run gets a fresh server from the dataset snapshot unless ``instance`` is given (scenarios with
     ``fresh_server = false`` share one server across the thread counts of a repetition).
     """
+    if ctx.kind == "cost":
+        return run_cost(session, ctx, instance)
     started = datetime.now(UTC)
     label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
+    profile_warmup = ctx.scenario.warmup_s
+    ctx = replace(ctx, scenario=session.adapted(ctx.scenario, ctx.threads))
     version, config = "", ""
     try:
         with contextlib.ExitStack() as stack:
@@ -149,7 +94,7 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
                 reason = outcome.failure.message()
                 if not instance.alive():
                     reason = f"server died during the run ({instance.error_log_tail()}); {reason}"
-                result = _result(
+                result = build_result(
                     ctx,
                     started,
                     "failed",
@@ -161,7 +106,9 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
                     intervals=outcome.intervals,
                 )
             else:
-                result = _result(
+                found = warmup.trend(outcome.intervals)
+                _adapt(session, ctx, profile_warmup, found)
+                result = build_result(
                     ctx,
                     started,
                     "ok",
@@ -173,9 +120,10 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
                     histogram=outcome.histogram,
                     totals=outcome.totals,
                     probes=readings,
+                    notes=(found.describe(),) if found else (),
                 )
     except HarnessError as exc:
-        result = _result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
+        result = build_result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
     session.save(result)
     session.reporter.finished(result)
     return result
@@ -235,7 +183,7 @@ def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure
 
 
 def _stored_failure(session: Session, ctx: RunContext, reason: str) -> RunResult:
-    result = _result(ctx, datetime.now(UTC), "failed", failure=reason)
+    result = build_result(ctx, datetime.now(UTC), "failed", failure=reason)
     session.save(result)
     session.reporter.finished(result)
     return result

@@ -3,6 +3,7 @@ reporter that tells people what is happening."""
 
 from __future__ import annotations
 
+import platform
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -12,8 +13,10 @@ from typing import Protocol
 
 from harness.dataset import DatasetCache, Snapshot
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
+from harness.run.context import CostIdentity
 from harness.servers import provider_for
 from harness.servers.base import DatasetCredentials, Provider, ServerInstance
+from harness.servers.callgrind import Callgrind
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
 
@@ -52,8 +55,28 @@ class Session:
     reporter: Reporter = field(default_factory=QuietReporter)
     sysbench_version: str = "1.0.20"
     warnings: list[str] = field(default_factory=list)  # about the machine or the method, for the reports
+    warmups: dict[tuple[str, int], int] = field(default_factory=dict)  # (scenario, threads) -> adapted warm-up
     _snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
     _external_prepared: set[tuple[str, str]] = field(default_factory=set)
+    _cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def adapted(self, scenario: Scenario, threads: int) -> Scenario:
+        """The scenario with the warm-up earlier runs of it showed it needs (see :mod:`harness.run.warmup`)."""
+        warmup = self.warmups.get((scenario.name, threads))
+        return scenario if warmup is None or warmup <= scenario.warmup_s else scenario.with_overrides(warmup_s=warmup)
+
+    def cost_identity(self, server: Server, scenario: Scenario) -> CostIdentity:
+        """What a cost count of ``server`` depends on: counting tool, architecture, build, requested config."""
+        provider = provider_for(server)
+        if server.name not in self._cost_identity:
+            self._cost_identity[server.name] = (provider.counting_tool(), provider.server_build())
+        tool, build = self._cost_identity[server.name]
+        requested = {
+            "flavour": server.flavour,
+            "variables": Callgrind.variables(server.flavour, effective_variables(server, scenario)),
+            "config": server.config_file.read_text() if server.config_file and server.config_file.is_file() else "",
+        }
+        return CostIdentity("callgrind", tool, platform.machine(), build, stable_hash(requested))
 
     def snapshot(self, provider: Provider, scenario: Scenario) -> Snapshot | None:
         server = provider.server
@@ -65,14 +88,16 @@ class Session:
         return self._snapshots[key]
 
     @contextmanager
-    def instance(self, server: Server, scenario: Scenario) -> Iterator[ServerInstance]:
+    def instance(
+        self, server: Server, scenario: Scenario, *, callgrind: Callgrind | None = None
+    ) -> Iterator[ServerInstance]:
         """A fresh server for one run: restored dataset for local/container, prepared tables for external."""
         provider = provider_for(server)
         snapshot = self.snapshot(provider, scenario)
         variables = effective_variables(server, scenario)
         if snapshot is None:
             credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
-            with provider.serve(None, credentials, variables) as instance:
+            with provider.serve(None, credentials, variables, callgrind) as instance:
                 key = (server.name, stable_hash(scenario.dataset_key()))
                 if key not in self._external_prepared:
                     self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server.name}")
@@ -83,7 +108,7 @@ class Session:
             return
         with (
             self.cache.restore(snapshot) as datadir,
-            provider.serve(datadir, snapshot.credentials, variables) as instance,
+            provider.serve(datadir, snapshot.credentials, variables, callgrind) as instance,
         ):
             yield instance
 

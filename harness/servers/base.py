@@ -14,6 +14,7 @@ import pymysql
 
 from harness.errors import ServerError
 from harness.model import Server
+from harness.servers.callgrind import Callgrind, Control
 
 BENCH_USER = "dbperf"
 
@@ -69,9 +70,14 @@ class ServerInstance(Protocol):
 
     def error_log_tail(self) -> str: ...
 
+    @property
+    def control(self) -> Control | None:
+        """``callgrind_control`` for a server started under callgrind (None otherwise)."""
+        ...
+
 
 class Provider(Protocol):
-    """How a server's servers are made, started and stopped."""
+    """How a server's instances are made, started and stopped."""
 
     server: Server
 
@@ -84,9 +90,22 @@ class Provider(Protocol):
         ...
 
     def serve(
-        self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
+        self,
+        datadir: Path | None,
+        credentials: DatasetCredentials,
+        variables: Mapping[str, str],
+        callgrind: Callgrind | None = None,
     ) -> AbstractContextManager[ServerInstance]:
-        """Start a server on ``datadir``; leaving the context stops it and removes what it made."""
+        """Start a server on ``datadir`` (under callgrind when asked); leaving the context stops it and
+        removes what it made."""
+        ...
+
+    def server_build(self) -> str:
+        """The GNU build-id of the server binary ("" when it cannot be read): what cost counts depend on."""
+        ...
+
+    def counting_tool(self) -> str:
+        """The valgrind version that counts instructions for this server (on the host or in its image)."""
         ...
 
 

@@ -15,8 +15,10 @@ left over from a process that died.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
+import tarfile
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -41,6 +43,8 @@ from harness.servers.base import (
     run_sql,
     wait_until_ready,
 )
+from harness.servers.callgrind import READY_TIMEOUT_S, Callgrind, Control
+from harness.servers.elf import build_id
 from harness.servers.local import free_port, summarise_log
 from harness.servers.variables import write_cnf
 
@@ -48,6 +52,8 @@ LABEL = "org.dbperf.managed"
 OWNER_LABEL = "org.dbperf.owner-pid"
 DATA = "/data"
 CNF = "/etc/dbperf/my.cnf"
+COUNTS = "/callgrind"
+_BUILD_IDS: dict[str, str] = {}  # image id -> the server binary's build-id
 
 
 def docker_client() -> Any:
@@ -80,6 +86,7 @@ class ContainerInstance:
     endpoint: Endpoint
     container: DockerContainer
     version: str
+    control: Control | None = None
 
     @property
     def host_pid(self) -> int | None:
@@ -137,7 +144,38 @@ class ContainerProvider:
         image = self._check_image()
         return f"{self.image}@{image.id}"
 
-    def _container(self, command: list[str], mounts: list[tuple[Path, str, str]]) -> DockerContainer:
+    def server_build(self) -> str:
+        """The build-id of the server binary inside the image (read from a stopped container's files)."""
+        image = self._check_image()
+        if image.id not in _BUILD_IDS:
+            binary = "/usr/sbin/mariadbd" if self.server.flavour == "mariadb" else "/usr/sbin/mysqld"
+            client = docker_client()
+            holder = client.containers.create(self.image, command=["true"], labels={LABEL: "true"})
+            try:
+                stream, _ = holder.get_archive(binary)
+                with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+                    member = archive.extractfile(archive.getmembers()[0])
+                    _BUILD_IDS[image.id] = build_id(member.read(1 << 20)) if member else ""
+            except (docker.errors.DockerException, tarfile.TarError, IndexError):
+                _BUILD_IDS[image.id] = ""
+            finally:
+                with contextlib.suppress(docker.errors.DockerException):
+                    holder.remove(force=True)
+        return _BUILD_IDS[image.id]
+
+    def counting_tool(self) -> str:
+        image = self._check_image()
+        label = str((image.labels or {}).get("org.dbperf.valgrind-version", ""))
+        if label:
+            return label
+        raise ServerError(
+            f"image '{self.image}' has no valgrind, which cost mode needs inside the container: rebuild it with "
+            "tools/build-images.sh --force"
+        )
+
+    def _container(
+        self, command: list[str], mounts: list[tuple[Path, str, str]], *, init: bool = False
+    ) -> DockerContainer:
         container = DockerContainer(self.image).with_command(command)
         for host, inside, mode in mounts:
             container = container.with_volume_mapping(str(host), inside, mode)
@@ -151,6 +189,8 @@ class ContainerProvider:
             kwargs["nano_cpus"] = int(self.server.cpus * 1e9)
         if self.server.memory_limit:
             kwargs["mem_limit"] = self.server.memory_limit
+        if init:  # valgrind must not be the container's PID 1 (vgdb cannot reach it there)
+            kwargs["init"] = True
         return container.with_kwargs(**kwargs)
 
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
@@ -173,7 +213,11 @@ class ContainerProvider:
 
     @contextmanager
     def serve(
-        self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
+        self,
+        datadir: Path | None,
+        credentials: DatasetCredentials,
+        variables: Mapping[str, str],
+        callgrind: Callgrind | None = None,
     ) -> Iterator[ContainerInstance]:
         if datadir is None:
             raise ServerError("the container provider needs a datadir")
@@ -183,6 +227,9 @@ class ContainerProvider:
         run_dir = Path(tempfile.mkdtemp(prefix="dbperf-container-"))
         container: DockerContainer | None = None
         try:
+            if callgrind is not None:
+                self.counting_tool()  # a clear error when the image has no valgrind
+                variables = Callgrind.variables(self.server.flavour, variables)
             cnf = write_cnf(run_dir / "my.cnf", self.server, variables)
             cnf.chmod(0o644)
             port = free_port()
@@ -197,7 +244,14 @@ class ContainerProvider:
                 f"--pid-file={DATA}/server.pid",
                 "--user=root",
             ]
-            container = self._container(command, [(datadir, DATA, "rw"), (cnf, CNF, "ro")])
+            mounts = [(datadir, DATA, "rw"), (cnf, CNF, "ro")]
+            out_dir = run_dir / "callgrind"
+            if callgrind is not None:
+                out_dir.mkdir()
+                out_dir.chmod(0o777)
+                command = [*callgrind.argv(COUNTS), *command]
+                mounts.append((out_dir, COUNTS, "rw"))
+            container = self._container(command, mounts, init=callgrind is not None)
             try:
                 container.start()
             except docker.errors.DockerException as exc:
@@ -212,20 +266,24 @@ class ContainerProvider:
                 credentials.password,
                 alive=instance.alive,
                 log_tail=instance.error_log_tail,
-                what=f"{self.server.name} ({self.image})",
+                what=f"{self.server.name} ({self.image}{' under callgrind' if callgrind else ''})",
+                timeout_s=READY_TIMEOUT_S if callgrind else 90.0,
             )
             check_version_pin(self.server, version)
             endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.server.database)
-            yield ContainerInstance(endpoint, container, version)
+            control = None
+            if callgrind is not None:
+                control = Control(out_dir, None, ["docker", "exec", container.get_wrapped_container().id])
+            yield ContainerInstance(endpoint, container, version, control)
         finally:
             if container is not None:
-                _stop_container(container)
+                _stop_container(container, grace_s=5 if callgrind else 60)
             shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _stop_container(container: DockerContainer) -> None:
+def _stop_container(container: DockerContainer, grace_s: int = 60) -> None:
     """Stop with SIGTERM (clean InnoDB shutdown, needed for snapshots), then remove."""
     with contextlib.suppress(docker.errors.DockerException):
-        container.get_wrapped_container().stop(timeout=60)
+        container.get_wrapped_container().stop(timeout=grace_s)
     with contextlib.suppress(docker.errors.DockerException):
         container.stop()

@@ -18,6 +18,7 @@ import pymysql
 from harness.errors import ServerError
 from harness.model import Server
 from harness.servers.base import DatasetCredentials, Endpoint, check_version_pin, connect
+from harness.servers.callgrind import Callgrind, Control
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,16 @@ class ExternalInstance:
 
     def error_log_tail(self) -> str:
         return "(external server: no log access)"
+
+    @property
+    def control(self) -> Control | None:
+        return None
+
+
+_NO_COST = (
+    "server '{name}' is external: cost mode counts instructions of a server dbperf starts under valgrind "
+    "(local or container); judge this one with timing runs (--no-cost)"
+)
 
 
 class ExternalProvider:
@@ -60,14 +71,26 @@ class ExternalProvider:
         with self.serve(None, creds, {}) as instance:
             return f"external:{self.server.host}:{self.server.port}:{instance.version}"
 
+    def server_build(self) -> str:
+        return ""
+
+    def counting_tool(self) -> str:
+        raise ServerError(_NO_COST.format(name=self.server.name))
+
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         """Nothing to initialise: the database must exist and the account must be allowed to use it."""
 
     @contextmanager
     def serve(
-        self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
+        self,
+        datadir: Path | None,
+        credentials: DatasetCredentials,
+        variables: Mapping[str, str],
+        callgrind: Callgrind | None = None,
     ) -> Iterator[ExternalInstance]:
         del datadir, variables  # an external server's configuration is its owner's business
+        if callgrind is not None:
+            raise ServerError(_NO_COST.format(name=self.server.name))
         port = self.server.port or 3306
         try:
             conn = connect(self.server.host, port, credentials.user, credentials.password)

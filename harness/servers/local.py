@@ -29,6 +29,8 @@ from harness.servers.base import (
     run_sql,
     wait_until_ready,
 )
+from harness.servers.callgrind import READY_TIMEOUT_S, Callgrind, Control, valgrind_version
+from harness.servers.elf import file_build_id
 from harness.servers.variables import write_cnf
 
 RUN_PREFIX = "dbperf-local-"
@@ -83,6 +85,7 @@ class LocalInstance:
     process: subprocess.Popen[bytes]
     version: str
     log_path: Path
+    control: Control | None = None
 
     @property
     def host_pid(self) -> int | None:
@@ -142,6 +145,12 @@ class LocalProvider:
         out = subprocess.run([self.binary, "--version"], capture_output=True, text=True, check=False)
         return out.stdout.strip() or out.stderr.strip()
 
+    def server_build(self) -> str:
+        return file_build_id(Path(self.binary))
+
+    def counting_tool(self) -> str:
+        return valgrind_version()
+
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         datadir.mkdir(parents=True, exist_ok=True)
         tool = find_binary("mariadb-install-db") if self.server.flavour == "mariadb" else self.binary
@@ -156,7 +165,11 @@ class LocalProvider:
 
     @contextmanager
     def serve(
-        self, datadir: Path | None, credentials: DatasetCredentials, variables: Mapping[str, str]
+        self,
+        datadir: Path | None,
+        credentials: DatasetCredentials,
+        variables: Mapping[str, str],
+        callgrind: Callgrind | None = None,
     ) -> Iterator[LocalInstance]:
         if datadir is None:
             raise ServerError("the local provider needs a datadir")
@@ -165,6 +178,8 @@ class LocalProvider:
         process: subprocess.Popen[bytes] | None = None
         try:
             (run_dir / "owner.pid").write_text(str(os.getpid()))
+            if callgrind is not None:
+                variables = Callgrind.variables(self.server.flavour, variables)
             cnf = write_cnf(run_dir / "my.cnf", self.server, variables)
             port = free_port()
             log_path = run_dir / "error.log"
@@ -179,6 +194,10 @@ class LocalProvider:
                 f"--log-error={log_path}",
                 "--user=root",
             ]
+            out_dir = run_dir / "callgrind"
+            if callgrind is not None:
+                out_dir.mkdir()
+                argv = [*callgrind.argv(str(out_dir)), *argv]
             if self.server.cpuset:
                 argv = ["taskset", "-c", self.server.cpuset, *argv]
             with (run_dir / "stdout.log").open("wb") as out:
@@ -202,12 +221,15 @@ class LocalProvider:
                 credentials.password,
                 alive=lambda: proc.poll() is None,
                 log_tail=log_tail,
-                what=f"{self.server.name} ({self.binary})",
+                what=f"{self.server.name} ({self.binary}{' under callgrind' if callgrind else ''})",
+                timeout_s=READY_TIMEOUT_S if callgrind else 90.0,
             )
             check_version_pin(self.server, version)
             endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.server.database)
-            yield LocalInstance(endpoint, process, version, log_path)
+            control = Control(out_dir, process.pid) if callgrind else None
+            yield LocalInstance(endpoint, process, version, log_path, control)
         finally:
             if process is not None:
-                stop_process(process)
+                # a counted server's datadir is a throwaway copy: no clean shutdown to wait for
+                stop_process(process, grace_s=5.0 if callgrind else 60.0)
             shutil.rmtree(run_dir, ignore_errors=True)

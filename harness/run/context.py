@@ -1,0 +1,114 @@
+"""Who a run is (decided before it starts), and the one place a run's record is built."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from harness.model import (
+    CostProfile,
+    IntervalSample,
+    LatencyBucket,
+    Metrics,
+    Probes,
+    RunKind,
+    RunResult,
+    RunStatus,
+    Scenario,
+    Server,
+    Testbed,
+    Totals,
+)
+
+
+@dataclass(frozen=True)
+class CostIdentity:
+    """What a cost run's count depends on besides the scenario: how it was counted, on what build and config."""
+
+    backend: str
+    tool: str
+    arch: str
+    build_id: str
+    requested_hash: str
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Who a run is, decided before it starts."""
+
+    server: Server
+    scenario: Scenario
+    threads: int
+    repetition: int
+    testbed: Testbed
+    git_sha: str
+    group_id: str = ""
+    label: str = ""
+    kind: RunKind = "time"
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+
+
+def build_result(
+    ctx: RunContext,
+    started: datetime,
+    status: RunStatus,
+    *,
+    failure: str = "",
+    server_version: str = "",
+    config: str = "",
+    variables: Mapping[str, str] | None = None,
+    options: Mapping[str, str] | None = None,
+    intervals: tuple[IntervalSample, ...] = (),
+    histogram: tuple[LatencyBucket, ...] = (),
+    totals: Totals | None = None,
+    probes: Probes | None = None,
+    notes: tuple[str, ...] = (),
+    metrics: Metrics | None = None,
+    cost: CostIdentity | None = None,
+    cost_profile: CostProfile | None = None,
+) -> RunResult:
+    """The one place a measured run's record is built: identity from the context, outcome from the run."""
+    readings = probes or Probes()
+    return RunResult(
+        run_id=ctx.run_id,
+        started_at=started,
+        finished_at=datetime.now(UTC),
+        status=status,
+        failure=failure,
+        server=ctx.server.name,
+        flavour=ctx.server.flavour,
+        provider=ctx.server.provider,
+        server_version=server_version,
+        config_hash=config,
+        scenario=ctx.scenario.name,
+        scenario_hash=ctx.scenario.definition_hash,
+        profile=ctx.scenario.profile,
+        script=ctx.scenario.script,
+        threads=ctx.threads,
+        repetition=ctx.repetition,
+        warmup_s=ctx.scenario.warmup_s,
+        time_s=ctx.scenario.time_s,
+        testbed=ctx.testbed,
+        git_sha=ctx.git_sha,
+        group_id=ctx.group_id,
+        label=ctx.label,
+        server_cpuset=ctx.server.cpuset or "",
+        client_cpuset=ctx.server.client_cpuset or "",
+        variables=variables or {},
+        options=options or {},
+        intervals=intervals,
+        histogram=histogram,
+        totals=totals,
+        probes=readings,
+        metrics=metrics or (Metrics.derive(totals, histogram, readings) if status == "ok" else Metrics()),
+        notes=notes,
+        kind=ctx.kind,
+        backend=cost.backend if cost else ("perf" if readings.instructions is not None else ""),
+        tool=cost.tool if cost else "",
+        arch=cost.arch if cost else "",
+        build_id=cost.build_id if cost else "",
+        requested_hash=cost.requested_hash if cost else "",
+        cost_profile=cost_profile,
+    )

@@ -1,0 +1,125 @@
+"""Cost runs: a server's instructions per transaction, counted under callgrind, as a stored run.
+
+One cost run::
+
+    restore the snapshot ─► start the server under callgrind ─► [hold a read view, writes]
+      ─► warm-up: sysbench --events=W ─► callgrind_control -z ─► measured: sysbench --events=M
+      ─► callgrind_control -d ─► parse the dump ─► instructions / transactions
+
+What is counted: every instruction the server executes inside statement dispatch (parsing,
+optimising, executing, InnoDB work done on the statement's thread, and the result sent back) for M
+transactions, after W warm-up transactions on the same connections (the first run after a start
+counts about 0.6 % more). What is not: start-up, connection set-up, and background work outside
+dispatch (InnoDB purge, page cleaner, the binary log's group commit thread). For write workloads a
+read view held from a separate connection stops purge during the whole run, so the foreground always
+finds the same undo history: the same for base and head, and said in every report.
+
+A cost run's QPS and latency are those of a server slowed 20-50x and are never reported: the record
+holds only instructions per transaction and per query, the profile (every function's self and
+inclusive instructions), and the identity the count depends on (build, requested configuration,
+valgrind version, architecture).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+import pymysql
+
+from harness.errors import HarnessError, ServerError, SysbenchError
+from harness.model import Metrics, RunResult
+from harness.run.callgrind import read_dump
+from harness.run.context import RunContext, build_result
+from harness.run.identity import config_hash
+from harness.run.session import Session
+from harness.servers.base import Endpoint, ServerInstance, connect, read_variables
+from harness.servers.callgrind import Callgrind
+from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
+
+READ_VIEW_NOTE = "writes counted with a read view held open (purge stopped for the run, on both sides alike)"
+
+
+@contextmanager
+def read_view(endpoint: Endpoint) -> Iterator[None]:
+    """A consistent-snapshot transaction held open on its own idle connection (it costs nothing in dispatch)."""
+    try:
+        conn = connect(endpoint.host, endpoint.port, endpoint.user, endpoint.password, endpoint.database, timeout=60)
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot open the read view connection: {exc}") from exc
+    try:
+        with conn.cursor() as cur:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            cur.execute("SELECT id FROM sbtest1 LIMIT 1")
+            cur.fetchall()
+        yield
+    finally:
+        with contextlib.suppress(pymysql.err.MySQLError):
+            conn.close()
+
+
+def _sysbench(ctx: RunContext, instance: ServerInstance, events: int, what: str) -> SysbenchOutcome:
+    scenario = ctx.scenario
+    with workdir(scenario) as (folder, wrapper):
+        argv = cost_argv(scenario, instance.endpoint, wrapper, ctx.threads, events, ctx.server.client_cpuset)
+        outcome = run(argv, cwd=folder, warmup_s=0, expected_s=0, timeout_s=3600 + events * 2.0)
+    if outcome.failure is not None:
+        raise SysbenchError(f"the {what} sysbench run failed: {outcome.failure.message()}")
+    if outcome.totals is None or outcome.totals.events < 1:
+        raise SysbenchError(f"the {what} sysbench run reported no transactions")
+    return outcome
+
+
+def run_cost(session: Session, ctx: RunContext, instance: ServerInstance | None = None) -> RunResult:
+    """One cost repetition on a fresh server under callgrind; the result is stored before returning."""
+    del instance  # a counted server is always its own: a shared, uncounted one cannot be used
+    started = datetime.now(UTC)
+    settings = ctx.scenario.cost
+    label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t cost #{ctx.repetition}"
+    version, config, variables = "", "", {}
+    try:
+        identity = session.cost_identity(ctx.server, ctx.scenario)
+        session.reporter.phase(
+            f"counting {label} under callgrind ({settings.warmup_events:,} warm-up + {settings.events:,} transactions)"
+        )
+        with session.instance(ctx.server, ctx.scenario, callgrind=Callgrind()) as live:
+            control = live.control
+            if control is None:
+                raise ServerError(f"{ctx.server.name} was not started under callgrind")
+            variables = read_variables(live.endpoint)
+            version, config = live.version, config_hash(variables)
+            with read_view(live.endpoint) if settings.read_view else contextlib.nullcontext():
+                if settings.warmup_events:
+                    _sysbench(ctx, live, settings.warmup_events, "warm-up")
+                control.zero()
+                measured = _sysbench(ctx, live, settings.events, "measured")
+                dump = control.dump("measured")
+            profile = read_dump(dump)
+        totals = measured.totals
+        assert totals is not None  # checked by _sysbench
+        result = build_result(
+            ctx,
+            started,
+            "ok",
+            server_version=version,
+            config=config,
+            variables=variables,
+            options={"argv": " ".join(measured.argv), "warmup_events": str(settings.warmup_events)},
+            totals=totals,
+            metrics=Metrics.cost(totals, profile.total_ir),
+            notes=(READ_VIEW_NOTE,) if settings.read_view else (),
+            cost=identity,
+            cost_profile=profile,
+        )
+        unnamed = profile.unnamed_ir / max(1, profile.total_ir)
+        session.reporter.phase(
+            f"{label}: {profile.total_ir / totals.events:,.0f} instructions per transaction "
+            f"({totals.events:,} transactions, {unnamed:.0%} in unnamed functions)"
+        )
+    except HarnessError as exc:
+        result = build_result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
+    session.save(result)
+    session.reporter.finished(result)
+    return result

@@ -1,0 +1,120 @@
+"""Starting a server under valgrind's callgrind and talking to it with ``callgrind_control``.
+
+The recipe (FACTS.md, "Deterministic cost under valgrind", re-measured for this project): collection
+is toggled on the statement-dispatch function, so only the work of executing statements counts (the
+server's start-up, background threads outside dispatch and the client's idle time do not); counts are
+dumped on request into a folder the host can read::
+
+    valgrind --tool=callgrind --callgrind-out-file=DIR/cg.out.%p --toggle-collect='dispatch_command*'
+             --dump-line=no --dump-instr=no  mariadbd ... --innodb-use-native-aio=0
+
+``dispatch_command*`` matches the demangled names in Debian's MariaDB 10.11, MariaDB 11.8 and MySQL
+9.7 builds. MariaDB 10.11.19+ and 11.x need ``innodb_buffer_pool_size_max`` equal to the pool size
+under valgrind ("Cannot map innodb_buffer_pool_size_max"). In a container valgrind must not be PID 1
+(the container runs with an init), ``callgrind_control`` runs inside it (its FIFOs live in the
+server's /tmp), and the pid it needs is the one ``vgdb -l`` lists there.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import ServerError
+
+TOGGLE = "dispatch_command*"
+#: Start-up under valgrind takes 5-46 s on a quiet machine and several minutes on a loaded one.
+READY_TIMEOUT_S = 900.0
+CONTROL_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class Callgrind:
+    """How to start a server under callgrind (the provider decides where the dump folder is)."""
+
+    toggle: str = TOGGLE
+
+    def argv(self, out_dir: str) -> list[str]:
+        return [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out_dir}/cg.out.%p",
+            f"--toggle-collect={self.toggle}",
+            "--dump-line=no",
+            "--dump-instr=no",
+        ]
+
+    @staticmethod
+    def variables(flavour: str, variables: Mapping[str, str]) -> dict[str, str]:
+        """Server variables valgrind needs: no native AIO, and MariaDB's pool maximum equal to its size."""
+        extra = {"innodb_use_native_aio": "0"}
+        if flavour == "mariadb":
+            extra["loose-innodb_buffer_pool_size_max"] = variables.get("innodb_buffer_pool_size", "512M")
+        return {**variables, **extra}
+
+
+def valgrind_version(prefix: Sequence[str] = ()) -> str:
+    """``valgrind-3.19.0``: the version that counted (host, or ``docker exec C`` as ``prefix``)."""
+    if not prefix and shutil.which("valgrind") is None:
+        raise ServerError("valgrind is not installed; cost mode needs it: apt-get install valgrind")
+    out = subprocess.run([*prefix, "valgrind", "--version"], capture_output=True, text=True, check=False)
+    version = out.stdout.strip()
+    if out.returncode != 0 or not version.startswith("valgrind-"):
+        where = "in the server's image (rebuild it with tools/build-images.sh --force)" if prefix else "on this host"
+        raise ServerError(f"valgrind does not run {where}: {(out.stderr or out.stdout).strip()[:200]}")
+    return version
+
+
+class Control:
+    """``callgrind_control`` for one server: zero the counters, dump them, find the dump file.
+
+    ``prefix`` runs the command elsewhere (``docker exec CONTAINER``); ``out_dir`` is the host folder
+    the dumps land in; ``pid`` is the valgrind process as ``callgrind_control`` sees it (found with
+    ``vgdb -l`` when not given).
+    """
+
+    def __init__(self, out_dir: Path, pid: int | None, prefix: Sequence[str] = ()) -> None:
+        self.out_dir = out_dir
+        self.prefix = list(prefix)
+        self._pid = pid
+
+    @property
+    def pid(self) -> int:
+        if self._pid is None:
+            out = self._run(["vgdb", "-l"], "list valgrind processes")
+            pids = re.findall(r"use --pid=(\d+) for \S*valgrind", out)
+            if len(pids) != 1:
+                raise ServerError(f"expected one valgrind process in the server, vgdb -l says: {out.strip()[:200]}")
+            self._pid = int(pids[0])
+        return self._pid
+
+    def _run(self, argv: list[str], what: str) -> str:
+        try:
+            out = subprocess.run(
+                [*self.prefix, *argv], capture_output=True, text=True, timeout=CONTROL_TIMEOUT_S, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise ServerError(f"callgrind did not answer '{what}' within {CONTROL_TIMEOUT_S:.0f} s") from None
+        except OSError as exc:
+            raise ServerError(f"cannot run {argv[0]} ({exc.strerror}); install valgrind") from exc
+        if out.returncode != 0 or "Error" in out.stdout:
+            detail = (out.stderr or out.stdout).strip().splitlines()
+            raise ServerError(f"callgrind_control could not {what}: {detail[-1] if detail else out.returncode}")
+        return out.stdout
+
+    def zero(self) -> None:
+        """Zero the counters: the measured window starts now."""
+        self._run(["callgrind_control", "-z", str(self.pid)], "zero the counters")
+
+    def dump(self, label: str) -> Path:
+        """Dump the counters since the last zero; returns the new dump file on the host."""
+        before = set(self.out_dir.glob("cg.out.*"))
+        self._run(["callgrind_control", "-d", label, str(self.pid)], "dump the counters")
+        new = sorted(set(self.out_dir.glob("cg.out.*.*")) - before)
+        if not new:
+            raise ServerError(f"callgrind wrote no dump into {self.out_dir}")
+        return new[-1]
