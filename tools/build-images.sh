@@ -6,13 +6,14 @@
 #   --force: rebuild even when the short alias tag already exists.
 #
 # Each image is a Debian root filesystem made with
-#   debootstrap --variant=minbase --include=PACKAGE SUITE ROOTFS MIRROR
+#   debootstrap --variant=minbase --include=PACKAGE,valgrind SUITE ROOTFS MIRROR
+# (valgrind inside the image is what dbperf's cost mode runs the server under)
 # and loaded with `docker import`. It has no CMD and no entrypoint: the
 # harness starts it with --network host and an explicit command, e.g.
 #   mariadbd --no-defaults --datadir=/data --user=root --port=P --bind-address=127.0.0.1
 # Tags: dbperf/<flavour>:<full upstream version> and dbperf/<flavour>:<major.minor>;
 # labels: org.dbperf.server-version, org.dbperf.flavour, org.dbperf.debian-suite,
-# org.dbperf.package-version.
+# org.dbperf.package-version, org.dbperf.valgrind-version, org.dbperf.recipe.
 #
 # Environment: DBPERF_DEBIAN_MIRROR (default http://deb.debian.org/debian),
 #              DBPERF_BUILD_TMPDIR (where root filesystems are made, default /var/tmp).
@@ -31,6 +32,8 @@ declare -A SPECS=(
 )
 ORDER=(mariadb-10.11 mariadb-11.8 mysql-9.7)
 
+# Bump when what goes into an image changes: an existing image of an older recipe is rebuilt.
+RECIPE=2  # 2: valgrind for cost mode
 log() { printf '[build-images %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() { printf '[build-images] ERROR: %s\n' "$*" >&2; exit 1; }
 
@@ -136,8 +139,13 @@ build_one() {
     local alias_tag="$repo:$short"
 
     if [ "$FORCE" -eq 0 ] && docker image inspect "$alias_tag" >/dev/null 2>&1; then
-        log "$name: $alias_tag already exists, skipped (use --force to rebuild)"
-        return 0
+        local have
+        have=$(docker image inspect -f '{{index .Config.Labels "org.dbperf.recipe"}}' "$alias_tag" 2>/dev/null || true)
+        if [ "$have" = "$RECIPE" ]; then
+            log "$name: $alias_tag already exists, skipped (use --force to rebuild)"
+            return 0
+        fi
+        log "$name: $alias_tag was built by an older recipe (${have:-1}, now $RECIPE): rebuilding"
     fi
 
     local started=$SECONDS workdir old_id
@@ -146,7 +154,7 @@ build_one() {
     ROOTFS="$workdir/rootfs"
 
     log "$name: debootstrap $suite with $package from $MIRROR (log: $workdir/debootstrap.log)"
-    if ! debootstrap --variant=minbase --include="$package" "$suite" "$ROOTFS" "$MIRROR" \
+    if ! debootstrap --variant=minbase --include="$package,valgrind" "$suite" "$ROOTFS" "$MIRROR" \
             </dev/null >"$workdir/debootstrap.log" 2>&1; then
         tail -n 30 "$workdir/debootstrap.log" >&2
         die "$name: debootstrap failed (tail of its log above)"
@@ -167,7 +175,13 @@ build_one() {
             die "$name: $b not found in the root filesystem"
     done
 
-    local version package_version
+    local version package_version valgrind_version
+    # valgrind needs /proc to run, which the chroot lacks: read the package's upstream version instead
+    # shellcheck disable=SC2016 # ${Version} is dpkg-query's format, not ours
+    valgrind_version=$(chroot "$ROOTFS" dpkg-query -W -f='${Version}' valgrind 2>/dev/null) ||
+        die "$name: valgrind is not in the root filesystem"
+    valgrind_version=${valgrind_version#*:}
+    valgrind_version="valgrind-${valgrind_version%%-*}"
     version=$(server_version "$ROOTFS" "$server") || true
     [ -n "$version" ] || die "$name: could not read the version of $server"
     # shellcheck disable=SC2016 # ${Version} is dpkg-query's format, not ours
@@ -190,6 +204,8 @@ build_one() {
             --change "LABEL org.dbperf.flavour=$flavour" \
             --change "LABEL org.dbperf.debian-suite=$suite" \
             --change "LABEL org.dbperf.package-version=$package_version" \
+            --change "LABEL org.dbperf.valgrind-version=$valgrind_version" \
+            --change "LABEL org.dbperf.recipe=$RECIPE" \
             - "$full_tag" >/dev/null
     docker tag "$full_tag" "$alias_tag"
     # A --force rebuild leaves the previous image untagged: drop it unless a

@@ -204,12 +204,6 @@ def compare_cmd(
             click.echo("note: base and head are the same server: this is an A/A comparison", err=True)
             head_server = head_server.with_variables({}, name=f"{head_server.name}(A/A)")
         specs.append(pipeline.ComparisonSpec(base_case.server, head_server, base_case.scenario))
-    pairs = settings.repetitions or specs[0].scenario.repetitions
-    if pairs < 2:
-        raise ConfigError(
-            f"an A/B comparison needs at least 2 repetitions (pairs); the profile gives {pairs}: "
-            "pass --repetitions 8 or more"
-        )
     options = pipeline.JudgeOptions(alpha=alpha, strict=strict, seed=seed, max_pairs=max_repetitions)
     outcome = pipeline.compare(settings, specs, TerminalReporter(sys.stderr), options)
     if markdown_out is not None:

@@ -18,7 +18,7 @@ from harness.errors import ConfigError, ReportError, StoreError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.terminal import console, runs_table, scaling_table
 from harness.report.verdicts import fmt_value
-from harness.store import Store
+from harness.store import Store, open_store
 
 
 def _note(message: str) -> None:
@@ -113,7 +113,7 @@ def report_cmd(
     from harness.report.markdown import render_runs_markdown
 
     settings = pop_shared(kwargs)
-    store = Store(settings.store)
+    store = open_store(settings.store)
     runs, described = select_runs(
         store, group=group, scenario=scenario, server=server, threads=threads, all_runs=all_runs
     )
@@ -191,7 +191,7 @@ def trend_cmd(
     from harness.report.site import build_site
 
     settings = pop_shared(kwargs)
-    store = Store(settings.store)
+    store = open_store(settings.store)
     table = store.metrics_table(
         scenario=scenarios[0] if len(scenarios) == 1 else None,
         server=servers[0] if len(servers) == 1 else None,
@@ -249,7 +249,7 @@ def changes_cmd(
         raise click.BadParameter("must be at least 2", param_hint="--min-size")
     if not 0.0 < alpha < 1.0:
         raise click.BadParameter("must be between 0 and 1", param_hint="--alpha")
-    store = Store(settings.store)
+    store = open_store(settings.store)
     table = store.metrics_table(scenario=scenario, server=server, threads=threads, status="ok")
     if table.num_rows == 0:
         raise StoreError(
@@ -344,7 +344,7 @@ def export_bmf(
     from harness.report.bmf import write_bmf
 
     settings = pop_shared(kwargs)
-    store = Store(settings.store)
+    store = open_store(settings.store)
     runs, described = select_runs(
         store, group=group, scenario=scenario, server=server, threads=threads, all_runs=all_runs
     )

@@ -15,7 +15,7 @@ from harness.config.scenarios import PROFILES, available_scenarios, load_scenari
 from harness.config.servers import available_servers, load_server
 from harness.errors import HarnessError
 from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
-from harness.store import Store
+from harness.store import open_store
 from harness.sysbench.importer import import_logs
 
 
@@ -71,7 +71,7 @@ def runs_cmd(
 ) -> int:
     """List stored runs, newest first."""
     settings = pop_shared(kwargs)
-    store = Store(settings.store)
+    store = open_store(settings.store)
     runs = store.runs(scenario=scenario, server=server, threads=threads, status=status, limit=limit or None)
     if as_json:
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
@@ -106,7 +106,7 @@ def import_sysbench_log(
     """
     settings = pop_shared(kwargs)
     runs = import_logs(list(files), scenario=scenario, server=server, server_version=server_version)
-    store = Store(settings.store)
+    store = open_store(settings.store)
     for run in runs:
         store.save(run)
     if as_json:

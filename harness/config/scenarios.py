@@ -56,7 +56,7 @@ DEFAULT_MIN_EFFECTS = {
     "p95_ms": 0.10,
     "p99_ms": 0.20,
     "cpu_per_txn": 0.05,
-    "instr_per_txn": 0.01,
+    "instr_per_txn": 0.005,
 }
 
 

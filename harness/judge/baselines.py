@@ -2,8 +2,8 @@
 
 Two kinds, laid out by what determines their numbers::
 
-    baselines/<testbed fingerprint>/<server>/<scenario>/<threads>t.json   timing: this machine only
-    baselines/cost/<server>/<scenario>/<threads>t.json                    cost: travels between machines
+    baselines/<testbed fingerprint>/<server>/<scenario>/<profile>/<threads>t.json   timing: this machine only
+    baselines/cost/<server>/<scenario>/<profile>/<threads>t.json                    cost: travels between machines
 
 A timing baseline holds the raw per-repetition QPS, p95, p99 and CPU/txn of one testbed, and is only
 compared with runs of the same testbed fingerprint, config hash and scenario hash.
@@ -30,6 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import BaselineError
+from harness.judge.explain import per_transaction, trimmed
 from harness.model import METRICS, RunKind, RunResult, Testbed
 
 FORMAT = "dbperf-baseline"
@@ -85,6 +86,7 @@ class _BaselineFile(BaseModel):
     cost: _CostInfo | None = None
     provenance: _Provenance
     samples: dict[str, list[float] | None]
+    functions: dict[str, float] = Field(default_factory=dict)  # cost: self instructions per transaction
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class Baseline:
     backend: str = ""
     tool: str = ""
     arch: str = ""
+    functions: dict[str, float] = dataclasses.field(default_factory=dict)
 
     def values(self, metric: str) -> tuple[float, ...]:
         return self.samples.get(metric, ())
@@ -127,11 +130,11 @@ class Baseline:
 
 
 def baseline_path(
-    root: Path, testbed: Testbed, server: str, scenario: str, threads: int, kind: RunKind = "time"
+    root: Path, testbed: Testbed, server: str, scenario: str, profile: str, threads: int, kind: RunKind = "time"
 ) -> Path:
-    """Where the baseline of a server x scenario x threads lives (cost baselines are not per testbed)."""
+    """Where the baseline of a server x scenario x profile x threads lives (cost baselines are not per testbed)."""
     folder = COST_FOLDER if kind == "cost" else testbed.fingerprint
-    return root / folder / server / scenario / f"{threads}t.json"
+    return root / folder / server / scenario / profile / f"{threads}t.json"
 
 
 def record_command(scenario: str, server: str, profile: str, *, cost: bool = False) -> str:
@@ -185,7 +188,8 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
     }
     if first.kind == "cost":
         document["cost"] = {"backend": first.backend, "tool": first.tool, "arch": first.arch}
-    path = baseline_path(root, first.testbed, first.server, first.scenario, first.threads, first.kind)
+        document["functions"] = trimmed(per_transaction(runs))
+    path = baseline_path(root, first.testbed, first.server, first.scenario, first.profile, first.threads, first.kind)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".json.tmp")
@@ -268,13 +272,14 @@ def load_baseline(path: Path) -> Baseline:
         backend=cost.backend if cost else "",
         tool=cost.tool if cost else "",
         arch=cost.arch if cost else "",
+        functions=dict(spec.functions),
     )
 
 
 def find_baseline(
-    root: Path, testbed: Testbed, server: str, scenario: str, threads: int, kind: RunKind = "time"
+    root: Path, testbed: Testbed, server: str, scenario: str, profile: str, threads: int, kind: RunKind = "time"
 ) -> Baseline | None:
-    path = baseline_path(root, testbed, server, scenario, threads, kind)
+    path = baseline_path(root, testbed, server, scenario, profile, threads, kind)
     return load_baseline(path) if path.is_file() else None
 
 
@@ -306,4 +311,4 @@ def all_baselines(root: Path) -> list[Baseline]:
     """Every baseline file under ``root`` (malformed ones raise, naming the file)."""
     if not root.is_dir():
         return []
-    return [load_baseline(p) for p in sorted(root.glob("*/*/*/*t.json"))]
+    return [load_baseline(p) for p in sorted(root.glob("*/*/*/*/*t.json"))]

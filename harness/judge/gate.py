@@ -27,6 +27,7 @@ from typing import Literal
 from harness.judge import stats
 from harness.judge.baselines import Baseline, incomparable_reason, record_command
 from harness.judge.classify import Evidence, classify
+from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
 
@@ -37,7 +38,7 @@ KIND_METRICS: dict[Kind, tuple[str, ...]] = {
     "time": ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn"),
     "cost": ("instr_per_txn",),
 }
-DEFAULT_MIN_EFFECT: dict[Kind, float] = {"time": 0.05, "cost": 0.01}
+DEFAULT_MIN_EFFECT: dict[Kind, float] = {"time": 0.05, "cost": 0.005}
 
 
 @dataclass(frozen=True)
@@ -356,17 +357,18 @@ def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) ->
         ]
         if bad:
             warnings.append(f"{len(bad)} failed run(s) left out of the pairs (first: {bad[0].failure})")
-        shells.append(
-            _shell(
-                "ab",
-                scenario,
-                threads,
-                case.base,
-                case.head,
-                case.kind,
-                base_version=good[0][0].server_version,
-                head_version=good[0][1].server_version,
-                warnings=warnings,
-            )
+        shell = _shell(
+            "ab",
+            scenario,
+            threads,
+            case.base,
+            case.head,
+            case.kind,
+            base_version=good[0][0].server_version,
+            head_version=good[0][1].server_version,
+            warnings=warnings,
         )
+        if case.kind == "cost":
+            shell = replace(shell, explanation=explain(per_transaction(base_runs), per_transaction(head_runs)))
+        shells.append(shell)
     return conclude(shells, pending, alpha=alpha)

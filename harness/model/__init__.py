@@ -30,7 +30,7 @@ from harness.model.run import (
 )
 from harness.model.scenario import CostSettings, Scenario
 from harness.model.server import Flavour, ProviderKind, Server
-from harness.model.verdict import Kind, MetricVerdict, Outcome, Verdict
+from harness.model.verdict import FunctionDelta, Kind, MetricVerdict, Outcome, Verdict
 
 __all__ = [
     "METRICS",
@@ -39,6 +39,7 @@ __all__ = [
     "CostSettings",
     "Flavour",
     "FunctionCost",
+    "FunctionDelta",
     "IntervalSample",
     "Kind",
     "LatencyBucket",

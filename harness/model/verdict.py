@@ -12,6 +12,20 @@ Kind = Literal["time", "cost"]
 
 
 @dataclass(frozen=True)
+class FunctionDelta:
+    """One function's instructions per transaction on each side of a cost comparison, and the change.
+
+    ``share`` is the change as a (signed) fraction of the whole change per transaction.
+    """
+
+    name: str
+    base: float
+    head: float
+    delta: float
+    share: float
+
+
+@dataclass(frozen=True)
 class MetricVerdict:
     """The judgement of one metric of one scenario x threads comparison.
 
@@ -61,6 +75,7 @@ class Verdict:
     head_version: str = ""
     warnings: tuple[str, ...] = ()
     kind: Kind = "time"
+    explanation: tuple[FunctionDelta, ...] = ()  # cost comparisons: where the instructions went
 
     @property
     def outcome(self) -> Outcome:

@@ -112,6 +112,7 @@ def run_comparisons(
             break
     if "time" not in kinds:
         verdicts = _judge(specs, collected, alpha)
+        done, look = max((s.scenario.cost.repetitions for s in specs), default=0), 1
     return ComparisonResult(tuple(verdicts), tuple(runs), done, look, group, seed)
 
 

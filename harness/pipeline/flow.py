@@ -40,7 +40,7 @@ from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.run.measure import measure, plan_runs
 from harness.run.session import Reporter, Session, new_group_id
-from harness.store import Store
+from harness.store import open_store
 from harness.store.history import history_tables
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
@@ -111,7 +111,7 @@ def open_session(settings: Settings, reporter: Reporter, *, containers: bool, ch
     warnings = preflight() if check else []
     for warning in warnings:
         reporter.phase(f"warning: {warning}")
-    store = Store(settings.store)
+    store = open_store(settings.store)
     return Session(
         cache=DatasetCache(settings.cache_dir),
         testbed=testbed,
@@ -235,7 +235,13 @@ def gate(
 
     def baseline(case: Case, kind: Kind, threads: int) -> Baseline | None:
         return find_baseline(
-            settings.baselines_dir, session.testbed, case.server.name, case.scenario.name, threads, kind
+            settings.baselines_dir,
+            session.testbed,
+            case.server.name,
+            case.scenario.name,
+            case.scenario.profile,
+            threads,
+            kind,
         )
 
     planned = []

@@ -24,9 +24,9 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: pipeline.Outcome, *, sec
     if ok_runs:
         try:
             from harness.report.site import build_site
-            from harness.store import Store
+            from harness.store import open_store
 
-            history = pipeline.history(Store(out / "dbperf.duckdb").metrics_table())
+            history = pipeline.history(open_store(out / "dbperf.duckdb").metrics_table())
             site = build_site(history, out / "site", images=True)
             chart_links = [(p.stem, str(p.relative_to(out))) for p in site.images[:4]]
         except HarnessError as exc:

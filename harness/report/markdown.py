@@ -26,6 +26,9 @@ from harness.report.verdicts import (
     OUTCOME_EMOJI,
     OUTCOME_ORDER,
     OUTCOME_WORDS,
+    explained,
+    explanation_rows,
+    explanation_title,
     fmt_ci,
     fmt_noise,
     fmt_pct,
@@ -291,6 +294,11 @@ def render_markdown(
         lines += [*_verdict_tables(verdicts), ""]
     if any(mv.estimate_pct is not None for v in verdicts for mv in v.metrics):
         lines += [f"<sub>{LEGEND} A positive change is worse for latency and cost metrics.</sub>", ""]
+    for verdict in explained(verdicts):
+        lines += [f"**{explanation_title(verdict)}**", ""]
+        rows = explanation_rows(verdict)
+        lines += _table(("function", "base", "head", "change", "share"), ("l", "r", "r", "r", "r"), rows)
+        lines.append("")
     notes = _noise_notes(verdicts, warnings)
     if notes:
         lines += ["### ⚠️ Noise and measurement warnings", "", *notes, ""]

@@ -90,10 +90,11 @@ def fmt_interval(low: float | None, high: float | None, digits: int = 1) -> str:
 
 
 def fmt_noise(value: float | None) -> str:
-    """The noise of a comparison as ``±3.2 %``."""
+    """The noise of a comparison as ``±3.2 %`` (two significant digits below 1 %: ``±0.021 %``)."""
     if value is None or not math.isfinite(value):
         return "-"
-    return f"±{abs(value):.1f} %"
+    size = abs(value)
+    return f"±{size:.1f} %" if size >= 1 or size == 0 else f"±{size:.2g} %"
 
 
 def metric_label(name: str) -> str:
@@ -220,11 +221,45 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
     return table
 
 
+def explained(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The cost comparisons whose change deserves its functions listed (a regression or an improvement)."""
+    return [
+        v
+        for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads))
+        if v.explanation and any(m.outcome in ("regression", "improvement") for m in v.metrics)
+    ]
+
+
+def explanation_rows(verdict: Verdict) -> list[tuple[str, str, str, str, str]]:
+    """(function, base, head, change, share of the change) per listed function, instructions per transaction."""
+    return [
+        (d.name, f"{d.base:,.0f}", f"{d.head:,.0f}", f"{d.delta:+,.0f}", f"{d.share * 100:+.0f} %")
+        for d in verdict.explanation
+    ]
+
+
+def explanation_title(verdict: Verdict) -> str:
+    unnamed = next((d for d in verdict.explanation if d.name.startswith("(unnamed")), None)
+    note = f"; unnamed functions hold {unnamed.share * 100:+.0f} % of the change" if unnamed else ""
+    return (
+        f"Where the instructions went: {verdict.scenario} {verdict.threads}t, {verdict.base} → {verdict.head} "
+        f"(self instructions per transaction{note})"
+    )
+
+
 def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) -> None:
     """The verdict table, its warnings and a one-line headline (colour only on a terminal)."""
     out = console(stream)
     out.print(verdicts_table(verdicts))
     out.print(Text(LEGEND, style="dim"))
+    for verdict in explained(verdicts):
+        table = Table(title=explanation_title(verdict), title_justify="left")
+        for name, justify in (("function", "left"), ("base", "right"), ("head", "right"), ("change", "right")):
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column("share", justify="right")
+        for row in explanation_rows(verdict):
+            table.add_row(*row)
+        out.print(table)
     seen: set[str] = set()
     for verdict in sorted(verdicts, key=lambda v: (v.scenario, v.threads)):
         for warning in verdict.warnings:

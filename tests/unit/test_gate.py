@@ -22,13 +22,14 @@ def _noisy(center: float, n: int, cv: float, seed: int) -> list[float]:
 def test_baseline_round_trip(tmp_path: Path):
     runs = [run(q, p95=1.0 + i / 100) for i, q in enumerate(_noisy(10000, 6, 0.05, 1))]
     path = write_baseline(tmp_path, runs)
-    assert path == tmp_path / TESTBED.fingerprint / "mariadb-local" / "oltp_point_select" / "8t.json"
+    assert path == tmp_path / TESTBED.fingerprint / "mariadb-local" / "oltp_point_select" / "ci" / "8t.json"
     doc = json.loads(path.read_text())
     assert doc["format_version"] == 2 and doc["samples"]["instr_per_txn"] is None
     baseline = load_baseline(path)
     assert baseline.values("qps") == tuple(r.metrics.qps for r in runs)
-    assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", 8) == baseline
-    assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", 16) is None
+    assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", "ci", 8) == baseline
+    assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", "ci", 16) is None
+    assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", "quick", 8) is None
 
 
 def test_version_1_baselines_still_load(tmp_path: Path):
