@@ -17,8 +17,8 @@ class CostSettings:
     """
 
     threads: tuple[int, ...] = (1,)
-    warmup_events: int = 1000
-    events: int = 2000
+    warmup_events: int = 500
+    events: int = 1000
     repetitions: int = 3
     read_view: bool = False
 

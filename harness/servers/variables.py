@@ -37,7 +37,7 @@ PINNED_BY_FLAVOUR: dict[str, dict[str, str]] = {
 }
 
 #: Flags rendered without "= value" (boolean options that take none in option files).
-_FLAGS = {"skip_log_bin"}
+_FLAGS = {"skip_log_bin", "skip_ssl"}
 
 
 def derived_minimums(scenario: Scenario | None, extra_threads: int = 0) -> dict[str, int]:

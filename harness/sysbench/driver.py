@@ -154,6 +154,8 @@ def cost_argv(
     ]
     if "db-ps-mode" not in scenario.options:
         argv.append("--db-ps-mode=auto")
+    if "rand-seed" not in scenario.options:
+        argv.append("--rand-seed=1")  # the same rows on both sides (multi-threaded runs still interleave)
     argv.append("run")
     return ["taskset", "-c", client_cpuset, *argv] if client_cpuset else argv
 
