@@ -174,7 +174,8 @@ def attainable(tests: Sequence[TestDesign], alpha: float) -> DesignCheck:
     n = len(tests)
     mins = [min_p(t) for t in tests]
     best = stats.holm(mins) if tests else []
-    return DesignCheck(alpha, tuple(Attainable(t, m, b, min(1.0, m * n)) for t, m, b in zip(tests, mins, best, strict=True)))
+    found = (Attainable(t, m, b, min(1.0, m * n)) for t, m, b in zip(tests, mins, best, strict=True))
+    return DesignCheck(alpha, tuple(found))
 
 
 def with_repetitions(tests: Sequence[TestDesign], n: int) -> list[TestDesign]:
