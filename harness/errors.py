@@ -20,6 +20,7 @@ exception, :class:`PerformanceRegression`, which deliberately does *not* derive 
     ├── GitError               a git ref, diff or tree that cannot be read (ci plan / ci run)
     └── ReportError            a report, chart, site or export file that cannot be rendered or written
     PerformanceRegression      a verdict of REGRESSION (not a HarnessError)
+    InconclusiveVerdict        an INCONCLUSIVE verdict under --strict (neither a regression nor an error)
 """
 
 from __future__ import annotations
@@ -69,3 +70,11 @@ class ReportError(HarnessError):
 
 class PerformanceRegression(Exception):  # noqa: N818 - named like pytest-benchmark's, on purpose
     """Raised (or reported) when a gate finds a regression. Not a harness error: exit status 1."""
+
+
+class InconclusiveVerdict(Exception):  # noqa: N818 - a finding, named for what it is
+    """Raised under ``--strict`` / ``--dbperf-strict`` when a gating verdict could not be decided.
+
+    Not a regression (nothing was shown to be slower) and not a harness error: the measurement was too
+    noisy, or too short, for the design. Exit status 1 under --strict, like a regression, but said as such.
+    """

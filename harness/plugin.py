@@ -23,7 +23,7 @@ import pytest
 from harness import pipeline
 from harness.config.scenarios import available_scenarios, load_scenario
 from harness.config.settings import OPTIONS, Settings, resolve_settings
-from harness.errors import HarnessError, PerformanceRegression
+from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
 from harness.model import RunResult, Scenario, Verdict
 from harness.run.session import QuietReporter, Reporter, Session
 
@@ -158,11 +158,13 @@ class Runner:
             ]
             if not bad:
                 continue
-            lines = [f"{case.id}: {verdict.outcome} against the baseline"]
-            lines += [
-                f"  {m.metric}: {m.reason} (noise {m.noise_pct or 0:.1f} %, bound {m.bound_pct:g} %)" for m in bad
-            ]
-            raise PerformanceRegression("\n".join(lines))
+            regressions = [m for m in bad if m.outcome == "regression"]
+            what = "regression" if regressions else "inconclusive (--dbperf-strict)"
+            lines = [f"{case.id}: {what} against the {verdict.kind} baseline"]
+            lines += [f"  {m.metric}: {m.reason}" for m in (regressions or bad)]
+            if regressions:
+                raise PerformanceRegression("\n".join(lines))
+            raise InconclusiveVerdict("\n".join(lines))
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ done
 
 log() { printf '\033[36m» %s\033[0m\n' "$*" >&2; }
 
-packages=(sysbench mariadb-server mariadb-client linux-perf python3-venv git procps util-linux)
+packages=(sysbench mariadb-server mariadb-client linux-perf valgrind python3-venv git procps util-linux)
 [ "$with_docker" = 1 ] && packages+=(docker.io debootstrap shellcheck curl)
 [ "$with_browser" = 1 ] && packages+=(chromium)
 

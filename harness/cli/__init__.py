@@ -13,7 +13,7 @@ from types import FrameType
 import click
 
 from harness import __version__
-from harness.errors import HarnessError, PerformanceRegression
+from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
 
 EXIT_REGRESSION = 1
 EXIT_ERROR = 2
@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_ERROR)
     except PerformanceRegression as exc:
         click.echo(f"dbperf: regression: {exc}", err=True)
+        sys.exit(EXIT_REGRESSION)
+    except InconclusiveVerdict as exc:
+        click.echo(f"dbperf: inconclusive (--strict): {exc}", err=True)
         sys.exit(EXIT_REGRESSION)
     except KeyboardInterrupt:
         click.echo("dbperf: interrupted; servers stopped and temporary files removed", err=True)

@@ -9,10 +9,12 @@ A timing baseline holds the raw per-repetition QPS, p95, p99 and CPU/txn of one 
 compared with runs of the same testbed fingerprint, config hash and scenario hash.
 
 A cost baseline holds instructions per transaction counted under callgrind. That count depends on the
-server build, the scenario (dataset and event counts), the configuration dbperf asked for, valgrind's
-version and the architecture, not on the machine's kernel or host name: it can be committed and used
-on any x86 box. A different valgrind or architecture is never compared; a different server build (a
-Debian point release) is compared, and the verdict says so.
+server build, the scenario (dataset and event counts), the configuration, valgrind's version and the
+architecture, not on the machine's kernel or host name: it can be committed and used on any x86 box.
+A different scenario definition, valgrind or architecture is a different measuring stick and is never
+compared. A different server build (a Debian point release) or configuration is exactly what the
+cost gate exists to catch: it is compared, and the verdict says what differs (the build, and the
+server variables that changed).
 
 Anything not comparable is reported as "no comparable baseline" with the reason and the command that
 records one. Format 1 named the server "target" and is read as format 2.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.errors import BaselineError
 from harness.judge.explain import per_transaction, trimmed
 from harness.model import METRICS, RunKind, RunResult, Testbed
+from harness.model.ids import volatile
 
 FORMAT = "dbperf-baseline"
 FORMAT_VERSION = 2
@@ -87,6 +90,7 @@ class _BaselineFile(BaseModel):
     provenance: _Provenance
     samples: dict[str, list[float] | None]
     functions: dict[str, float] = Field(default_factory=dict)  # cost: self instructions per transaction
+    variables: dict[str, str] = Field(default_factory=dict)  # cost: the server variables the runs had
 
 
 @dataclass(frozen=True)
@@ -113,20 +117,33 @@ class Baseline:
     tool: str = ""
     arch: str = ""
     functions: dict[str, float] = dataclasses.field(default_factory=dict)
+    variables: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def values(self, metric: str) -> tuple[float, ...]:
         return self.samples.get(metric, ())
 
     def warnings_for(self, runs: Sequence[RunResult]) -> list[str]:
-        """What a reader must know when judging ``runs`` by this baseline (a different server build)."""
+        """What a reader must know when judging ``runs`` by this cost baseline: a new build or configuration."""
         run = runs[0]
-        if self.kind == "cost" and self.build_id and run.build_id and self.build_id != run.build_id:
-            return [
+        if self.kind != "cost":
+            return []
+        found = []
+        if self.build_id and run.build_id and self.build_id != run.build_id:
+            found.append(
                 f"the server build differs from the baseline's ({self.server_version}, build {self.build_id[:12]} "
-                f"-> {run.server_version}, build {run.build_id[:12]}): a change here may come from the new build; "
-                "record the baseline again if the new build is expected"
-            ]
-        return []
+                f"-> {run.server_version}, build {run.build_id[:12]}): a change here may come from the new build"
+            )
+        if self.requested_hash and self.requested_hash != run.requested_hash:
+            changed = _variable_changes(self.variables, config_variables(run.variables))
+            found.append(
+                "the configuration differs from the baseline's"
+                + (f" ({changed})" if changed else "")
+                + ": a change here may come from it"
+            )
+        if found:
+            command = record_command(self.scenario, self.server, self.profile, cost=True)
+            found.append(f"record the baseline again if this is the new normal: {command}")
+        return found
 
 
 def baseline_path(
@@ -189,6 +206,7 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
     if first.kind == "cost":
         document["cost"] = {"backend": first.backend, "tool": first.tool, "arch": first.arch}
         document["functions"] = trimmed(per_transaction(runs))
+        document["variables"] = config_variables(first.variables)
     path = baseline_path(root, first.testbed, first.server, first.scenario, first.profile, first.threads, first.kind)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -273,6 +291,7 @@ def load_baseline(path: Path) -> Baseline:
         tool=cost.tool if cost else "",
         arch=cost.arch if cost else "",
         functions=dict(spec.functions),
+        variables=dict(spec.variables),
     )
 
 
@@ -305,6 +324,17 @@ def incomparable_reason(baseline: Baseline, runs: Sequence[RunResult]) -> str | 
             f"version {baseline.server_version} -> {run.server_version})"
         )
     return None
+
+
+def config_variables(variables: Mapping[str, str]) -> dict[str, str]:
+    """The server variables that describe a configuration (per-instance values such as ports and paths left out)."""
+    return {k: v for k, v in sorted(variables.items()) if not volatile(k, v, variables)}
+
+
+def _variable_changes(old: Mapping[str, str], new: Mapping[str, str], limit: int = 6) -> str:
+    names = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    shown = [f"{k} {old.get(k, '-')} → {new.get(k, '-')}" for k in names[:limit]]
+    return ", ".join(shown) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def all_baselines(root: Path) -> list[Baseline]:

@@ -279,6 +279,16 @@ _MISSING_HINTS: dict[Kind, str] = {
 }
 
 
+def _counted_alike(base: RunResult, head: RunResult) -> list[str]:
+    """A cost comparison across valgrind versions also compares how each one lets glibc pick its code."""
+    if base.tool == head.tool:
+        return []
+    return [
+        f"instructions counted by {base.tool} (base) and {head.tool} (head): under another valgrind glibc may pick "
+        "other string and memory functions, and that difference is part of the change"
+    ]
+
+
 def _missing(scenario: Scenario, kind: Kind, tests: Sequence[_Pending]) -> list[str]:
     """A warning naming the gating metrics this kind of run should have measured but did not."""
     measured = {p.metric for p in tests}
@@ -369,6 +379,10 @@ def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) ->
             warnings=warnings,
         )
         if case.kind == "cost":
-            shell = replace(shell, explanation=explain(per_transaction(base_runs), per_transaction(head_runs)))
+            shell = replace(
+                shell,
+                explanation=explain(per_transaction(base_runs), per_transaction(head_runs)),
+                warnings=(*shell.warnings, *_counted_alike(base_runs[0], head_runs[0])),
+            )
         shells.append(shell)
     return conclude(shells, pending, alpha=alpha)

@@ -31,9 +31,9 @@ import pymysql
 
 from harness.errors import HarnessError, ServerError, SysbenchError
 from harness.model import Metrics, RunResult
+from harness.model.ids import config_hash
 from harness.run.callgrind import read_dump
 from harness.run.context import RunContext, build_result
-from harness.run.identity import config_hash
 from harness.run.session import Session
 from harness.servers.base import Endpoint, ServerInstance, connect, read_variables
 from harness.servers.callgrind import Callgrind

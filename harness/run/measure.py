@@ -24,10 +24,10 @@ from harness.model import (
     Server,
     Testbed,
 )
+from harness.model.ids import config_hash
 from harness.run import warmup
 from harness.run.context import RunContext, build_result
 from harness.run.cost import run_cost
-from harness.run.identity import config_hash
 from harness.run.probes import ProbeSession
 from harness.run.session import Session
 from harness.servers.base import ServerInstance, read_variables
