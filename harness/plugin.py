@@ -162,6 +162,7 @@ class Runner:
             what = "regression" if regressions else "inconclusive (--dbperf-strict)"
             lines = [f"{case.id}: {what} against the {verdict.kind} baseline"]
             lines += [f"  {m.metric}: {m.reason}" for m in (regressions or bad)]
+            lines += [f"  note: {w}" for w in verdict.warnings]
             if regressions:
                 raise PerformanceRegression("\n".join(lines))
             raise InconclusiveVerdict("\n".join(lines))

@@ -313,9 +313,7 @@ def incomparable_reason(baseline: Baseline, runs: Sequence[RunResult]) -> str | 
                 f"instructions were counted by {baseline.backend} {baseline.tool} on {baseline.arch}, these by "
                 f"{run.backend} {run.tool} on {run.arch}: counts from different tools or architectures differ"
             )
-        if baseline.requested_hash != run.requested_hash:
-            return f"the configuration dbperf asks for changed (hash {baseline.requested_hash} -> {run.requested_hash})"
-        return None
+        return None  # a new build or configuration is compared, and said (Baseline.warnings_for)
     if baseline.testbed_fingerprint != run.testbed.fingerprint:
         return f"the baseline was recorded on testbed {baseline.testbed_fingerprint}, this is {run.testbed.fingerprint}"
     if baseline.config_hash != run.config_hash:

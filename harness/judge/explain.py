@@ -2,11 +2,13 @@
 
 Each cost run keeps its profile (every function's self instructions under statement dispatch). Per
 side, a function's cost is the median over the runs of its self instructions divided by the run's
-transactions; the change is head minus base. Functions the binary does not name (``0x...``: static
-functions, most InnoDB internals and performance_schema bodies in Debian's stripped builds) are
-summed into one line, because their addresses mean nothing across two builds; the report says how
-much of the change they hold. With debug symbols installed (``/usr/lib/debug/.build-id``) valgrind
-names them itself.
+transactions; the change is head minus base. Functions are keyed by name without their parameter
+list, so an overload whose signature changed between two versions still lines up with itself.
+Functions the binary does not name (``0x...``: static functions, most InnoDB internals and
+performance_schema bodies in Debian's stripped builds) are summed into one line, because their
+addresses mean nothing across two builds. Each change's ``share`` is its part of all the movement
+(the sum of every function's absolute change), so the report can say how much of it is unnamed.
+With debug symbols installed (``/usr/lib/debug/.build-id``) valgrind names them itself.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ KEEP_SHARE = 0.001
 """A cost baseline keeps the functions holding at least this share of the instructions."""
 
 
+def key(name: str) -> str:
+    """A function's name without its parameter list (``0x...`` addresses become the unnamed line)."""
+    if name.startswith("0x"):
+        return UNNAMED
+    return name.split("(", 1)[0] if "(" in name and not name.startswith("(") else name
+
+
 def per_transaction(runs: Sequence[RunResult]) -> dict[str, float]:
     """Median self instructions per transaction of every function over ``runs`` (unnamed ones summed)."""
     samples: dict[str, list[float]] = defaultdict(list)
@@ -35,7 +44,7 @@ def per_transaction(runs: Sequence[RunResult]) -> dict[str, float]:
         counted += 1
         one: dict[str, float] = defaultdict(float)
         for fn in profile.functions:
-            one[UNNAMED if fn.name.startswith("0x") else fn.name] += fn.self_ir / totals.events
+            one[key(fn.name)] += fn.self_ir / totals.events
         for name, value in one.items():
             samples[name].append(value)
     if counted == 0:
@@ -52,15 +61,16 @@ def trimmed(costs: Mapping[str, float]) -> dict[str, float]:
 def explain(base: Mapping[str, float], head: Mapping[str, float], top: int = TOP) -> tuple[FunctionDelta, ...]:
     """The functions whose instructions per transaction changed most, largest first, the unnamed line last.
 
-    ``share`` is each change as a fraction of the whole change per transaction (signed).
+    ``share`` is each change as a (signed) fraction of all the movement: the sum of every function's
+    absolute change per transaction.
     """
     if not base or not head:
         return ()
-    total = sum(head.values()) - sum(base.values())
     deltas = [
         FunctionDelta(name, base.get(name, 0.0), head.get(name, 0.0), head.get(name, 0.0) - base.get(name, 0.0), 0.0)
         for name in set(base) | set(head)
     ]
+    total = sum(abs(d.delta) for d in deltas)
     named = sorted((d for d in deltas if d.name != UNNAMED), key=lambda d: (-abs(d.delta), d.name))[:top]
     unnamed = [d for d in deltas if d.name == UNNAMED]
     return tuple(

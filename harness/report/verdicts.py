@@ -240,10 +240,10 @@ def explanation_rows(verdict: Verdict) -> list[tuple[str, str, str, str, str]]:
 
 def explanation_title(verdict: Verdict) -> str:
     unnamed = next((d for d in verdict.explanation if d.name.startswith("(unnamed")), None)
-    note = f"; unnamed functions hold {unnamed.share * 100:+.0f} % of the change" if unnamed else ""
+    note = f"; unnamed functions hold {abs(unnamed.share) * 100:.0f} % of it" if unnamed else ""
     return (
         f"Where the instructions went: {verdict.scenario} {verdict.threads}t, {verdict.base} → {verdict.head} "
-        f"(self instructions per transaction{note})"
+        f"(self instructions per transaction; share: part of all the changes, up and down{note})"
     )
 
 

@@ -97,3 +97,40 @@ def run(
         if ok
         else Metrics(),
     )
+
+
+def cost_run(
+    instr: float,
+    *,
+    functions: dict[str, float] | None = None,
+    build_id: str = "build-a",
+    requested_hash: str = "req-a",
+    tool: str = "valgrind-3.19.0",
+    variables: dict[str, str] | None = None,
+    events: int = 1000,
+) -> RunResult:
+    """A cost run: instructions per transaction (and a profile with ``functions`` per transaction)."""
+    from dataclasses import replace
+
+    from harness.model import CostProfile, FunctionCost
+
+    base = run(1.0, threads=1)
+    names = functions or {"mysql_select": instr * 0.6, "0x0000000000d93de0": instr * 0.4}
+    profile = CostProfile(
+        total_ir=int(instr * events),
+        functions=tuple(FunctionCost(name, int(value * events), int(value * events)) for name, value in names.items()),
+    )
+    totals = Totals(time_s=30.0, events=events, reads=events, writes=0, other=0, errors=0, reconnects=0)
+    return replace(
+        base,
+        kind="cost",
+        backend="callgrind",
+        tool=tool,
+        arch="x86_64",
+        build_id=build_id,
+        requested_hash=requested_hash,
+        variables=variables or {"max_statement_time": "0.000000", "port": "3306"},
+        totals=totals,
+        metrics=Metrics.cost(totals, instr * events),
+        cost_profile=profile,
+    )

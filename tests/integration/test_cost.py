@@ -1,0 +1,101 @@
+"""Cost mode on real servers: instructions per transaction under callgrind, detected changes, explanations.
+
+Detection is asserted on the deterministic metric only (a planted +1.1 % server cost: the per-statement
+timer ``max_statement_time`` arms); QPS is never asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+
+from .helpers import REPO
+
+pytestmark = pytest.mark.integration
+
+POINT = ("--scenario", "oltp_point_select", "--profile", "quick")
+CHANGE = "max_statement_time=1000"  # +1.1 % instructions per point select (a timer per statement)
+
+
+def cost_runs(dbperf, store: Path) -> list[dict[str, object]]:
+    return [r for r in dbperf.runs(store) if r["kind"] == "cost"]
+
+
+def test_cost_runs_are_repeatable_and_never_report_timing(dbperf, store_path):
+    out = dbperf.run("run", *POINT, "--server", "mariadb-local", "--cost", "--repetitions", "3", "--store", store_path)
+    assert out.returncode == 0, out.stderr
+    runs = cost_runs(dbperf, store_path)
+    assert len(runs) == 3
+    values = [float(r["instructions_per_txn"]) for r in runs]  # type: ignore[arg-type]
+    assert 20_000 < statistics.median(values) < 100_000
+    assert statistics.stdev(values) / statistics.mean(values) < 0.001  # CV below 0.1 %
+    for run in runs:
+        assert run["status"] == "ok" and run["backend"] == "callgrind"
+        assert run["qps"] is None and run["p95_ms"] is None  # a server under valgrind has no real QPS
+
+
+def test_compare_detects_a_one_percent_cost_and_names_the_functions(dbperf, store_path):
+    out = dbperf.run(
+        "compare", "--cost", "--base", "mariadb-local", "--head-var", CHANGE, *POINT, "--seed", "3",
+        "--store", store_path, "--json", timeout_s=1200,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    doc = json.loads(out.stdout)
+    (verdict,) = doc["verdicts"]
+    assert verdict["kind"] == "cost"
+    metric = next(m for m in verdict["metrics"] if m["metric"] == "instr_per_txn")
+    assert metric["outcome"] == "regression" and metric["cause"] == "regression"
+    assert 0.7 < metric["estimate_pct"] < 1.6
+    assert metric["ci_low_pct"] > 0.5
+    names = [d["name"] for d in verdict["explanation"]]
+    assert any("timer" in n or "queue" in n for n in names[:4]), names
+
+
+def test_compare_aa_passes(dbperf, store_path):
+    out = dbperf.run(
+        "compare", "--cost", "--base", "mariadb-local", "--head", "mariadb-local", *POINT, "--store", store_path,
+        "--json", timeout_s=1200,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    metric = json.loads(out.stdout)["verdicts"][0]["metrics"][0]
+    assert metric["metric"] == "instr_per_txn" and metric["outcome"] == "pass"
+
+
+def test_pytest_defaults_fail_on_a_server_cost_regression(dbperf, inner_pytest, tmp_path, store_path):
+    """A cost baseline recorded for the embedded default; then the server's my.cnf gains the timer."""
+    baselines = tmp_path / "baselines"
+    recorded = dbperf.run(
+        "baseline", "record", "--cost", *POINT, "--server", "mariadb-local", "--baselines-dir", baselines,
+        "--store", store_path, timeout_s=900,
+    )  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    (path,) = baselines.glob("cost/mariadb-local/oltp_point_select/quick/1t.json")
+    assert json.loads(path.read_text())["functions"]
+
+    servers = tmp_path / "servers"
+    shutil.copytree(REPO / "servers", servers)
+    target = servers / "mariadb-local.toml"
+    target.write_text(target.read_text() + '\n[variables]\nmax_statement_time = "1000"\n')
+    common = ("--dbperf-baselines-dir", baselines, "--dbperf-store", store_path, "--dbperf-cost")
+    slower = inner_pytest("scenarios/", "-k", "point_select", *common, "--dbperf-servers-dir", servers)
+    assert slower.returncode == 1, slower.stdout[-3000:]
+    assert "PerformanceRegression" in slower.stdout
+    assert "instr_per_txn" in slower.stdout
+    assert "configuration differs from the baseline's (max_statement_time" in slower.stdout  # says what changed
+    same = inner_pytest("scenarios/", "-k", "point_select", *common)
+    assert same.returncode == 0, same.stdout[-3000:]
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("server", ["mariadb-11.8", "mysql-9.7"])
+def test_cost_in_containers(dbperf, store_path, server):
+    out = dbperf.run("run", *POINT, "--server", server, "--cost", "--repetitions", "2", "--store", store_path,
+                     timeout_s=1500)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    runs = cost_runs(dbperf, store_path)
+    values = [float(r["instructions_per_txn"]) for r in runs]  # type: ignore[arg-type]
+    assert len(values) == 2 and abs(values[0] / values[1] - 1) < 0.001
