@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from harness.model import Scenario, Server
-from harness.sysbench.failures import required_prepared_statements
+from harness.sysbench.statements import required_prepared_statements
 
 #: Pinned for every flavour and version (see module docstring).
 PINNED: dict[str, str] = {

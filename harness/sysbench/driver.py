@@ -28,7 +28,7 @@ from harness.errors import SysbenchError
 from harness.model import IntervalSample, LatencyBucket, Scenario, Totals
 from harness.servers.base import Endpoint
 from harness.sysbench.failures import SysbenchFailure, classify_failure, overrun
-from harness.sysbench.textlog import parse_histogram
+from harness.sysbench.histogram import parse_histogram
 
 PINNED_VERSION = "1.0.20"
 PREFIX = "@dbperf "

@@ -25,19 +25,18 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
 from harness.errors import LogParseError
 from harness.sysbench.failures import SysbenchFailure, classify_failure
+from harness.sysbench.histogram import HIST_HEADER, HistogramBucket, histogram_block, parse_buckets
 
 __all__ = [
-    "HistogramBucket",
     "LogInterval",
     "LogSummary",
     "ParsedLog",
-    "parse_histogram",
     "parse_sysbench_log",
 ]
 
@@ -86,14 +85,6 @@ class LogSummary:
 
 
 @dataclass(frozen=True)
-class HistogramBucket:
-    """One ``--histogram=on`` line: ``value |**** count`` (value in milliseconds, 3 decimals)."""
-
-    value_ms: float
-    count: int
-
-
-@dataclass(frozen=True)
 class ParsedLog:
     """Everything dbperf reads from one sysbench log."""
 
@@ -126,10 +117,6 @@ _INTERVAL_FORMAT = (
     "'[ <t>s ] thds: <n> tps: <x> qps: <x> (r/w/o: <x>/<x>/<x>) lat (ms,<p>%): <x> err/s: <x> reconn/s: <x>'"
 )
 _SUMMARY_START = re.compile(r"^\s*SQL statistics:\s*$")
-_HIST_HEADER = re.compile(r"^\s*Latency histogram \(values are in milliseconds\)\s*$")
-_HIST_COLUMNS = re.compile(r"^\s*value\s+-+\s*distribution\s*-+\s*count\s*$")
-_HIST_BUCKET = re.compile(rf"^\s*(?P<value>{_NUM})\s*\|\s*\**\s*(?P<count>\d+)\s*$")
-_HIST_FORMAT = "a histogram bucket '<value ms> |*** <count>'"
 
 # Lines of sysbench's own that carry nothing dbperf keeps; knowing them lets an error point at the
 # first line that is not sysbench output at all.
@@ -175,54 +162,6 @@ def _is_known(line: str) -> bool:
         or bool(_HEADER.match(stripped))
         or bool(_CHECKPOINT_OR_QUEUE.match(stripped))
     )
-
-
-# --------------------------------------------------------------------------------------------------
-# Histogram
-# --------------------------------------------------------------------------------------------------
-
-
-def _parse_buckets(numbered: Iterable[tuple[int, str]], path: str) -> tuple[HistogramBucket, ...]:
-    buckets: list[HistogramBucket] = []
-    for lineno, line in numbered:
-        if not line.strip() or _HIST_COLUMNS.match(line) or _HIST_HEADER.match(line):
-            continue
-        m = _HIST_BUCKET.match(line)
-        if m is None:
-            raise LogParseError(path, lineno, f"expected {_HIST_FORMAT}, found {line.strip()!r}")
-        buckets.append(HistogramBucket(value_ms=float(m["value"]), count=int(m["count"])))
-    return tuple(buckets)
-
-
-def _histogram_block(lines: Sequence[str], header: int) -> tuple[list[tuple[int, str]], int]:
-    """The numbered lines of the histogram whose header is at index ``header``, and the index after it."""
-    block: list[tuple[int, str]] = []
-    i = header + 1
-    while i < len(lines) and lines[i].strip():
-        block.append((i + 1, lines[i]))
-        i += 1
-    return block, i
-
-
-def parse_histogram(lines: Iterable[str], *, path: str = "<histogram>") -> tuple[HistogramBucket, ...]:
-    """The buckets of sysbench's ``--histogram=on`` output, in printed (ascending) order.
-
-    ``lines`` is either a whole sysbench output, in which case the block after the last
-    ``Latency histogram (values are in milliseconds)`` header is read, or just the histogram (with or
-    without its header and column lines), in which case every non-blank line must be a bucket.
-    Lines without a header and without any bucket give ``()`` (a run without ``--histogram=on``).
-    Bucket values are printed with three decimals, so neighbouring buckets may show the same value;
-    they are kept apart. The counts add up to the run's events. A line that should be a bucket and
-    is not raises :class:`~harness.errors.LogParseError` with its 1-based line number.
-    """
-    text_lines = [line.rstrip("\r\n") for line in lines]
-    headers = [i for i, line in enumerate(text_lines) if _HIST_HEADER.match(line)]
-    if headers:
-        block, _ = _histogram_block(text_lines, headers[-1])
-        return _parse_buckets(block, path)
-    if not any(_HIST_BUCKET.match(line) for line in text_lines):
-        return ()  # an output without --histogram=on
-    return _parse_buckets(enumerate(text_lines, 1), path)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -424,9 +363,9 @@ def parse_sysbench_log(text: str, path: str = "<string>", *, exit_code: int | No
         elif _SUMMARY_START.match(line):
             summary, i = _read_summary(lines, lineno, path)
             continue
-        elif _HIST_HEADER.match(line):
-            block, i = _histogram_block(lines, i)
-            histogram = _parse_buckets(block, path)
+        elif HIST_HEADER.match(line):
+            block, i = histogram_block(lines, i)
+            histogram = parse_buckets(block, path)
             continue
         elif (m := _HEADER.match(stripped)) is not None:
             version = version or m.group(1)

@@ -24,7 +24,7 @@ from harness.errors import ConfigError
 from harness.model import IntervalSample, RunResult
 from harness.run.session import QuietReporter
 from harness.store import Store
-from harness.sysbench.failures import required_prepared_statements
+from harness.sysbench.statements import required_prepared_statements
 
 from .helpers import CONTAINER_TARGETS, SCENARIOS, SERVERS, assert_plausible
 

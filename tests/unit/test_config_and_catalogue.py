@@ -10,7 +10,7 @@ from harness.config.settings import OPTIONS, parse_threads, resolve_settings
 from harness.errors import ConfigError
 from harness.model import Scenario
 from harness.servers.variables import derived_minimums, effective_variables, render_cnf
-from harness.sysbench.failures import required_prepared_statements
+from harness.sysbench.statements import required_prepared_statements
 
 ROOT = Path(__file__).parents[2]
 

@@ -14,8 +14,8 @@ from harness.sysbench.failures import (
     SysbenchFailure,
     classify_failure,
     overrun,
-    required_prepared_statements,
 )
+from harness.sysbench.statements import required_prepared_statements
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sysbench"
 
