@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from harness.ci.assess import PlanDesign
 from harness.ci.plan import plan
 from harness.ci.records import DEFAULT_CI_SCENARIOS, CiPlan
 from harness.cli.options import pop_shared, shared
@@ -135,12 +137,64 @@ def plan_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, 
     Example:
       dbperf ci plan --base origin/main --head HEAD --scenarios oltp_point_select
     """
+    from harness.ci.assess import assess_plan
+    from harness.cli.options import settings_from
+
+    settings = settings_from(kwargs)
     the_plan = build_plan(base, head, profile, scenario_list, only, kwargs)
+    found = assess_plan(settings, the_plan, settings.kinds())
     if as_json:
-        click.echo(the_plan.to_json())
+        doc = the_plan.to_dict()
+        doc["design"] = {"pairs": found.pairs, "note": found.note, "tests": [a.as_dict() for a in found.tests]}
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
         print_plan(the_plan)
+        print_design(found)
     return 0
+
+
+def print_design(found: PlanDesign) -> None:
+    """Per gating test: can it fail (the smallest adjusted p-value it can reach), and its power."""
+    from rich.table import Table
+
+    from harness.report.terminal import console
+
+    if not found.tests:
+        return
+    table = Table(title=f"can it fail? {found.pairs} pair(s) per timing comparison", title_justify="left")
+    for col in (
+        "comparison",
+        "metric",
+        "test",
+        "repetitions",
+        "attainable p",
+        "can fail",
+        "min effect",
+        "noise",
+        "power",
+    ):
+        table.add_column(col)
+    for a in found.tests:
+        table.add_row(
+            a.label,
+            a.metric,
+            a.test,
+            a.repetitions,
+            f"{a.attainable:.2g} (Holm over {a.family})",
+            "yes" if a.can_fail else "NO",
+            f"{a.min_effect * 100:g} %",
+            f"{a.noise * 100:.2g} % ({a.noise_source})",
+            f"{a.power:.0%}",
+        )
+    out = console()
+    out.print(table)
+    if found.note:
+        out.print(f"note: {found.note}", markup=False)
+    out.print(
+        "power: the chance that a change of exactly the minimum effect is significant at this design; "
+        "a regression verdict also needs the estimate beyond the minimum effect",
+        markup=False,
+    )
 
 
 @ci_group.command("run")
