@@ -194,3 +194,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for metric in verdict.metrics:
             if metric.outcome == "no_baseline":
                 terminalreporter.write_line(f"dbperf: {verdict.scenario} {verdict.threads}t: {metric.reason}")
+    notes = dict.fromkeys(note for run in runs for note in run.notes)
+    for note in notes:
+        terminalreporter.write_line(f"dbperf: note: {note}")

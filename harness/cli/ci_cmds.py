@@ -209,7 +209,7 @@ def print_design(found: PlanDesign) -> None:
 @click.option("--strict", is_flag=True, help="exit 1 on inconclusive verdicts too")
 @click.option("--seed", type=int, help="seed of the randomised balanced order")
 @click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
-@shared("repetitions", "time", "warmup", "threads", "cache-dir")
+@shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost")
 def run_cmd(
     base: str,
     head: str,

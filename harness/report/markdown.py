@@ -195,6 +195,11 @@ def _noise_notes(verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[s
     return [f"- {n}" for n in unique]
 
 
+def _run_notes(runs: Sequence[RunResult]) -> list[str]:
+    """What the measurements noticed (a busy machine, a window still warming up), once each."""
+    return list(dict.fromkeys(note for run in runs for note in run.notes))
+
+
 def _failed_runs(runs: Sequence[RunResult]) -> list[str]:
     failed = [r for r in runs if not r.ok]
     if not failed:
@@ -299,7 +304,7 @@ def render_markdown(
         rows = explanation_rows(verdict)
         lines += _table(("function", "base", "head", "change", "share"), ("l", "r", "r", "r", "r"), rows)
         lines.append("")
-    notes = _noise_notes(verdicts, warnings)
+    notes = _noise_notes(verdicts, [*warnings, *_run_notes(runs)])
     if notes:
         lines += ["### ⚠️ Noise and measurement warnings", "", *notes, ""]
     lines += _failed_runs(runs)
@@ -440,7 +445,7 @@ def render_runs_markdown(
             "<sub>medians over the ok repetitions; CV: coefficient of variation of QPS.</sub>",
             "",
         ]
-    all_warnings = list(warnings)
+    all_warnings = [*warnings, *_run_notes(runs)]
     if len(_testbeds(runs, None)) > 1 and testbed is None:
         all_warnings.append("these runs come from more than one testbed: compare them with care")
     noisy = [g for g in groups if g.qps_cv_pct is not None and g.qps_cv_pct > 10.0]

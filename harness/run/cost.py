@@ -109,7 +109,7 @@ def run_cost(session: Session, ctx: RunContext, instance: ServerInstance | None 
             options={"argv": " ".join(measured.argv), "warmup_events": str(settings.warmup_events)},
             totals=totals,
             metrics=Metrics.cost(totals, profile.total_ir),
-            notes=(READ_VIEW_NOTE,) if settings.read_view else (),
+            notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *session.warnings),
             cost=identity,
             cost_profile=profile,
         )

@@ -120,7 +120,7 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
                     histogram=outcome.histogram,
                     totals=outcome.totals,
                     probes=readings,
-                    notes=(found.describe(),) if found else (),
+                    notes=(*session.warnings, *((found.describe(),) if found else ())),
                 )
     except HarnessError as exc:
         result = build_result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
