@@ -3,16 +3,20 @@
 Registered through the ``pytest11`` entry point, so ``pytest scenarios/`` just works. It adds one
 option family, ``--dbperf-*``, generated from the same definitions as the ``dbperf`` CLI's options
 (:data:`harness.config.settings.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
-with one case per scenario x server x thread count. Test ids name all three (e.g.
-``test_scenario[oltp_point_select-mariadb-local-2t]``) so ``-k`` selects on each.
+with one timing case per scenario x server x thread count and one cost case per scenario x server.
+Test ids name them (``test_scenario[oltp_point_select-mariadb-local-2t]``,
+``test_scenario[oltp_point_select-mariadb-local-cost]``) so ``-k`` selects on each.
 
-Each case runs its repetitions on fresh servers, stores every run, and is judged against the
-baseline for this testbed when one exists (a regression fails the test with the evidence; no baseline
-passes and says how to record one). The session ends with a summary table of every run.
+Each case runs its repetitions on fresh servers, stores every run, and is judged through
+:func:`harness.pipeline.gate` against its baseline: timing against this testbed's, cost against the
+committed cost baseline (a regression fails the test with the evidence; no baseline passes and says how
+to record one). The design is checked before running, as for ``dbperf gate``. The session ends with a
+summary table of every run, the verdicts, and the notes the measurements made.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 from dataclasses import dataclass, field
@@ -22,9 +26,10 @@ import pytest
 
 from harness import pipeline
 from harness.config.scenarios import available_scenarios, load_scenario
+from harness.config.servers import load_server
 from harness.config.settings import OPTIONS, Settings, resolve_settings
 from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
-from harness.model import RunResult, Scenario, Verdict
+from harness.model import Kind, RunResult, Scenario, Verdict
 from harness.run.session import QuietReporter, Reporter, Session
 
 _RUNS_KEY = pytest.StashKey[list[RunResult]]()
@@ -66,20 +71,27 @@ def settings_from_config(config: pytest.Config) -> Settings:
 
 @dataclass(frozen=True)
 class Case:
-    """One parametrized scenario test: a scenario at one thread count on one server."""
+    """One parametrized scenario test: a scenario on one server, timing at one thread count or cost.
+
+    Ids: ``oltp_point_select-mariadb-local-2t`` (timing) and ``oltp_point_select-mariadb-local-cost``
+    (instructions per transaction under callgrind, at the scenario's cost thread counts).
+    """
 
     scenario: Scenario
     server_name: str
     threads: int
+    kind: Kind = "time"
 
     @property
     def id(self) -> str:
-        return f"{self.scenario.name}-{self.server_name}-{self.threads}t"
+        what = "cost" if self.kind == "cost" else f"{self.threads}t"
+        return f"{self.scenario.name}-{self.server_name}-{what}"
 
 
 def _cases(settings: Settings) -> list[Case]:
     cases: list[Case] = []
     servers = [t.strip() for t in settings.server.split(",") if t.strip()]
+    kinds = settings.kinds()
     for name in available_scenarios(settings.scenarios_dir):
         scenario = load_scenario(name, settings.scenarios_dir, settings.profile).with_overrides(
             threads=settings.threads,
@@ -88,7 +100,10 @@ def _cases(settings: Settings) -> list[Case]:
             repetitions=settings.repetitions,
         )
         for server in servers:
-            cases.extend(Case(scenario, server, threads) for threads in scenario.threads)
+            if "time" in kinds:
+                cases.extend(Case(scenario, server, threads) for threads in scenario.threads)
+            if "cost" in kinds and load_server(server, settings.servers_dir).provider != "external":
+                cases.append(Case(scenario, server, scenario.cost.threads[0], "cost"))
     return cases
 
 
@@ -125,15 +140,16 @@ class Runner:
 
     def run_case(self, case: Case) -> pipeline.Outcome:
         """Measure the case's repetitions and judge them against this testbed's baseline."""
-        resolved = pipeline.resolve(self.settings, case.scenario.name, case.server_name)
-        scenario = case.scenario.with_overrides(threads=[case.threads])
+        settings = dataclasses.replace(self.settings, cost=case.kind == "cost")
+        resolved = pipeline.resolve(settings, case.scenario.name, case.server_name)
+        scenario = case.scenario.with_overrides(threads=[case.threads]) if case.kind == "time" else case.scenario
         containers = resolved.server.provider == "container"
         if containers not in self._sessions:
             self._sessions[containers] = pipeline.open_session(self.settings, self._reporter(), containers=containers)
         session = self._sessions[containers]
         strict = bool(self.config.getoption("dbperf_strict"))
         outcome = pipeline.gate(
-            self.settings,
+            settings,
             [pipeline.Case(resolved.server, scenario)],
             session.reporter,
             pipeline.JudgeOptions(strict=strict),

@@ -78,6 +78,7 @@ def test_whole_catalogue_on_local_mariadb(inner_pytest, store_path, baselines_di
         cache_dir,
         "--dbperf-baselines-dir",
         baselines_dir,
+        "--dbperf-no-cost",
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
     expected = {
@@ -88,6 +89,26 @@ def test_whole_catalogue_on_local_mariadb(inner_pytest, store_path, baselines_di
     assert passed_ids(out.stdout) == set(expected), out.stdout[-4000:]
     assert "dbperf summary" in out.stdout
     check_plugin_store(store_path, expected)
+
+
+def test_every_scenario_counts_its_cost(inner_pytest, store_path, baselines_dir, cache_dir):
+    """One cost run of every scenario on the embedded MariaDB: each recipe (read view for writes) works."""
+    out = inner_pytest(
+        "scenarios/", "-v", "--dbperf-profile", "quick", "--dbperf-server", "mariadb-local", "--dbperf-cost",
+        "--dbperf-repetitions", "1", "--dbperf-store", store_path, "--dbperf-cache-dir", cache_dir,
+        "--dbperf-baselines-dir", baselines_dir,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
+    names = available_scenarios(SCENARIOS)
+    assert passed_ids(out.stdout) == {f"{name}-mariadb-local-cost" for name in names}, out.stdout[-4000:]
+    runs = Store(store_path).runs()
+    assert {r.scenario for r in runs} == set(names)
+    for run in runs:
+        assert run.ok and run.kind == "cost" and run.backend == "callgrind", run.failure
+        assert run.metrics.instr_per_txn is not None and run.metrics.instr_per_txn > 10_000
+        assert run.metrics.qps is None
+        writes = load_scenario(run.scenario, SCENARIOS, "quick").writes
+        assert any("read view" in note for note in run.notes) == writes
 
 
 @pytest.mark.docker
@@ -107,6 +128,7 @@ def test_read_write_and_point_select_on_every_container(inner_pytest, store_path
         cache_dir,
         "--dbperf-baselines-dir",
         baselines_dir,
+        "--dbperf-no-cost",
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
     expected = {
