@@ -1,7 +1,9 @@
 """Bencher Metric Format (BMF) export: ``dbperf export bmf --out results.json``.
 
-One benchmark per ``<server>/<scenario>/<threads>t`` (the server *server* name; the version is what
-Bencher's branch and commit track), built from the **ok** runs only (failed runs are left out: a failed
+One benchmark per ``<server>/<scenario>/<threads>t`` for timing runs and ``<server>/<scenario>/<threads>t-cost``
+for cost runs (the server's name; the version is what Bencher's branch and commit track; cost runs
+are their own benchmarks so instructions counted by callgrind never mix with ``perf``'s), built from
+the **ok** runs only (failed runs are left out: a failed
 run has no meaningful numbers, and the gate reports it). Measures:
 
 =========================  ==========================================  ==============================
@@ -12,6 +14,7 @@ measure                    value                                       unit
 ``p99-latency``            median of the runs' p99 (when measured)      milliseconds
 ``cpu-per-txn``            median server CPU time per transaction       microseconds
 ``instructions-per-txn``   median server instructions per transaction   instructions
+                           (a cost benchmark's only measure)
 =========================  ==========================================  ==============================
 
 ``lower_value`` and ``upper_value`` are the **minimum and maximum over the repetitions** (not a
@@ -97,8 +100,8 @@ MEASURE_UNITS: dict[str, str] = {
 
 
 def benchmark_name(run: RunResult) -> str:
-    """``<server>/<scenario>/<threads>t``."""
-    return f"{run.server}/{run.scenario}/{run.threads}t"
+    """``<server>/<scenario>/<threads>t``, and ``...t-cost`` for cost runs."""
+    return f"{run.server}/{run.scenario}/{run.threads}t" + ("-cost" if run.kind == "cost" else "")
 
 
 def _round(value: float) -> float:
@@ -135,7 +138,7 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
                 "lower_value": _round(min(values)),
                 "upper_value": _round(max(values)),
             }
-        if "throughput" not in measures:
+        if members[0].kind == "time" and "throughput" not in measures:
             raise ReportError(f"benchmark {name}: ok runs without QPS cannot be exported")
         doc[name] = measures
     return doc

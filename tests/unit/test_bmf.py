@@ -117,3 +117,14 @@ def test_write_refuses_invalid_and_writes_nothing(tmp_path: Path, monkeypatch: p
     with pytest.raises(HarnessError, match="not valid Bencher Metric Format at x/throughput/value"):
         bmf.write_bmf(path, runs())
     assert not path.exists()
+
+
+def test_cost_runs_are_their_own_benchmarks():
+    from factories import cost_run
+
+    from harness.report.bmf import to_bmf
+
+    doc = to_bmf([cost_run(42_000.0), cost_run(42_010.0)])
+    assert list(doc) == ["mariadb-local/oltp_point_select/1t-cost"]
+    assert set(doc["mariadb-local/oltp_point_select/1t-cost"]) == {"instructions-per-txn"}
+    assert doc["mariadb-local/oltp_point_select/1t-cost"]["instructions-per-txn"]["value"] == 42_005.0
