@@ -235,7 +235,10 @@ class LakeStore:
                 return action()
             except duckdb.Error as exc:
                 if not is_retryable(exc) or attempt == self.max_attempts or time.monotonic() > deadline:
-                    raise StoreError(f"cannot {what} in {self.where}: {' '.join(str(exc).split())[:400]}") from exc
+                    text = " ".join(str(exc).split())[:400]
+                    if "password" in text:
+                        text += " (libpq reads the password from PGPASSWORD, or ~/.pgpass / PGPASSFILE)"
+                    raise StoreError(f"cannot {what} in {self.where}: {text}") from exc
                 self.retries += 1
                 delay = min(2.0, 0.02 * 1.6 ** (attempt - 1)) * random.uniform(0.5, 1.0)  # noqa: S311
                 log.debug("lake: %s: retry %d in %.3f s: %s", what, attempt, delay, exc)
