@@ -37,7 +37,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "fleet-secret"
-QUICK = ["--profile", "quick", "--time", "1", "--warmup", "0", "--repetitions", "1", "--threads", "1"]
+QUICK = ["--profile", "quick", "--time", "2", "--warmup", "0", "--repetitions", "1", "--threads", "1"]
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,8 @@ def duplicates(store: LakeStore) -> dict[str, int]:
 
 @pytest.fixture
 def fleet_repo(tmp_path: Path) -> Path:
-    """A git repository whose branch adds a server: `ci run` records it (no base to compare with)."""
+    """A git repository whose branch adds a copy of the embedded MariaDB with one harmless variable:
+    `ci run` compares it with the base's server (A/B pairs, as many as the design needs)."""
     root = tmp_path / "repo"
     shutil.copytree(REPO / "servers", root / "servers")
     shutil.copytree(REPO / "scenarios", root / "scenarios", ignore=shutil.ignore_patterns("*.py", "__pycache__"))
@@ -178,13 +179,9 @@ def fleet_repo(tmp_path: Path) -> Path:
     git(root, "add", "-A")
     git(root, "commit", "-qm", "base")
     git(root, "checkout", "-qb", "new-server")
-    shutil.copy(root / "servers" / "mariadb-local.toml", root / "servers" / "mariadb-fleet.toml")
-    text = (
-        (root / "servers" / "mariadb-fleet.toml")
-        .read_text()
-        .replace('name = "mariadb-local"', 'name = "mariadb-fleet"')
-    )
-    (root / "servers" / "mariadb-fleet.toml").write_text(text)
+    fleet = root / "servers" / "mariadb-fleet.toml"
+    text = (root / "servers" / "mariadb-local.toml").read_text().replace('"mariadb-local"', '"mariadb-fleet"')
+    fleet.write_text(text + '\n[variables]\nmax_allowed_packet = "32M"\n')
     git(root, "add", "-A")
     git(root, "commit", "-qm", "add a server")
     return root
@@ -201,8 +198,9 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
     out = tmp_path / "ci-out"
     ci = subprocess.Popen(
         [*dbperf_argv(), "ci", "run", "--base", "main", "--head", "new-server", "--scenarios", "oltp_point_select",
-         "--out", str(out), "--no-cost", *QUICK],
-        cwd=fleet_repo, env=lake_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+         "--out", str(out), "--profile", "quick", "--time", "1", "--warmup", "0", "--threads", "1"],
+        cwd=fleet_repo, env={**lake_env, "DBPERF_COST": "false"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     run_ids = []
     for proc in writers:
@@ -212,7 +210,7 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
     stdout, stderr = ci.communicate(timeout=900)
     assert ci.returncode == 0, (stdout + stderr)[-3000:]
     ci_runs = [r.run_id for r in Store(out / "dbperf.duckdb").runs()]
-    assert ci_runs, "the ci run recorded nothing"
+    assert ci_runs, (stdout + stderr)[-3000:]
 
     with open_store(lake_env["DBPERF_STORE"]) as lake:
         assert isinstance(lake, LakeStore)
@@ -222,7 +220,8 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
         for run_id in run_ids:
             run = stored[run_id]
             assert run.ok and run.server == "mariadb-local" and run.intervals and run.histogram, run_id
-        assert {stored[i].server for i in ci_runs} == {"mariadb-fleet"}
+        assert {stored[i].server for i in ci_runs} == {"mariadb-local@base", "mariadb-fleet"}
+        assert {stored[i].label for i in ci_runs} == {"base", "head"}
 
     # the reading commands work on the lake unchanged
     listed = dbperf(lake_env, "runs", "--limit", "0")
