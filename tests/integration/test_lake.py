@@ -224,9 +224,9 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
         assert {stored[i].label for i in ci_runs} == {"base", "head"}
 
     # the reading commands work on the lake unchanged
-    listed = dbperf(lake_env, "runs", "--limit", "0")
+    listed = dbperf(lake_env, "runs", "--limit", "0", "--json")
     assert listed.returncode == 0, listed.stderr
-    assert all(run_id in listed.stdout for run_id in run_ids)
+    assert {r["run_id"] for r in json.loads(listed.stdout)} == set(run_ids) | set(ci_runs)
     report = dbperf(lake_env, "report", "--all", "--format", "markdown")
     assert report.returncode == 0, report.stderr
     assert "oltp_point_select" in report.stdout
