@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up dbperf on a Debian 12 machine as root. Safe to run again: it only installs what is missing.
 #
-#   tools/setup.sh                 # sysbench, MariaDB binaries, perf, the venv at .venv/
+#   tools/setup.sh                 # sysbench, MariaDB and PostgreSQL binaries, perf, the venv at .venv/
 #   tools/setup.sh --docker        # ... plus the Docker engine (started) and the offline server images
 #   tools/setup.sh --browser       # ... plus chromium (trend-site tests)
 set -euo pipefail
@@ -20,7 +20,8 @@ done
 
 log() { printf '\033[36m» %s\033[0m\n' "$*" >&2; }
 
-packages=(sysbench mariadb-server mariadb-client linux-perf valgrind python3-venv git procps util-linux)
+# postgresql: the shared-store (DuckLake) tests start their own throwaway cluster (tools/postgres.py)
+packages=(sysbench mariadb-server mariadb-client postgresql linux-perf valgrind python3-venv git procps util-linux)
 [ "$with_docker" = 1 ] && packages+=(docker.io debootstrap shellcheck curl)
 [ "$with_browser" = 1 ] && packages+=(chromium)
 
@@ -36,7 +37,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   log "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq < /dev/null
-  # the Debian package would start MariaDB as a service; dbperf starts its own servers
+  # the Debian packages would start MariaDB and PostgreSQL as services; dbperf and its tests start their own
   printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
   apt-get install -y -qq --no-install-recommends "${missing[@]}" < /dev/null > /tmp/dbperf-apt.log 2>&1 \
     || { tail -20 /tmp/dbperf-apt.log >&2; exit 1; }

@@ -23,7 +23,7 @@ from harness.errors import HarnessError
 from harness.judge.gate import DEFAULT_ALPHA
 from harness.model import Kind
 from harness.pipeline import design
-from harness.store import open_store
+from harness.store import is_lake, open_store
 
 MIN_HISTORY = 3
 
@@ -37,8 +37,8 @@ class PlanDesign:
     tests: tuple[design.Assessment, ...]
 
 
-def _history_noise(store_path: Path) -> design.NoiseSource:
-    if not Path(store_path).is_file():
+def _history_noise(store_path: Path | str) -> design.NoiseSource:
+    if not is_lake(store_path) and not Path(store_path).is_file():
         return lambda planned, metric: None
     try:
         table = open_store(store_path).metrics_table(status="ok")

@@ -10,6 +10,8 @@ Everything lands in one output folder (:mod:`harness.report.folder`)::
     out/plan.json                  what was run, and why
     out/bmf.json                   Bencher Metric Format of the head side's runs
     out/site/                      the trend and scaling charts of these runs
+
+When the ``store`` setting names a shared store (a DuckLake), every run also goes there as it finishes.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
 from harness.config.settings import Settings
-from harness.model import Scenario
+from harness.model import RunResult, Scenario, Server
 from harness.report.folder import write_outputs
-from harness.run.session import Reporter
+from harness.run.session import Reporter, Session
+from harness.store import is_lake, open_store
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ def run_plan(
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     (out / "plan.json").write_text(the_plan.to_json() + "\n")
+    shared = settings.store
     settings = dataclasses.replace(settings, store=out / "dbperf.duckdb")
     work = Path(tempfile.mkdtemp(prefix="dbperf-ci-"))
     try:
@@ -82,8 +86,29 @@ def run_plan(
             pipeline.Case(server, _override(scenario, settings))
             for server, scenario in (load_side(r.side, trees, the_plan.profile) for r in the_plan.recordings)
         ]
-        outcome = pipeline.compare(settings, specs, reporter, options or pipeline.JudgeOptions(), recordings=recordings)
+        session = _also_shared(
+            settings, shared, reporter, [*(t for s in specs for t in (s.base, s.head)), *(c.server for c in recordings)]
+        )
+        outcome = pipeline.compare(
+            settings, specs, reporter, options or pipeline.JudgeOptions(), recordings=recordings, session=session
+        )
         report = write_outputs(out, the_plan, outcome, seconds=time.monotonic() - started)
         return CiOutcome(outcome, time.monotonic() - started, report)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _also_shared(settings: Settings, shared: Path | str, reporter: Reporter, servers: list[Server]) -> Session | None:
+    """With a shared store (a lake), a session that saves every run there too, beside ``out/``."""
+    if not is_lake(shared):
+        return None
+    lake = open_store(shared)
+    session = pipeline.open_session(settings, reporter, containers=any(s.provider == "container" for s in servers))
+    save_locally = session.save
+
+    def save(run: RunResult) -> None:
+        save_locally(run)
+        lake.save(run)
+
+    session.save = save
+    return session

@@ -38,9 +38,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from harness.cli import ci_cmds, gate_cmds, report_cmds, run_cmds
+    from harness.cli import ci_cmds, gate_cmds, report_cmds, run_cmds, store_cmds
 
-    for module in (run_cmds, gate_cmds, report_cmds, ci_cmds):
+    for module in (run_cmds, gate_cmds, report_cmds, ci_cmds, store_cmds):
         module.register(cli)
 
 

@@ -18,7 +18,7 @@ from harness.errors import ConfigError, ReportError, StoreError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.terminal import console, runs_table, scaling_table
 from harness.report.verdicts import fmt_value
-from harness.store import Store, open_store
+from harness.store import ResultStore, open_store
 
 
 def _note(message: str) -> None:
@@ -26,7 +26,7 @@ def _note(message: str) -> None:
 
 
 def select_runs(
-    store: Store,
+    store: ResultStore,
     *,
     group: str | None,
     scenario: str | None,
@@ -43,7 +43,7 @@ def select_runs(
     if group is None and not all_runs:
         newest = store.runs(**filters, limit=1)
         if not newest:
-            raise StoreError(f"no matching runs in {store.path}: `dbperf runs` lists what is stored")
+            raise StoreError(f"no matching runs in {store.location}: `dbperf runs` lists what is stored")
         group = newest[0].group_id or None
         if group is None:
             raise StoreError(
@@ -54,7 +54,7 @@ def select_runs(
     runs = store.runs(**filters, group_id=group)
     if not runs:
         where = f"group {group}" if group else "the filters"
-        raise StoreError(f"no runs match {where} in {store.path}: `dbperf runs` lists what is stored")
+        raise StoreError(f"no runs match {where} in {store.location}: `dbperf runs` lists what is stored")
     described = f"group {group}" if group else "all matching runs"
     return sorted(runs, key=lambda r: (r.scenario, r.server, r.threads, r.repetition, r.run_id)), described
 
@@ -254,7 +254,7 @@ def changes_cmd(
     if table.num_rows == 0:
         raise StoreError(
             f"no ok runs of {scenario} on {server}{f' at {threads} threads' if threads else ''} in "
-            f"{store.path}: `dbperf runs --scenario {scenario}` lists what is stored"
+            f"{store.location}: `dbperf runs --scenario {scenario}` lists what is stored"
         )
     points = commit_points(table, (metric,))
     try:

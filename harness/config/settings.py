@@ -44,7 +44,13 @@ class OptionSpec:
 OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("server", "str", "server name (a file in servers/)", "mariadb-local"),
     OptionSpec("profile", "str", "scenario profile: quick, ci or full", "quick"),
-    OptionSpec("store", "path", "DuckDB store file (Parquet copies go beside it)", "results/dbperf.duckdb"),
+    OptionSpec(
+        "store",
+        "path",
+        "where runs are stored: a DuckDB file (Parquet copies go beside it), or a DuckLake shared by a fleet "
+        "of runners, 'ducklake:postgres:dbname=... host=... user=... data_path=...' (docs/fleet.md)",
+        "results/dbperf.duckdb",
+    ),
     OptionSpec("threads", "str", "comma-separated thread counts overriding the scenario's", None),
     OptionSpec("time", "int", "measured seconds per run, overriding the profile", None),
     OptionSpec("warmup", "int", "warm-up seconds per run (measured, then discarded)", None),
@@ -105,7 +111,7 @@ class Settings:
     root: Path
     server: str
     profile: str
-    store: Path
+    store: Path | str  # a local file, or a DuckLake setting kept as written ("ducklake:postgres:...")
     servers_dir: Path
     scenarios_dir: Path
     baselines_dir: Path
@@ -205,7 +211,7 @@ def resolve_settings(
         root=project,
         server=str(values["server"]),
         profile=str(values["profile"]),
-        store=path("store"),
+        store=store_location(values["store"], project),
         servers_dir=path("servers-dir"),
         scenarios_dir=path("scenarios-dir"),
         baselines_dir=path("baselines-dir"),
@@ -216,6 +222,18 @@ def resolve_settings(
         repetitions=repetitions,
         cost=_as_switch("cost", values["cost"]),
     )
+
+
+def store_location(value: object, project: Path) -> Path | str:
+    """A DuckLake setting stays a string (checked now: no password in it); anything else is a file path."""
+    from harness.store.location import is_lake, parse_lake
+
+    text = str(value)
+    if is_lake(text):
+        parse_lake(text)
+        return text.strip()
+    raw = Path(text).expanduser()
+    return raw if raw.is_absolute() else project / raw
 
 
 def current_git_sha(root: Path) -> str:

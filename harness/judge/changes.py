@@ -32,6 +32,9 @@ def change_marks(
     threads = points.column("threads").to_pylist()
     at = points.column("at").to_pylist()
     point = points.column("point").to_pylist()
+    names = set(points.column_names)
+    testbed = points.column("testbed").to_pylist() if "testbed" in names else [""] * points.num_rows
+    line = points.column("line").to_pylist() if "line" in names else server
     marks: list[ChangeMark] = []
     for metric in metrics:
         values = points.column(metric).to_numpy(zero_copy_only=False).astype(np.float64)
@@ -60,7 +63,9 @@ def change_marks(
                         p_value=cp.p_value,
                         confidence=cp.confidence,
                         series_length=int(keep.size),
+                        testbed=testbed[row] or "",
+                        line=line[row] or "",
                     )
                 )
-    marks.sort(key=lambda m: (m.scenario, m.server, m.threads, m.metric, m.index))
+    marks.sort(key=lambda m: (m.scenario, m.server, m.threads, m.testbed, m.metric, m.index))
     return tuple(marks)

@@ -35,6 +35,8 @@ class ChangeMark:
     p_value: float
     confidence: float
     series_length: int
+    testbed: str = ""  # the series' testbed label (harness.store.history)
+    line: str = ""  # what the charts colour the series by: the server, with the testbed when several
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a dict (non-finite numbers become None, so the JSON stays valid)."""
@@ -42,8 +44,9 @@ class ChangeMark:
 
     def describe(self) -> str:
         unit = " ms" if self.metric.endswith("_ms") else ""
+        where = f" on {self.testbed}" if self.testbed else ""
         return (
-            f"{self.scenario} {self.server} {self.threads}t {METRIC_LABELS.get(self.metric, self.metric)}: "
+            f"{self.scenario} {self.server}{where} {self.threads}t {METRIC_LABELS.get(self.metric, self.metric)}: "
             f"{_fmt(self.before)}{unit} -> {_fmt(self.after)}{unit} ({self.change_pct:+.1f} %) at point "
             f"{self.index + 1}/{self.series_length} ({self.point}, {self.at}); "
             f"p = {self.p_value:.3f}, confidence {self.confidence * 100:.1f} %"

@@ -86,9 +86,14 @@ def _named(name: str) -> Any:
 Layered = alt.LayerChart | alt.FacetChart
 
 
+def _lines(table: pa.Table) -> list[str]:
+    """The colour domain: one line per server (and per testbed when runs come from several)."""
+    return sorted(set(table.column("line").to_pylist())) if "line" in table.column_names else []
+
+
 def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
-    color = _color(data.servers)
+    color = _color(_lines(data.points), field="line", title="server")
     domain = {"expr": "time_extents[sel_scenario + '|' + sel_server + '|' + sel_threads] || [0, 1]"}
     x = alt.X("at:T", title="first run of the commit (UTC)", scale=alt.Scale(domain=domain))
     base = alt.Chart()
@@ -101,6 +106,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
         color=color,
         tooltip=[
             alt.Tooltip("server:N", title="server"),
+            alt.Tooltip("testbed:N", title="testbed"),
             alt.Tooltip("versions:N", title="server version"),
             alt.Tooltip("point:N", title="commit / day"),
             alt.Tooltip("at:T", title="first run", format="%Y-%m-%d %H:%M"),
@@ -109,12 +115,13 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
             alt.Tooltip(f"{metric}_max:Q", title="max", format=fmt),
             alt.Tooltip("n:Q", title="repetitions"),
             alt.Tooltip("configs:N", title="config hash"),
-            alt.Tooltip("testbeds:N", title="testbed"),
+            alt.Tooltip("testbeds:N", title="testbed fingerprint"),
         ],
     )
     changes = alt.Chart()
     change_tooltip = [
         alt.Tooltip("server:N", title="server"),
+        alt.Tooltip("testbed:N", title="testbed"),
         alt.Tooltip("point:N", title="change at commit / day"),
         alt.Tooltip("at:T", title="first run", format="%Y-%m-%d %H:%M"),
         alt.Tooltip("change_pct:Q", title="change %", format="+.1f"),
@@ -140,7 +147,8 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
 
 def _versions_chart(metric: str, data: TrendData) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
-    color = _color(data.servers)
+    lines = _lines(data.versions)
+    color = _color(lines, field="line", title="server")
     x = alt.X(
         "server_version:N",
         title="server version",
@@ -148,9 +156,10 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
         axis=alt.Axis(labelAngle=-30),
     )
     base = alt.Chart()
-    offset = alt.XOffset("server:N", scale=alt.Scale(domain=data.servers))  # one domain: no union warning
+    offset = alt.XOffset("line:N", scale=alt.Scale(domain=lines))  # one domain: no union warning
     tooltip = [
         alt.Tooltip("server:N", title="server"),
+        alt.Tooltip("testbed:N", title="testbed"),
         alt.Tooltip("server_version:N", title="server version"),
         alt.Tooltip(f"{metric}:Q", title=f"{label} median", format=fmt),
         alt.Tooltip(f"{metric}_q1:Q", title="25th percentile", format=fmt),
@@ -160,7 +169,7 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
         alt.Tooltip("n:Q", title="runs"),
         alt.Tooltip("commits:Q", title="commits"),
         alt.Tooltip("configs:N", title="config hash"),
-        alt.Tooltip("testbeds:N", title="testbed"),
+        alt.Tooltip("testbeds:N", title="testbed fingerprint"),
     ]
     whisker = base.mark_rule().encode(
         x=x, xOffset=offset, y=alt.Y(f"{metric}_min:Q", title=f"{label}, all runs"), y2=f"{metric}_max:Q",
@@ -183,7 +192,9 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
 def _scaling_chart(metric: str, data: TrendData) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
     lines = sorted(set(data.scaling.column("line").to_pylist()))
-    color = _color(lines, field="line", title="server / config")
+    several = "testbed" in data.points.column_names and len(set(data.points.column("testbed").to_pylist())) > 1
+    title = "server / config / testbed" if several else "server / config"
+    color = _color(lines, field="line", title=title)
     x = alt.X(
         "threads:Q",
         title="threads (log scale)",
@@ -192,7 +203,7 @@ def _scaling_chart(metric: str, data: TrendData) -> Layered:
     )
     base = alt.Chart()
     tooltip = [
-        alt.Tooltip("line:N", title="server / config"),
+        alt.Tooltip("line:N", title=title),
         alt.Tooltip("server_version:N", title="server version"),
         alt.Tooltip("config_hash:N", title="config hash"),
         alt.Tooltip("threads:Q", title="threads"),
@@ -200,7 +211,7 @@ def _scaling_chart(metric: str, data: TrendData) -> Layered:
         alt.Tooltip(f"{metric}_q1:Q", title="25th percentile", format=fmt),
         alt.Tooltip(f"{metric}_q3:Q", title="75th percentile", format=fmt),
         alt.Tooltip("n:Q", title="runs"),
-        alt.Tooltip("testbeds:N", title="testbed"),
+        alt.Tooltip("testbed:N", title="testbed"),
     ]
     spread = base.mark_rule(strokeWidth=3, opacity=0.5).encode(
         x=x, y=alt.Y(f"{metric}_q1:Q", title=f"{label}, median"), y2=f"{metric}_q3:Q", color=color

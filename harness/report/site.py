@@ -100,7 +100,14 @@ def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
             "<tr>"
             + "".join(
                 f"<td>{html.escape(str(v))}</td>"
-                for v in (c.scenario, c.server, c.threads, METRIC_LABELS.get(c.metric, c.metric), c.point, c.at)
+                for v in (
+                    c.scenario,
+                    c.line or c.server,
+                    c.threads,
+                    METRIC_LABELS.get(c.metric, c.metric),
+                    c.point,
+                    c.at,
+                )
             )
             + f"<td class=num>{fmt_value(c.before)}{unit} → {fmt_value(c.after)}{unit}</td>"
             + f"<td class='num {css}'>{c.change_pct:+.1f} %</td>"

@@ -1,17 +1,26 @@
 """The result store: every run, failed ones included, kept for judging, reports and trends.
 
-:func:`open_store` is the one way in: the ``store`` setting names the backend (today a local DuckDB
-file with a Parquet copy of every run, :class:`harness.store.local.Store`).
+:func:`open_store` is the one way in: the ``store`` setting names the backend, a local DuckDB file
+with a Parquet copy of every run (:class:`harness.store.local.Store`, the default) or a DuckLake on a
+PostgreSQL catalog shared by a fleet of runners (:class:`harness.store.lake.LakeStore`,
+``ducklake:postgres:...``, see :mod:`harness.store.location`). Both implement
+:class:`harness.store.base.ResultStore`.
 """
 
 from pathlib import Path
 
+from harness.store.base import ResultStore
 from harness.store.local import Store
+from harness.store.location import LakeLocation, is_lake, parse_lake
 
 
-def open_store(location: Path | str) -> Store:
-    """The store the ``store`` setting names."""
+def open_store(location: Path | str) -> ResultStore:
+    """The store the ``store`` setting names: a ``ducklake:postgres:...`` string, else a file path."""
+    if is_lake(location):
+        from harness.store.lake import LakeStore  # loads the DuckLake extensions: only when asked for
+
+        return LakeStore(parse_lake(str(location)))
     return Store(Path(location))
 
 
-__all__ = ["Store", "open_store"]
+__all__ = ["LakeLocation", "ResultStore", "Store", "is_lake", "open_store", "parse_lake"]

@@ -3,13 +3,18 @@
 All aggregation happens in DuckDB over a metrics table (:meth:`harness.store.Store.metrics_table`),
 never row by row in Python:
 
-* **points**: one per scenario x server x threads x *commit* (the run's ``git_sha``; runs without
-  one are grouped by UTC day), at the time of its first run: the median and the min-max range of the
-  repetitions for QPS and p95, with the server versions, config hashes, testbeds and commits behind
-  it for the tooltips.
-* **versions**: one per scenario x server x threads x server version: quartiles and range.
-* **scaling**: one per scenario x server x config x threads, over the runs of the newest server
-  version of that server and config: QPS and p95 against thread count.
+* **points**: one per scenario x server x threads x testbed x *commit* (the run's ``git_sha``; runs
+  without one are grouped by UTC day), at the time of its first run: the median and the min-max range
+  of the repetitions for QPS and p95, with the server versions, config hashes and commits behind it
+  for the tooltips.
+* **versions**: one per scenario x server x threads x testbed x server version: quartiles and range.
+* **scaling**: one per scenario x server x config x testbed x threads, over the runs of the newest
+  server version of that server and config: QPS and p95 against thread count.
+
+Machines never mix: runs of different testbeds (hardware fingerprints, e.g. the runner classes of a
+fleet writing one shared store) are separate series, each with a readable ``testbed`` label. Every
+table has a ``line`` column, what a chart colours by: the server alone while all runs come from one
+testbed, else ``server · testbed``.
 """
 
 from __future__ import annotations
@@ -40,11 +45,44 @@ def _check_metrics(metrics: Sequence[str]) -> None:
         raise ConfigError(f"unknown metric {', '.join(unknown)}: choose from {', '.join(METRICS)}")
 
 
+_CPU_NOISE = re.compile(r"\((?:R|TM|tm|r)\)|\b(?:CPU|Processor|\d+-Core)\b|@\s*[\d.]+\s*GHz", re.IGNORECASE)
+
+
+def testbed_label(cpu_model: str | None, cores: int | None, fingerprint: str | None) -> str:
+    """A short, unique name for a testbed: ``AMD EPYC 7763 x16 (1a2b3c)``."""
+    cpu = " ".join(_CPU_NOISE.sub(" ", cpu_model or "").split()) or "unknown CPU"
+    return f"{cpu} x{cores or '?'} ({(fingerprint or 'unknown')[:6]})"
+
+
 def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:
+    """A connection with ``runs`` (the metrics table plus ``testbed`` and ``several``, whether the
+    ok runs come from more than one testbed)."""
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    con.register("runs", table)
+    con.register("_metrics", table)
+    beds = con.execute(
+        "SELECT DISTINCT testbed_fingerprint, testbed_cpu_model, testbed_cores FROM _metrics WHERE status = 'ok'"
+    ).fetchall()
+    labels = {fp: testbed_label(cpu, cores, fp) for fp, cpu, cores in beds}
+    con.register(
+        "_testbeds",
+        pa.table(
+            {
+                "testbed_fingerprint": pa.array(list(labels), pa.string()),
+                "testbed": pa.array(list(labels.values()), pa.string()),
+            }
+        ),
+    )
+    several = "TRUE" if len(labels) > 1 else "FALSE"
+    con.execute(
+        f"CREATE TEMP VIEW runs AS SELECT m.*, coalesce(t.testbed, 'unknown testbed') AS testbed, "
+        f"{several} AS several FROM _metrics m LEFT JOIN _testbeds t USING (testbed_fingerprint)"
+    )
     return con
+
+
+#: The colour key of points and versions: the server, with the testbed when there are several.
+_LINE = "CASE WHEN any_value(several) THEN server || ' · ' || testbed ELSE server END"
 
 
 def _stats(metric: str, *, quartiles: bool) -> str:
@@ -66,10 +104,10 @@ _ISO = "'%Y-%m-%dT%H:%M:%SZ'"
 
 
 def commit_points(table: pa.Table, metrics: Sequence[str] = TREND_METRICS) -> pa.Table:
-    """Per scenario x server x threads x commit: medians and ranges, ordered by series then time.
+    """Per scenario x server x threads x testbed x commit: medians and ranges, ordered by series then time.
 
-    Adds ``series`` (a number per scenario x server x threads, in order) so callers can cut the
-    sorted table into series without grouping in Python.
+    Adds ``series`` (a number per scenario x server x threads x testbed, in order) so callers can cut
+    the sorted table into series without grouping in Python.
     """
     _check_metrics(metrics)
     stats = ", ".join(_stats(m, quartiles=False) for m in metrics)
@@ -77,15 +115,15 @@ def commit_points(table: pa.Table, metrics: Sequence[str] = TREND_METRICS) -> pa
     try:
         return con.sql(
             f"""
-            SELECT scenario, server, threads, {_POINT_KEY} AS point,
+            SELECT scenario, server, threads, testbed, {_LINE} AS line, {_POINT_KEY} AS point,
                    strftime(min(started_at), {_ISO}) AS at, count(*) AS n, {stats},
                    string_agg(DISTINCT server_version, ', ' ORDER BY server_version) AS versions,
                    string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
-                   string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds,
-                   dense_rank() OVER (ORDER BY scenario, server, threads) - 1 AS series
+                   any_value(testbed_fingerprint) AS testbeds,
+                   dense_rank() OVER (ORDER BY scenario, server, threads, testbed_fingerprint) - 1 AS series
             FROM runs WHERE status = 'ok'
-            GROUP BY scenario, server, threads, point
-            ORDER BY scenario, server, threads, min(started_at), point
+            GROUP BY scenario, server, threads, testbed_fingerprint, testbed, point
+            ORDER BY scenario, server, threads, testbed, min(started_at), point
             """
         ).to_arrow_table()
     finally:
@@ -96,13 +134,15 @@ def _versions(con: duckdb.DuckDBPyConnection) -> pa.Table:
     stats = ", ".join(_stats(m, quartiles=True) for m in TREND_METRICS)
     return con.sql(
         f"""
-        SELECT scenario, server, threads, coalesce(nullif(server_version, ''), '?') AS server_version,
+        SELECT scenario, server, threads, testbed, {_LINE} AS line,
+               coalesce(nullif(server_version, ''), '?') AS server_version,
                count(*) AS n, count(DISTINCT {_POINT_KEY}) AS commits, {stats},
                string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
-               string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds,
+               any_value(testbed_fingerprint) AS testbeds,
                strftime(min(started_at), {_ISO}) AS first_at, strftime(max(started_at), {_ISO}) AS last_at
         FROM runs WHERE status = 'ok'
-        GROUP BY ALL ORDER BY scenario, server, threads, server_version
+        GROUP BY scenario, server, threads, testbed_fingerprint, testbed, 6
+        ORDER BY scenario, server, threads, server_version, testbed
         """
     ).to_arrow_table()
 
@@ -117,14 +157,16 @@ def _scaling(con: duckdb.DuckDBPyConnection) -> pa.Table:
             FROM ok GROUP BY ALL
         ),
         agg AS (
-            SELECT scenario, server, config_hash, server_version, threads, count(*) AS n,
+            SELECT scenario, server, config_hash, server_version, testbed, threads, count(*) AS n,
                    count(DISTINCT {_POINT_KEY}) AS commits, {stats},
-                   string_agg(DISTINCT testbed_fingerprint, ', ' ORDER BY testbed_fingerprint) AS testbeds
+                   any_value(testbed_fingerprint) AS testbeds, any_value(several) AS several
             FROM ok JOIN latest USING (scenario, server, config_hash, server_version)
-            GROUP BY ALL
+            GROUP BY scenario, server, config_hash, server_version, testbed_fingerprint, testbed, threads
         )
-        SELECT *, CASE WHEN count(DISTINCT config_hash) OVER (PARTITION BY scenario, server) > 1
-                       THEN server || ' · ' || left(config_hash, 8) ELSE server END AS line
+        SELECT * EXCLUDE (several),
+               CASE WHEN count(DISTINCT config_hash) OVER (PARTITION BY scenario, server) > 1
+                    THEN server || ' · ' || left(config_hash, 8) ELSE server END
+               || CASE WHEN several THEN ' · ' || testbed ELSE '' END AS line
         FROM agg ORDER BY scenario, line, threads
         """
     ).to_arrow_table()

@@ -45,27 +45,19 @@ import uuid
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.errors import StoreError
-from harness.model import CostProfile, IntervalSample, LatencyBucket, RunResult
-from harness.store.rows import (
-    BUCKET_FIELDS,
-    COLUMNS,
-    INTERVAL_FIELDS,
-    TABLES,
-    arrow_tables,
-    profile_from_rows,
-    run_from_row,
-)
-from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS, RENAMED, ensure_schema
+from harness.model import RunResult
+from harness.store import queries
+from harness.store.filecheck import diagnose, explain
+from harness.store.rows import COLUMNS, TABLES, arrow_tables
+from harness.store.schema import RENAMED, ensure_schema
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +74,6 @@ _STAGING = ".staging"
 _STALE_STAGING_S = 3600.0
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]{0,199}")
 
-_FILTERS = ("scenario", "server", "threads", "status", "group_id", "source")
-
 
 class _OneByOne(Exception):  # noqa: N818 - internal signal, never escapes
     """Pending folders share a run id: merge them one at a time, in order, so the last one wins."""
@@ -92,7 +82,7 @@ class _OneByOne(Exception):  # noqa: N818 - internal signal, never escapes
 class Store:
     """Results of every run: Parquet folders beside a DuckDB file (see the module docstring)."""
 
-    def __init__(self, path: Path, *, lock_timeout_s: float = 600.0) -> None:
+    def __init__(self, path: Path, *, lock_timeout_s: float = 600.0, check: bool = True) -> None:
         self.path = Path(path)
         self.runs_dir = self.path.parent / (self.path.stem + ".runs")
         self.lock_path = self.path.with_name(self.path.name + ".lock")
@@ -101,8 +91,17 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create the store folder {self.path.parent}: {exc}") from exc
-        with self._locked():  # create or migrate now, and fail early on a file that is not a store
-            pass
+        if check:  # create or migrate now, and fail early on a file that is not a store
+            with self._locked():
+                pass
+
+    @property
+    def location(self) -> str:
+        """The DuckDB file's path, for messages."""
+        return str(self.path)
+
+    def close(self) -> None:
+        """Nothing to release: every call holds its own short-lived connection."""
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -114,7 +113,7 @@ class Store:
         if (self.runs_dir / name).exists():  # saved again: make sure the new folder gets merged
             with self._locked() as con:
                 con.execute("DELETE FROM ingested_folders WHERE folder = ?", [name])
-        self._write_folder(name, [run])
+        self._write_folder(name, arrow_tables([run]))
         self._merge_written(name)
 
     def save_many(self, runs: Sequence[RunResult]) -> None:
@@ -125,9 +124,19 @@ class Store:
         if len(set(ids)) != len(ids):
             dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
             raise StoreError(f"save_many: run ids repeat within the batch: {', '.join(dupes[:5])}")
+        self.save_tables(arrow_tables(runs))
+
+    def save_tables(self, tables: dict[str, pa.Table]) -> None:
+        """Save the runs of these Arrow tables (one per store table) as one Parquet batch folder."""
         name = f"batch-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-        self._write_folder(name, runs)
+        self._write_folder(name, tables)
         self._merge_written(name)
+
+    def export_tables(self, run_ids: Sequence[str] | None = None) -> dict[str, pa.Table]:
+        """Every table's rows (of these runs, or of all), for copying the store elsewhere."""
+        with self._locked() as con:
+            self._ingest(con)
+            return queries.export(con, run_ids)
 
     def ingest_pending(self) -> int:
         """Merge Parquet folders not yet in DuckDB; returns how many runs were merged."""
@@ -151,24 +160,24 @@ class Store:
     ) -> list[RunResult]:
         """Stored runs matching every given filter, newest first; samples and cost profiles on request."""
         values = (scenario, server, threads, status, group_id, source)
-        sql, params = _select("*", dict(zip(_FILTERS, values, strict=True)), limit)
         with self._locked() as con:
             self._ingest(con)
-            rows = _table(con, sql, params).to_pylist()
-            ids = [row["run_id"] for row in rows]
-            samples = _samples(con, ids) if with_samples else _Samples()
-            profiles = _profiles(con, ids) if with_profiles else {}
-        return [samples.run(row, profiles.get(row["run_id"])) for row in rows]
+            return queries.read_runs(
+                con,
+                dict(zip(queries.FILTERS, values, strict=True)),
+                limit,
+                with_samples=with_samples,
+                with_profiles=with_profiles,
+            )
 
     def get(self, run_id: str) -> RunResult:
         """One run, with its intervals, histogram and cost profile."""
         with self._locked() as con:
             self._ingest(con)
-            rows = _table(con, "SELECT * FROM runs WHERE run_id = ?", [run_id]).to_pylist()
-            if not rows:
-                raise StoreError(f"no run {run_id!r} in {self.path}: `dbperf runs` lists the stored runs")
-            samples, profiles = _samples(con, [run_id]), _profiles(con, [run_id])
-        return samples.run(rows[0], profiles.get(run_id))
+            run = queries.read_one(con, run_id)
+        if run is None:
+            raise StoreError(f"no run {run_id!r} in {self.path}: `dbperf runs` lists the stored runs")
+        return run
 
     def metrics_table(
         self,
@@ -183,18 +192,15 @@ class Store:
     ) -> pa.Table:
         """A ``pyarrow.Table``, one row per run (newest first): identity columns and every metric."""
         values = (scenario, server, threads, status, group_id, source)
-        columns = ", ".join(f'"{c}"' for c in (*METRICS_TABLE_KEYS, *METRIC_COLUMNS))
-        sql, params = _select(columns, dict(zip(_FILTERS, values, strict=True)), limit)
         with self._locked() as con:
             self._ingest(con)
-            return _table(con, sql, params)
+            return queries.metrics(con, dict(zip(queries.FILTERS, values, strict=True)), limit)
 
     def count(self) -> int:
         """How many runs the store holds."""
         with self._locked() as con:
             self._ingest(con)
-            rows = con.execute("SELECT count(*) FROM runs").fetchall()
-        return int(rows[0][0])
+            return queries.count(con)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -203,21 +209,21 @@ class Store:
         """An exclusive flock on the lock file and a connection to the (created or migrated) store."""
         fd = self._acquire()
         try:
+            problem = diagnose(self.path, self.runs_dir)  # a DuckDB 2.0 or foreign file, before DuckDB sees it
+            if problem is not None:
+                raise StoreError(problem)
             try:
                 con = duckdb.connect(str(self.path))
             except duckdb.Error as exc:
-                if "not a valid DuckDB database" in str(exc):
-                    raise StoreError(
-                        f"{self.path} is not a DuckDB database: move it away or point the `store` "
-                        "setting at another file"
-                    ) from exc
-                raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+                raise StoreError(
+                    explain(exc, self.path, self.runs_dir) or f"cannot open the store {self.path}: {exc}"
+                ) from exc
             try:
                 con.execute("SET TimeZone = 'UTC'")
                 ensure_schema(con, self.path)
                 yield con
             except (duckdb.Error, OSError) as exc:
-                raise StoreError(f"store {self.path}: {exc}") from exc
+                raise StoreError(explain(exc, self.path, self.runs_dir) or f"store {self.path}: {exc}") from exc
             finally:
                 con.close()
         finally:
@@ -245,9 +251,8 @@ class Store:
             else:
                 return fd
 
-    def _write_folder(self, name: str, runs: Sequence[RunResult]) -> None:
-        """Write the three Parquet files in a staging folder, then rename it to ``runs_dir/name``."""
-        tables = arrow_tables(runs)
+    def _write_folder(self, name: str, tables: dict[str, pa.Table]) -> None:
+        """Write the tables' Parquet files in a staging folder, then rename it to ``runs_dir/name``."""
         staging = self.runs_dir / _STAGING / f"{name}-{uuid.uuid4().hex[:12]}"
         final = self.runs_dir / name
         try:
@@ -355,54 +360,6 @@ class Store:
                     shutil.rmtree(entry.path, ignore_errors=True)
 
 
-@dataclass
-class _Samples:
-    """Intervals and histogram buckets of some runs, by run id."""
-
-    intervals: dict[str, list[IntervalSample]] = field(default_factory=dict)
-    histograms: dict[str, list[LatencyBucket]] = field(default_factory=dict)
-
-    def run(self, row: dict[str, Any], profile: CostProfile | None) -> RunResult:
-        run_id = row["run_id"]
-        return run_from_row(row, self.intervals.get(run_id, ()), self.histograms.get(run_id, ()), profile)
-
-
-def _with_ids(con: duckdb.DuckDBPyConnection, run_ids: list[str], sql: str) -> list[dict[str, Any]]:
-    """Rows of ``sql`` (over ``t`` semi-joined with ``_ids``) for these run ids."""
-    con.register("_ids", pa.table({"run_id": pa.array(run_ids, pa.string())}))
-    try:
-        rows: list[dict[str, Any]] = _table(con, sql).to_pylist()
-    finally:
-        con.unregister("_ids")
-    return rows
-
-
-def _samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> _Samples:
-    out = _Samples()
-    if not run_ids:
-        return out
-    sql = "SELECT t.* FROM {} t SEMI JOIN _ids USING (run_id) ORDER BY t.run_id, {}"
-    for row in _with_ids(con, run_ids, sql.format("intervals", "t.seq")):
-        out.intervals.setdefault(row["run_id"], []).append(IntervalSample(**{k: row[k] for k in INTERVAL_FIELDS}))
-    for row in _with_ids(con, run_ids, sql.format("histogram", "t.value_ms")):
-        out.histograms.setdefault(row["run_id"], []).append(LatencyBucket(**{k: row[k] for k in BUCKET_FIELDS}))
-    return out
-
-
-def _profiles(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, CostProfile]:
-    """The cost profiles (functions by self cost, and the raw dump) of these runs, where they have one."""
-    if not run_ids:
-        return {}
-    heads = _with_ids(con, run_ids, "SELECT t.* FROM profiles t SEMI JOIN _ids USING (run_id)")
-    if not heads:
-        return {}
-    functions: dict[str, list[dict[str, Any]]] = {}
-    sql = "SELECT t.* FROM functions t SEMI JOIN _ids USING (run_id) ORDER BY t.run_id, t.self_ir DESC, t.name"
-    for row in _with_ids(con, [h["run_id"] for h in heads], sql):
-        functions.setdefault(row["run_id"], []).append(row)
-    return {h["run_id"]: profile_from_rows(h["total_ir"], h["dump"], functions.get(h["run_id"], [])) for h in heads}
-
-
 def _incoming_count(con: duckdb.DuckDBPyConnection, *, several: bool) -> int:
     """How many runs are being merged; several folders sharing a run id must go one by one."""
     # fetchall, not fetchone: DuckDB 2.0 refuses register() while a result is unfinished
@@ -410,22 +367,6 @@ def _incoming_count(con: duckdb.DuckDBPyConnection, *, several: bool) -> int:
     if count != distinct and several:
         raise _OneByOne(f"{count - distinct} run ids repeat across folders")
     return int(count)
-
-
-def _table(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pa.Table:
-    # a relation, not execute(): Arrow from a DB-API result costs an extra copy (and a warning)
-    return con.sql(sql, params=params).to_arrow_table()
-
-
-def _select(columns: str, filters: dict[str, object], limit: int | None) -> tuple[str, list[object]]:
-    where = [(f'"{name}" = ?', value) for name, value in filters.items() if value is not None]
-    sql = f"SELECT {columns} FROM runs"
-    if where:
-        sql += " WHERE " + " AND ".join(clause for clause, _ in where)
-    sql += " ORDER BY started_at DESC, run_id DESC"
-    if limit is not None:
-        sql += f" LIMIT {max(int(limit), 0)}"
-    return sql, [value for _, value in where]
 
 
 def _insert(

@@ -165,6 +165,8 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "label",
     "kind",
     "backend",
+    "testbed_cpu_model",  # for the trend site's testbed labels
+    "testbed_cores",
 )
 METRIC_COLUMNS: tuple[str, ...] = (
     "qps",

@@ -303,12 +303,12 @@ def test_refuses_a_duckdb_file_of_something_else(tmp_path: Path) -> None:
 
 def test_parquet_written_but_never_merged_is_picked_up(store: Store) -> None:
     # a process that died after writing its Parquet folder and before the DuckDB merge
-    store._write_folder("crashed-1", [make_run("crashed-1", 1, samples=True)])
-    store._write_folder("crashed-2", [make_run("crashed-2", 2)])
+    store._write_folder("crashed-1", arrow_tables([make_run("crashed-1", 1, samples=True)]))
+    store._write_folder("crashed-2", arrow_tables([make_run("crashed-2", 2)]))
     reopened = Store(store.path)
     assert reopened.count() == 2  # a read picks both up
     assert reopened.get("crashed-1") == make_run("crashed-1", 1, samples=True)
-    store._write_folder("crashed-3", [make_run("crashed-3", 3)])
+    store._write_folder("crashed-3", arrow_tables([make_run("crashed-3", 3)]))
     store.save(make_run("next", 4))  # and so does the next save
     assert [r.run_id for r in reopened.runs()] == ["next", "crashed-3", "crashed-2", "crashed-1"]
     assert store.ingest_pending() == 0
@@ -337,7 +337,7 @@ def test_rebuilds_duckdb_from_the_parquet_folders(store: Store) -> None:
 
 
 def test_batch_and_single_folder_with_the_same_run(store: Store) -> None:
-    store._write_folder("r1", [make_run("r1", 1, label="single")])
+    store._write_folder("r1", arrow_tables([make_run("r1", 1, label="single")]))
     store.save_many([make_run("r1", 1, label="batch"), make_run("r2", 2)])  # merged after the folder
     assert store.count() == 2
     assert store.get("r1").label == "batch"
