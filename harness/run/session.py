@@ -114,9 +114,14 @@ class Session:
 
 
 def _cleanup_external(instance: ServerInstance, scenario: Scenario) -> None:
+    """Drop the sysbench tables in the target's database (names qualified: the connection has none)."""
     from harness.servers.base import run_sql
 
-    run_sql(instance.endpoint, [f"DROP TABLE IF EXISTS sbtest{i}" for i in range(1, scenario.tables + 1)])
+    database = instance.endpoint.database.replace("`", "``")
+    run_sql(
+        instance.endpoint,
+        [f"DROP TABLE IF EXISTS `{database}`.`sbtest{i}`" for i in range(1, scenario.tables + 1)],
+    )
 
 
 def new_group_id() -> str:
