@@ -71,6 +71,10 @@ class ServerInstance(Protocol):
 
     def error_log_tail(self) -> str: ...
 
+    def save_log(self, destination: Path) -> bool:
+        """Copy the server's log to ``destination`` (False when there is none to copy)."""
+        ...
+
     @property
     def control(self) -> Control | None:
         """``callgrind_control`` for a server started under callgrind (None otherwise)."""

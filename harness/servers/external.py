@@ -40,6 +40,10 @@ class ExternalInstance:
     def error_log_tail(self) -> str:
         return "(external server: no log access)"
 
+    def save_log(self, destination: Path) -> bool:
+        del destination
+        return False
+
     @property
     def control(self) -> Control | None:
         return None
