@@ -50,6 +50,8 @@ def process_start(pid: int) -> int | None:
         return None
     # the command name (field 2) may hold spaces and parentheses: split after the last ")"
     fields = stat[stat.rfind(")") + 2 :].split()
+    if not fields or fields[0] in {"Z", "X"}:  # a zombie is dead, only not yet reaped by its parent
+        return None
     try:
         return int(fields[19])  # field 22 overall
     except (IndexError, ValueError):

@@ -208,7 +208,8 @@ class LocalProvider:
                 f"--datadir={datadir}",
                 f"--port={port}",
                 "--bind-address=127.0.0.1",
-                f"--socket={run_dir / 'server.sock'}",
+                # relative: the server creates it in its datadir (socket paths must stay under 108 bytes)
+                "--socket=server.sock",
                 f"--pid-file={run_dir / 'mysqld.pid'}",
                 f"--log-error={log_path}",
                 "--user=root",

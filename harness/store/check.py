@@ -21,6 +21,7 @@ _DAMAGE = (
     "checksum",
     "Could not read enough bytes",
     "not a valid DuckDB database",
+    "is not a DuckDB database",
     "Serialization Error",
     "INTERNAL Error",
 )
