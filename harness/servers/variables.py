@@ -119,7 +119,8 @@ def check_requested(server: Server, scenario: Scenario, requested: Mapping[str, 
             what, code = _GUARDED[name]
             raise ConfigError(
                 f"{where} sets {name}={requested[name]}, below the {minimum} {what} {scenario.name} needs at "
-                f"{threads} thread{'s' if threads != 1 else ''} (error {code} would follow): raise it or lower --threads"
+                f"{threads} thread{'s' if threads != 1 else ''} (error {code} would follow): "
+                "raise it or lower --threads"
             )
 
 
