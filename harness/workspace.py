@@ -178,7 +178,10 @@ def _stop_tracked(folder: Path) -> list[str]:
             continue
         if owner.alive():
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(owner.pid, signal.SIGKILL)
+                if os.getpgid(owner.pid) == owner.pid:  # a group leader (servers, initialisers): its children too
+                    os.killpg(owner.pid, signal.SIGKILL)
+                else:
+                    os.kill(owner.pid, signal.SIGKILL)
                 stopped.append(f"{what or 'process'} (pid {owner.pid})")
     return stopped
 

@@ -149,6 +149,29 @@ def sweep_leftovers() -> list[str]:
     return swept
 
 
+def _run_group(argv: list[str], what: str) -> tuple[int, str]:
+    """Run a command in its own process group, tracked, and kill the whole group if we are interrupted.
+
+    ``mariadb-install-db`` is a script that starts a bootstrap server: killing the script alone would
+    leave that server writing into a folder being removed.
+    """
+    space = workspace.current()
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    ) as proc:
+        space.track(proc.pid, what)
+        try:
+            out, _ = proc.communicate()
+        except BaseException:
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:
+            space.untrack(proc.pid)
+    return proc.returncode, out.decode(errors="replace")
+
+
 class LocalProvider:
     """Starts servers from local binaries."""
 
@@ -175,9 +198,9 @@ class LocalProvider:
         datadir.mkdir(parents=True, exist_ok=True)
         tool = find_binary("mariadb-install-db") if self.server.flavour == "mariadb" else self.binary
         argv = [tool, *init_args(self.server.flavour, datadir)]
-        result = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-5:])
+        code, output = _run_group(argv, f"{self.server.name} initialisation")
+        if code != 0:
+            tail = " | ".join(output.strip().splitlines()[-5:])
             raise ServerError(f"initialising a {self.server.flavour} datadir failed: {tail}")
         root = DatasetCredentials("root", "")
         with self.serve(datadir, root, {}) as instance:
