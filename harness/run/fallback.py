@@ -31,6 +31,7 @@ from typing import Any
 
 from harness.errors import StoreError
 from harness.model import IntervalSample, LatencyBucket, RunResult
+from harness.store.location import is_lake
 from harness.store.rows import BUCKET_FIELDS, INTERVAL_FIELDS, TABLES, arrow_tables, profile_from_rows, run_from_row
 
 FORMAT = "dbperf-unsaved-run"
@@ -39,10 +40,14 @@ FORMAT_VERSION = 1
 WAIT_NOTICE_S = 2.0
 
 
-def unsaved_folders(store: Path) -> list[Path]:
+def unsaved_folders(store: Path | str) -> list[Path]:
     """Where runs the store could not take are written, in order of preference."""
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return [Path(data_home) / "dbperf" / "unsaved", store.parent / (store.name + ".unsaved")]
+    folders = [Path(data_home) / "dbperf" / "unsaved"]
+    if not is_lake(store):
+        path = Path(store)
+        folders.append(path.parent / (path.name + ".unsaved"))
+    return folders
 
 
 def _plain(value: object) -> object:
@@ -145,7 +150,7 @@ class Unsaved:
     def __bool__(self) -> bool:
         return bool(self.files or self.nowhere)
 
-    def message(self, store: Path) -> str:
+    def message(self, store: Path | str) -> str:
         """The one closing line: what failed, where the runs are, and how to store them later."""
         count = len(self.files) + len(self.nowhere)
         head = f"the store {store} could not take {count} measured run(s) ({self.cause})"
@@ -161,7 +166,7 @@ class Saver:
     """The store's ``save`` with a fallback (see the module docstring), used as ``Session.save``."""
 
     save: Callable[[RunResult], None]
-    store: Path
+    store: Path | str
     say: Callable[[str], None]
     unsaved: Unsaved = field(default_factory=Unsaved)
 
