@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import pipeline
+from harness import pipeline, workspace
 from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
@@ -62,7 +61,7 @@ def run_plan(
     (out / "plan.json").write_text(the_plan.to_json() + "\n")
     shared = settings.store
     settings = dataclasses.replace(settings, store=out / "dbperf.duckdb")
-    work = Path(tempfile.mkdtemp(prefix="dbperf-ci-"))
+    work = workspace.current().make("ci")
     try:
         trees: dict[Tree, Path] = {
             "base": materialise(settings.root, the_plan.base_sha, work / "base"),

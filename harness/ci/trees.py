@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import shutil
-import tempfile
 import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import workspace
 from harness.ci.git import materialise
 from harness.ci.records import SCENARIOS, SERVERS, Side, Tree
 from harness.config.scenarios import load_scenario_file
@@ -93,7 +93,7 @@ def script_ref(raw: Mapping[str, object]) -> str | None:
 
 @contextmanager
 def materialised(repo: Path, base_sha: str, head_sha: str, profile: str) -> Iterator[Trees]:
-    folder = Path(tempfile.mkdtemp(prefix="dbperf-ciplan-"))
+    folder = workspace.current().make("ciplan")
     try:
         roots: dict[Tree, Path] = {
             "base": materialise(repo, base_sha, folder / "base"),

@@ -6,6 +6,7 @@ Exit codes: 0 success (or inconclusive without ``--strict``), 1 a performance re
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from types import FrameType
@@ -47,14 +48,40 @@ def _register() -> None:
 _register()
 
 
+_signals: list[int] = []
+_INTERRUPTED = "interrupted; servers stopped and temporary files removed"
+
+
 def _terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGINT/SIGTERM: the first unwinds (servers stop, folders go); a second is noted while that runs;
+    a third leaves at once, the rest to the next dbperf command (or `dbperf sweep`)."""
     del frame
-    raise KeyboardInterrupt(f"signal {signum}")
+    _signals.append(signum)
+    name = signal.Signals(signum).name
+    if len(_signals) == 1:
+        raise KeyboardInterrupt(name)
+    if len(_signals) == 2:
+        click.echo(
+            f"dbperf: {name}: still stopping servers and removing temporary files (again to leave now)", err=True
+        )
+        return
+    click.echo("dbperf: leaving now; the next dbperf command (or `dbperf sweep`) removes what is left", err=True)
+    os._exit(130)
+
+
+def _interrupted() -> None:
+    from harness import workspace
+
+    workspace.current().close()
+    name = signal.Signals(_signals[0]).name if _signals else "SIGINT"
+    click.echo(f"dbperf: {_INTERRUPTED} ({name})", err=True)
+    sys.exit(130)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the CLI and maps outcomes to exit codes."""
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
     try:
         code = cli.main(args=argv, prog_name="dbperf", standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -62,7 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(EXIT_ERROR)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _interrupted()
         click.echo("dbperf: aborted", err=True)
         sys.exit(130)
     except HarnessError as exc:
@@ -75,6 +104,5 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"dbperf: inconclusive (--strict): {exc}", err=True)
         sys.exit(EXIT_REGRESSION)
     except KeyboardInterrupt:
-        click.echo("dbperf: interrupted; servers stopped and temporary files removed", err=True)
-        sys.exit(130)
+        _interrupted()
     sys.exit(code if isinstance(code, int) else 0)

@@ -44,7 +44,8 @@ def baseline_record(scenario: str, **kwargs: Any) -> int:
         click.echo(f"warning: {warning}", err=True)
     for path in outcome.written:
         click.echo(f"recorded -> {path}")
-    return 0
+    _closing(outcome)
+    return outcome.exit_code
 
 
 @baseline_group.command("show")
@@ -135,7 +136,13 @@ def gate_cmd(scenario: str, strict: bool, alpha: float, as_json: bool, **kwargs:
         print_summary(outcome.runs)
         print_verdicts(outcome.verdicts)
     _warn_inconclusive(outcome.verdicts, strict)
+    _closing(outcome)
     return outcome.exit_code
+
+
+def _closing(outcome: pipeline.Outcome) -> None:
+    if outcome.error:
+        click.echo(f"dbperf: error: {outcome.error}", err=True)
 
 
 def _warn_inconclusive(verdicts: Sequence[Verdict], strict: bool) -> None:
@@ -219,6 +226,7 @@ def compare_cmd(
         print_verdicts(outcome.verdicts)
         click.echo(f"{outcome.pairs} pair(s) in {outcome.looks} look(s), seed {outcome.seed}, group {outcome.group_id}")
     _warn_inconclusive(outcome.verdicts, strict)
+    _closing(outcome)
     return outcome.exit_code
 
 

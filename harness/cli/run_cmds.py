@@ -47,8 +47,10 @@ def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
         print_summary(outcome.runs)
         click.echo(f"store: {settings.store}")
     failed = [r for r in outcome.runs if not r.ok]
-    if failed:
+    if failed and not outcome.error:
         click.echo(f"dbperf: error: run {failed[0].run_id} failed: {failed[0].failure}", err=True)
+    if outcome.error:
+        click.echo(f"dbperf: error: {outcome.error}", err=True)
     return outcome.exit_code
 
 
@@ -113,6 +115,23 @@ def import_sysbench_log(
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
     else:
         console().print(runs_table(runs, title=f"imported {len(runs)} log(s) into {settings.store}"))
+    return 0
+
+
+@import_group.command("unsaved")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@shared("store")
+def import_unsaved(files: tuple[Path, ...], **kwargs: Any) -> int:
+    """Store runs that a full or damaged store could not take (the files dbperf named), then remove them."""
+    from harness.run.fallback import read_unsaved
+
+    settings = pop_shared(kwargs)
+    runs = [read_unsaved(path) for path in files]  # every file is checked before any is stored
+    store = open_store(settings.store)
+    for path, run in zip(files, runs, strict=True):
+        store.save(run)
+        path.unlink(missing_ok=True)
+    console().print(runs_table(runs, title=f"imported {len(runs)} unsaved run(s) into {settings.store}"))
     return 0
 
 
@@ -189,11 +208,16 @@ def cache_clear(**kwargs: Any) -> int:
 
 @click.command("sweep")
 @click.option("--all", "everything", is_flag=True, help="also containers of running dbperf processes")
-def sweep_cmd(everything: bool) -> int:
+@shared("cache-dir")
+def sweep_cmd(everything: bool, **kwargs: Any) -> int:
     """Remove leftover servers, containers and temporary folders of dbperf processes that died."""
+    from harness import workspace
     from harness.servers.local import sweep_leftovers
 
-    removed = sweep_leftovers()
+    settings = pop_shared(kwargs)
+    removed = workspace.sweep(cache_dir=settings.cache_dir) + sweep_leftovers()
+    for item in removed:
+        click.echo(f"removed {item}")
     try:
         from harness.servers.container import sweep_containers
 

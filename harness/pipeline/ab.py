@@ -17,6 +17,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from harness.judge import stats
 from harness.judge.gate import DEFAULT_ALPHA, PairedCase, judge_pairs
@@ -79,6 +80,27 @@ def run_comparisons(
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)  # noqa: S311 - a reproducible run order, not a secret
     group = new_group_id()
+    try:
+        return _interleaved(session, specs, pairs, kinds, cap, max_looks, seed, rng, group, alpha)
+    except KeyboardInterrupt as exc:  # between runs: still mark the group as incomplete
+        spec = specs[0]
+        ctx = RunContext(spec.head, spec.scenario, spec.scenario.threads[0], 1, session.testbed, session.git_sha, group)
+        session.mark_interrupted(ctx, datetime.now(UTC), exc)
+        raise
+
+
+def _interleaved(
+    session: Session,
+    specs: Sequence[ComparisonSpec],
+    pairs: int,
+    kinds: Sequence[Kind],
+    cap: int,
+    max_looks: int,
+    seed: int,
+    rng: random.Random,
+    group: str,
+    alpha: float,
+) -> ComparisonResult:
     collected: dict[tuple[int, int, Kind], list[tuple[RunResult, RunResult]]] = {}
     runs: list[RunResult] = []
     verdicts: list[Verdict] = []

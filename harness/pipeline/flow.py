@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from harness import workspace
 from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.config.settings import Settings, current_git_sha
@@ -38,9 +39,11 @@ from harness.model import Kind, RunResult, Scenario, Server, Verdict
 from harness.model.history import TrendData
 from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
+from harness.run.fallback import Saver, Unsaved, waiting_notice
 from harness.run.measure import measure, plan_runs
 from harness.run.session import Reporter, Session, new_group_id
-from harness.store import open_store
+from harness.servers.variables import check_requested
+from harness.store.check import open_checked
 from harness.store.history import history_tables
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
@@ -81,6 +84,7 @@ class Outcome:
     looks: int = 0
     seed: int | None = None
     written: tuple[Path, ...] = field(default=())
+    error: str = ""  # a closing error line the command prints last (e.g. runs the store could not take)
 
     def document(self) -> dict[str, object]:
         """The JSON document of ``--json`` (verdicts with their outcome, exit code, what ran)."""
@@ -88,6 +92,8 @@ class Outcome:
         doc: dict[str, object] = {"verdicts": verdicts, "exit_code": self.exit_code}
         doc["run_ids"] = [r.run_id for r in self.runs]
         doc["warnings"] = list(self.warnings)
+        if self.error:
+            doc["error"] = self.error
         if self.pairs:
             doc.update(pairs=self.pairs, looks=self.looks, seed=self.seed, group_id=self.group_id)
         return doc
@@ -105,22 +111,44 @@ def resolve(settings: Settings, scenario_name: str, server_name: str | None = No
 
 
 def open_session(settings: Settings, reporter: Reporter, *, containers: bool, check: bool = True) -> Session:
-    """Check sysbench, fingerprint the testbed, warn about a busy machine, open the store."""
+    """Sweep what dead dbperf processes left, check sysbench, fingerprint the testbed, warn about a busy
+    machine, and open the store, reading it whole: a damaged store is refused before anything runs."""
+    swept = workspace.sweep(cache_dir=settings.cache_dir)
+    if swept:
+        reporter.phase(f"removed what dbperf processes that died left behind: {'; '.join(swept)}")
     version = check_version()
     testbed = fingerprint(version, with_engine=containers)
     warnings = preflight() if check else []
     for warning in warnings:
         reporter.phase(f"warning: {warning}")
-    store = open_store(settings.store)
+    waiting = f"waiting for the store {settings.store}: another dbperf process holds its lock (up to 600 s)"
+    with waiting_notice(reporter.phase, waiting):
+        store = open_checked(settings.store)
+    unsaved = Unsaved()
     return Session(
         cache=DatasetCache(settings.cache_dir),
         testbed=testbed,
         git_sha=current_git_sha(settings.root),
-        save=store.save,
+        save=Saver(store.save, settings.store, reporter.phase, unsaved),
         reporter=reporter,
         sysbench_version=version,
         warnings=list(warnings),
+        unsaved=unsaved,
     )
+
+
+def _checked(*pairs: tuple[Server, Scenario]) -> None:
+    """Refuse, before anything runs, server settings a scenario cannot work with (never override them)."""
+    for server, scenario in pairs:
+        if server.provider != "external":
+            check_requested(server, scenario)
+
+
+def _closed(outcome: Outcome, session: Session, settings: Settings) -> Outcome:
+    """Runs the store could not take make the invocation an error, with the line that says where they are."""
+    if not session.unsaved:
+        return outcome
+    return dataclasses.replace(outcome, exit_code=EXIT_ERROR, error=session.unsaved.message(settings.store))
 
 
 def _session(settings: Settings, reporter: Reporter, servers: Iterable[Server], session: Session | None) -> Session:
@@ -174,6 +202,7 @@ def run(
     Timing runs unless the settings ask for cost mode. Exit 2 when a run failed.
     """
     case = resolve(settings, scenario_name, server)
+    _checked((case.server, case.scenario))
     session = _session(settings, reporter, [case.server], session)
     group = new_group_id()
     runs = [
@@ -181,7 +210,8 @@ def run(
         for kind in settings.kinds(("time",))
         for r in measure_case(session, _cases_for(settings, case, kind), kind=kind, group_id=group)
     ]
-    return Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(session.warnings), group_id=group)
+    outcome = Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(session.warnings), group_id=group)
+    return _closed(outcome, session, settings)
 
 
 def _by_threads(runs: Sequence[RunResult]) -> dict[tuple[Kind, int], list[RunResult]]:
@@ -229,6 +259,7 @@ def gate(
     Before any run, the design is checked: with the stored baselines' run counts and the planned
     repetitions, every gating test must be able to reach alpha (:mod:`harness.pipeline.design`).
     """
+    _checked(*((c.server, c.scenario) for c in cases))
     session = _session(settings, reporter, (c.server for c in cases), session)
     kinds = settings.kinds()
     warnings = list(session.warnings)
@@ -275,7 +306,10 @@ def gate(
                     BaselineCase(c.scenario, threads, c.server.name, baseline(c, kind, threads), group_runs, kind)
                 )
     verdicts = tuple(judge_against_baselines(judged, alpha=options.alpha))
-    return Outcome(tuple(runs), verdicts, exit_code(verdicts, strict=options.strict), tuple(warnings), group_id=group)
+    outcome = Outcome(
+        tuple(runs), verdicts, exit_code(verdicts, strict=options.strict), tuple(warnings), group_id=group
+    )
+    return _closed(outcome, session, settings)
 
 
 def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
@@ -283,6 +317,7 @@ def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
 
     Timing baselines belong to this testbed; cost baselines travel (see :mod:`harness.judge.baselines`).
     """
+    _checked((case.server, case.scenario))
     session = _session(settings, reporter, [case.server], None)
     group = new_group_id()
     runs = []
@@ -296,7 +331,7 @@ def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
             "candidate runs to be able to fail (record with --repetitions 12)"
         )
     paths = tuple(write_baseline(settings.baselines_dir, group) for group in _by_threads(runs).values())
-    return Outcome(tuple(runs), warnings=tuple(warnings), written=paths, group_id=group)
+    return _closed(Outcome(tuple(runs), warnings=tuple(warnings), written=paths, group_id=group), session, settings)
 
 
 def compare(
@@ -316,6 +351,7 @@ def compare(
     servers = [t for s in specs for t in (s.base, s.head)] + [c.server for c in recordings]
     if not specs and not recordings:
         return Outcome(())
+    _checked(*((t, s.scenario) for s in specs for t in (s.base, s.head)), *((c.server, c.scenario) for c in recordings))
     session = _session(settings, reporter, servers, session)
     kinds = settings.kinds()
     if any(s.base.provider == "external" or s.head.provider == "external" for s in specs) and "cost" in kinds:
@@ -329,7 +365,8 @@ def compare(
         for kind in kinds:
             runs += measure_case(session, _cases_for(settings, case, kind), kind=kind, label="record", group_id=group)
     if not specs:
-        return Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(warnings), group_id=group)
+        outcome = Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(warnings), group_id=group)
+        return _closed(outcome, session, settings)
     pairs = max(
         2,
         settings.repetitions
@@ -368,7 +405,7 @@ def compare(
         session, specs, pairs=pairs, kinds=kinds, max_pairs=options.max_pairs, seed=options.seed, alpha=options.alpha
     )
     runs += result.runs
-    return Outcome(
+    outcome = Outcome(
         tuple(runs),
         result.verdicts,
         exit_code(result.verdicts, runs, strict=options.strict),
@@ -378,6 +415,7 @@ def compare(
         looks=result.looks,
         seed=result.seed,
     )
+    return _closed(outcome, session, settings)
 
 
 def history(

@@ -120,6 +120,9 @@ def run_cost(session: Session, ctx: RunContext, instance: ServerInstance | None 
         )
     except HarnessError as exc:
         result = build_result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
+    except KeyboardInterrupt as exc:
+        session.mark_interrupted(ctx, started, exc)
+        raise
     session.save(result)
     session.reporter.finished(result)
     return result

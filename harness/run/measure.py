@@ -28,6 +28,7 @@ from harness.model.ids import config_hash
 from harness.run import warmup
 from harness.run.context import RunContext, build_result
 from harness.run.cost import run_cost
+from harness.run.neighbours import crowding_note
 from harness.run.probes import ProbeSession
 from harness.run.session import Session
 from harness.servers.base import ServerInstance, read_variables
@@ -74,6 +75,7 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
 
             if scenario.warmup_s == 0:
                 probes.start()
+            crowd = _crowding(session, ctx)
             session.reporter.phase(f"running {label} ({scenario.warmup_s} s warm-up + {scenario.time_s} s)")
             with workdir(scenario) as (folder, wrapper):
                 argv = run_argv(scenario, instance.endpoint, wrapper, ctx.threads, ctx.server.client_cpuset)
@@ -89,11 +91,13 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
                     readings = probes.stop() if instance.alive() else Probes(instructions_note="server died")
                 finally:
                     probes.abort()
+            crowd = crowd or _crowding(session, ctx)
             command = " ".join(outcome.argv)
             if outcome.failure is not None:
                 reason = outcome.failure.message()
                 if not instance.alive():
-                    reason = f"server died during the run ({instance.error_log_tail()}); {reason}"
+                    kept = session.keep_log(instance, ctx.run_id)
+                    reason = f"server died during the run ({instance.error_log_tail()}{kept}); {reason}"
                 result = build_result(
                     ctx,
                     started,
@@ -120,10 +124,13 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
                     histogram=outcome.histogram,
                     totals=outcome.totals,
                     probes=readings,
-                    notes=(*session.warnings, *((found.describe(),) if found else ())),
+                    notes=(*session.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
                 )
     except HarnessError as exc:
         result = build_result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
+    except KeyboardInterrupt as exc:
+        session.mark_interrupted(ctx, started, exc)
+        raise
     session.save(result)
     session.reporter.finished(result)
     return result
@@ -180,6 +187,15 @@ def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure
         if stop_on_failure and not results[-1].ok:
             break
     return results
+
+
+def _crowding(session: Session, ctx: RunContext) -> str:
+    """A note (and, once per neighbour, a warning) when other dbperf runs measure on this run's CPUs."""
+    note = crowding_note(ctx.server)
+    if note and note not in session.warned:
+        session.warned.add(note)
+        session.reporter.phase(f"warning: {note}")
+    return note
 
 
 def _stored_failure(session: Session, ctx: RunContext, reason: str) -> RunResult:

@@ -6,14 +6,16 @@ from __future__ import annotations
 import platform
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
 from harness.dataset import DatasetCache, Snapshot
+from harness.errors import HarnessError
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
-from harness.run.context import CostIdentity
+from harness.run.context import CostIdentity, RunContext, build_result
+from harness.run.fallback import Unsaved
 from harness.servers import provider_for
 from harness.servers.base import DatasetCredentials, Provider, ServerInstance
 from harness.servers.callgrind import Callgrind
@@ -56,9 +58,28 @@ class Session:
     sysbench_version: str = "1.0.20"
     warnings: list[str] = field(default_factory=list)  # about the machine or the method, for the reports
     warmups: dict[tuple[str, int], int] = field(default_factory=dict)  # (scenario, threads) -> adapted warm-up
+    unsaved: Unsaved = field(default_factory=Unsaved)  # runs the store could not take (see fallback)
+    interrupted: bool = False  # an interrupted run was stored as failed (its group is incomplete)
+    warned: set[str] = field(default_factory=set)  # warnings already given once
     _snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
     _external_prepared: set[tuple[str, str]] = field(default_factory=set)
     _cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def mark_interrupted(self, ctx: RunContext, started: datetime, exc: KeyboardInterrupt) -> None:
+        """Store the interrupted run as failed, so its group never looks complete to reports and judging."""
+        if self.interrupted:
+            return
+        self.interrupted = True
+        what = str(exc.args[0]) if exc.args else "SIGINT"
+        group = f"; group {ctx.group_id} is incomplete and must not be judged" if ctx.group_id else ""
+        where = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
+        with suppress(HarnessError):
+            self.save(build_result(ctx, started, "failed", failure=f"interrupted ({what}) at {where}{group}"))
+
+    def keep_log(self, instance: ServerInstance, run_id: str) -> str:
+        """Keep a dead server's log beside the dataset cache (its run folder goes when it stops)."""
+        destination = self.cache.root.parent / "logs" / f"{run_id}.log"
+        return f"; its log is kept in {destination}" if instance.save_log(destination) else ""
 
     def adapted(self, scenario: Scenario, threads: int) -> Scenario:
         """The scenario with the warm-up earlier runs of it showed it needs (see :mod:`harness.run.warmup`)."""
@@ -114,9 +135,14 @@ class Session:
 
 
 def _cleanup_external(instance: ServerInstance, scenario: Scenario) -> None:
+    """Drop the sysbench tables in the target's database (names qualified: the connection has none)."""
     from harness.servers.base import run_sql
 
-    run_sql(instance.endpoint, [f"DROP TABLE IF EXISTS sbtest{i}" for i in range(1, scenario.tables + 1)])
+    database = instance.endpoint.database.replace("`", "``")
+    run_sql(
+        instance.endpoint,
+        [f"DROP TABLE IF EXISTS `{database}`.`sbtest{i}`" for i in range(1, scenario.tables + 1)],
+    )
 
 
 def new_group_id() -> str:

@@ -30,12 +30,13 @@ class Endpoint:
     database: str = "sbtest"
 
     def sysbench_args(self) -> list[str]:
+        """Where sysbench connects; the password goes through an option file, never the command line
+        (see :func:`harness.sysbench.driver.connection_args`)."""
         return [
             "--db-driver=mysql",
             f"--mysql-host={self.host}",
             f"--mysql-port={self.port}",
             f"--mysql-user={self.user}",
-            f"--mysql-password={self.password}",
             f"--mysql-db={self.database}",
         ]
 
@@ -69,6 +70,10 @@ class ServerInstance(Protocol):
     def alive(self) -> bool: ...
 
     def error_log_tail(self) -> str: ...
+
+    def save_log(self, destination: Path) -> bool:
+        """Copy the server's log to ``destination`` (False when there is none to copy)."""
+        ...
 
     @property
     def control(self) -> Control | None:
@@ -195,12 +200,16 @@ def run_sql(endpoint: Endpoint, statements: list[str], *, as_root: bool = False)
         conn = connect(endpoint.host, endpoint.port, user, password)
     except pymysql.err.MySQLError as exc:
         raise ServerError(f"cannot connect to {endpoint.host}:{endpoint.port} as {user}: {exc}") from exc
+    statement = ""
     try:
         with conn.cursor() as cur:
             for statement in statements:
                 cur.execute(statement)
     except pymysql.err.MySQLError as exc:
-        raise ServerError(f"server refused set-up SQL ({exc}); is the server's account allowed to?") from exc
+        raise ServerError(
+            f"{endpoint.host}:{endpoint.port} refused set-up SQL as {user} ({exc}) in '{statement[:80]}': "
+            f"grant {user} ALL on the benchmark database `{endpoint.database}`"
+        ) from exc
     finally:
         conn.close()
 

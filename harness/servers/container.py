@@ -19,7 +19,6 @@ import io
 import os
 import shutil
 import tarfile
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import docker
 import docker.errors
 from testcontainers.core.container import DockerContainer
 
+from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
 from harness.servers.base import (
@@ -65,6 +65,19 @@ def docker_client() -> Any:
             f"the Docker engine is not reachable ({exc.__class__.__name__}); start it with tools/start-docker.sh"
         ) from exc
     return client
+
+
+def remove_containers(ids: list[str], owner_pid: int) -> list[str]:
+    """Remove these containers (a dead dbperf process's, by id), if they carry dbperf's owner label."""
+    client = docker_client()
+    removed = []
+    for container_id in ids:
+        with contextlib.suppress(docker.errors.DockerException):
+            container = client.containers.get(container_id)
+            if container.labels.get(OWNER_LABEL) == str(owner_pid):
+                container.remove(force=True)
+                removed.append(container.name)
+    return removed
 
 
 def sweep_containers(only_dead_owners: bool = True) -> list[str]:
@@ -118,7 +131,17 @@ class ContainerInstance:
             out, err = self.container.get_logs()
         except docker.errors.DockerException:
             return status + "(no log)"
-        return status + summarise_log((out + err).decode(errors="replace").strip().splitlines(), 3)
+        return status + summarise_log((out + err).decode(errors="replace").strip().splitlines(), 3, errors_only=True)
+
+    def save_log(self, destination: Path) -> bool:
+        """Write the container's log to ``destination`` (the container is removed when it stops)."""
+        try:
+            out, err = self.container.get_logs()
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_bytes(out + err)
+        except (docker.errors.DockerException, OSError):
+            return False
+        return True
 
 
 class ContainerProvider:
@@ -200,6 +223,8 @@ class ContainerProvider:
         command = [tool, *init_args(self.server.flavour, Path(DATA))]
         container = self._container(command, [(datadir, DATA, "rw")])
         container.start()
+        space = workspace.current()
+        space.track_container(container.get_wrapped_container().id)
         try:
             result = container.get_wrapped_container().wait(timeout=300)
             if int(result.get("StatusCode", 1)) != 0:
@@ -208,6 +233,7 @@ class ContainerProvider:
                 raise ServerError(f"initialising {self.image} datadir failed: {tail}")
         finally:
             container.stop()
+            space.untrack_container(container.get_wrapped_container().id)
         with self.serve(datadir, DatasetCredentials("root", ""), {}) as instance:
             run_sql(instance.endpoint, bootstrap_sql(self.server.flavour, credentials), as_root=True)
 
@@ -224,7 +250,8 @@ class ContainerProvider:
         self._check_image()
         with contextlib.suppress(ServerError):
             sweep_containers()
-        run_dir = Path(tempfile.mkdtemp(prefix="dbperf-container-"))
+        space = workspace.current()
+        run_dir = space.make("container")
         container: DockerContainer | None = None
         try:
             if callgrind is not None:
@@ -256,6 +283,7 @@ class ContainerProvider:
                 container.start()
             except docker.errors.DockerException as exc:
                 raise ServerError(f"cannot start a container from {self.image}: {exc}") from exc
+            space.track_container(container.get_wrapped_container().id)
             instance = ContainerInstance(
                 Endpoint("127.0.0.1", port, credentials.user, credentials.password), container, ""
             )
@@ -278,6 +306,8 @@ class ContainerProvider:
         finally:
             if container is not None:
                 _stop_container(container, grace_s=5 if callgrind else 60)
+                with contextlib.suppress(docker.errors.DockerException, AttributeError):
+                    space.untrack_container(container.get_wrapped_container().id)
             shutil.rmtree(run_dir, ignore_errors=True)
 
 

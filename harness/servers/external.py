@@ -40,9 +40,24 @@ class ExternalInstance:
     def error_log_tail(self) -> str:
         return "(external server: no log access)"
 
+    def save_log(self, destination: Path) -> bool:
+        del destination
+        return False
+
     @property
     def control(self) -> Control | None:
         return None
+
+
+#: Client errors that mean the server answered and refused the account (wrong password, no such user,
+#: no access to the database, an authentication plugin the client cannot use).
+_LOGIN_REFUSED = frozenset({1044, 1045, 1698, 1251, 2059, 2061})
+
+
+def _said(exc: pymysql.err.MySQLError) -> str:
+    if len(exc.args) >= 2:
+        return f"error {exc.args[0]}: {exc.args[1]}"
+    return str(exc)
 
 
 _NO_COST = (
@@ -65,6 +80,27 @@ class ExternalProvider:
                 f"server '{self.server.name}' reads its password from ${env}, which is not set; export it"
             )
         return DatasetCredentials(self.server.user or "root", password)
+
+    def _connect_error(self, port: int, user: str, exc: pymysql.err.MySQLError) -> ServerError:
+        """Reached and refused (a login or a limit) is not the same as not reached at all."""
+        where = f"external server '{self.server.name}' at {self.server.host}:{port}"
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        source = f" ({self.server.source})" if self.server.source else ""
+        if code in _LOGIN_REFUSED:
+            env = f"${self.server.password_env}" if self.server.password_env else "the server file"
+            return ServerError(
+                f"{where} was reached but refused the login of '{user}' ({_said(exc)}): check the user in the "
+                f"server file{source} and the password in {env}"
+            )
+        if code == 1040:
+            return ServerError(
+                f"{where} was reached but has no free connection (error 1040, {_said(exc)}): raise its "
+                "max_connections or wait for its other clients"
+            )
+        return ServerError(
+            f"cannot reach {where} ({_said(exc)}): check that it is running and that host and port in the "
+            f"server file{source} are right"
+        )
 
     def build_id(self) -> str:
         creds = self.credentials()
@@ -95,14 +131,18 @@ class ExternalProvider:
         try:
             conn = connect(self.server.host, port, credentials.user, credentials.password)
         except pymysql.err.MySQLError as exc:
-            raise ServerError(
-                f"cannot reach external server '{self.server.name}' at {self.server.host}:{port}: {exc}"
-            ) from exc
+            raise self._connect_error(port, credentials.user, exc) from exc
         try:
             with conn.cursor() as cur:
                 cur.execute("SELECT VERSION()")
                 row = cur.fetchone()
                 cur.execute(f"CREATE DATABASE IF NOT EXISTS `{self.server.database}`")
+        except pymysql.err.MySQLError as exc:
+            raise ServerError(
+                f"external server '{self.server.name}' refused to create or use database "
+                f"'{self.server.database}' for {credentials.user} ({_said(exc)}): create the database and grant "
+                f"the user ALL on `{self.server.database}`.*"
+            ) from exc
         finally:
             conn.close()
         version = str(row[0]) if row else ""

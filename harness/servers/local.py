@@ -18,6 +18,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
 from harness.servers.base import (
@@ -55,17 +56,23 @@ def find_binary(name: str) -> str:
     return found
 
 
-def _tail(path: Path, lines: int = 6) -> str:
+def _tail(path: Path, lines: int = 6, *, errors_only: bool = False) -> str:
     try:
         text = path.read_text(errors="replace").strip().splitlines()
     except OSError:
         return "(no log)"
-    return summarise_log(text, lines)
+    return summarise_log(text, lines, errors_only=errors_only)
 
 
-def summarise_log(text: list[str], lines: int = 6) -> str:
-    """The last error lines of a server log (or its last lines when there are none), joined."""
+def summarise_log(text: list[str], lines: int = 6, *, errors_only: bool = False) -> str:
+    """The last error lines of a server log (or its last lines when there are none), joined.
+
+    ``errors_only``: say that the log holds no error rather than quote its last notes (a server
+    killed from outside logs nothing about it, and its notes would only mislead).
+    """
     errors = [ln for ln in text if "[ERROR]" in ln or "[Error]" in ln]
+    if errors_only and not errors:
+        return "no error in its log"
     return " | ".join((errors or text)[-lines:]) or "(empty log)"
 
 
@@ -95,7 +102,16 @@ class LocalInstance:
         return self.process.poll() is None
 
     def error_log_tail(self) -> str:
-        return exit_description(self.process.poll()) + _tail(self.log_path, 3)
+        return exit_description(self.process.poll()) + _tail(self.log_path, 3, errors_only=True)
+
+    def save_log(self, destination: Path) -> bool:
+        """Copy the server's error log (its run folder is removed when the server stops)."""
+        try:
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.log_path, destination)
+        except OSError:
+            return False
+        return True
 
 
 def stop_process(process: subprocess.Popen[bytes], grace_s: float = 60.0) -> None:
@@ -111,7 +127,11 @@ def stop_process(process: subprocess.Popen[bytes], grace_s: float = 60.0) -> Non
 
 
 def sweep_leftovers() -> list[str]:
-    """Stop servers and remove run folders left by dbperf processes that no longer exist."""
+    """Stop servers and remove run folders left by dbperf processes that no longer exist.
+
+    This is the layout of earlier versions (``$TMPDIR/dbperf-local-*`` with an ``owner.pid`` file);
+    run folders now live in the process's workspace (:func:`harness.workspace.sweep`).
+    """
     swept = []
     for run_dir in Path(tempfile.gettempdir()).glob(RUN_PREFIX + "*"):
         owner_file = run_dir / "owner.pid"
@@ -127,6 +147,29 @@ def sweep_leftovers() -> list[str]:
         shutil.rmtree(run_dir, ignore_errors=True)
         swept.append(str(run_dir))
     return swept
+
+
+def _run_group(argv: list[str], what: str) -> tuple[int, str]:
+    """Run a command in its own process group, tracked, and kill the whole group if we are interrupted.
+
+    ``mariadb-install-db`` is a script that starts a bootstrap server: killing the script alone would
+    leave that server writing into a folder being removed.
+    """
+    space = workspace.current()
+    with subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    ) as proc:
+        space.track(proc.pid, what)
+        try:
+            out, _ = proc.communicate()
+        except BaseException:
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:
+            space.untrack(proc.pid)
+    return proc.returncode, out.decode(errors="replace")
 
 
 class LocalProvider:
@@ -155,9 +198,9 @@ class LocalProvider:
         datadir.mkdir(parents=True, exist_ok=True)
         tool = find_binary("mariadb-install-db") if self.server.flavour == "mariadb" else self.binary
         argv = [tool, *init_args(self.server.flavour, datadir)]
-        result = subprocess.run(argv, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-5:])
+        code, output = _run_group(argv, f"{self.server.name} initialisation")
+        if code != 0:
+            tail = " | ".join(output.strip().splitlines()[-5:])
             raise ServerError(f"initialising a {self.server.flavour} datadir failed: {tail}")
         root = DatasetCredentials("root", "")
         with self.serve(datadir, root, {}) as instance:
@@ -173,11 +216,10 @@ class LocalProvider:
     ) -> Iterator[LocalInstance]:
         if datadir is None:
             raise ServerError("the local provider needs a datadir")
-        sweep_leftovers()
-        run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+        space = workspace.current()
+        run_dir = space.make("local")
         process: subprocess.Popen[bytes] | None = None
         try:
-            (run_dir / "owner.pid").write_text(str(os.getpid()))
             if callgrind is not None:
                 variables = Callgrind.variables(self.server.flavour, variables)
             cnf = write_cnf(run_dir / "my.cnf", self.server, variables)
@@ -189,7 +231,8 @@ class LocalProvider:
                 f"--datadir={datadir}",
                 f"--port={port}",
                 "--bind-address=127.0.0.1",
-                f"--socket={run_dir / 'server.sock'}",
+                # relative: the server creates it in its datadir (socket paths must stay under 108 bytes)
+                "--socket=server.sock",
                 f"--pid-file={run_dir / 'mysqld.pid'}",
                 f"--log-error={log_path}",
                 "--user=root",
@@ -208,7 +251,7 @@ class LocalProvider:
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
                 )
-            (run_dir / "server.pid").write_text(str(process.pid))
+            space.track(process.pid, f"server {self.server.name}")
             proc = process
 
             def log_tail() -> str:
@@ -232,4 +275,5 @@ class LocalProvider:
             if process is not None:
                 # a counted server's datadir is a throwaway copy: no clean shutdown to wait for
                 stop_process(process, grace_s=5.0 if callgrind else 60.0)
+                space.untrack(process.pid)
             shutil.rmtree(run_dir, ignore_errors=True)

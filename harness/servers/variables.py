@@ -5,15 +5,18 @@ like with like (character set and collation, flush policy, buffer pool, binary l
 schema). ``max_connections`` and ``max_prepared_stmt_count`` are derived from the scenario's largest
 thread count, so sysbench's errors 1040 and 1461 cannot happen at any listed thread count.
 
-Precedence, last wins: pinned defaults < server config file < server ``[variables]`` < derived
-minimums (only ever raised, never lowered).
+Precedence, last wins: pinned defaults < server config file < server ``[variables]``. The derived
+minimums fill in what the user left unset; a user's own value below one of them (or not a number)
+is refused before anything runs, never overridden silently.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness.errors import ConfigError
 from harness.model import Scenario, Server
 from harness.sysbench.statements import required_prepared_statements
 
@@ -59,13 +62,82 @@ def derived_minimums(scenario: Scenario | None, extra_threads: int = 0) -> dict[
     }
 
 
+#: Derived minimums below which sysbench fails, with what they count and the error that follows.
+_GUARDED: dict[str, tuple[str, int]] = {
+    "max_connections": ("connections", 1040),
+    "max_prepared_stmt_count": ("prepared statements", 1461),
+}
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)b?\s*$", re.IGNORECASE)
+_OPTION_GROUPS = {"mysqld", "mariadb", "mariadbd", "server", "mysqld_safe"}
+
+
+def size_bytes(text: str) -> int | None:
+    """A server option's number with an optional K/M/G/T suffix (``256M``), or None if it is not one."""
+    match = _SIZE.match(text)
+    if not match:
+        return None
+    power = " KMGT".index((match.group(2) or " ").upper())
+    return int(match.group(1)) * (1 << (10 * power))
+
+
+def _option_name(name: str) -> str:
+    name = name.strip().lower().replace("-", "_")
+    return name.removeprefix("loose_")
+
+
+def requested_values(server: Server) -> dict[str, str]:
+    """What the user asked for: the server's config file (server option groups), then its variables."""
+    values: dict[str, str] = {}
+    if server.config_file is not None and server.config_file.is_file():
+        group = ""
+        for raw in server.config_file.read_text(errors="replace").splitlines():
+            line = raw.split("#", 1)[0].strip()
+            if line.startswith("[") and line.endswith("]"):
+                group = line[1:-1].strip().lower().split("-", 1)[0]
+            elif line and group in _OPTION_GROUPS:
+                name, _, value = line.partition("=")
+                values[_option_name(name)] = value.strip().strip("'\"")
+    values.update({_option_name(k): v for k, v in server.variables.items()})
+    return values
+
+
+def check_requested(server: Server, scenario: Scenario, requested: Mapping[str, str] | None = None) -> None:
+    """Refuse a user setting that cannot work with this scenario, instead of overriding it silently."""
+    requested = requested_values(server) if requested is None else requested
+    threads = max(scenario.threads)
+    where = f"server '{server.name}'" + (f" ({server.config_file.name})" if server.config_file else "")
+    for name, minimum in derived_minimums(scenario).items():
+        if name not in requested:
+            continue
+        value = size_bytes(requested[name])
+        if value is None:
+            raise ConfigError(
+                f"{where} sets {name}={requested[name]!r}, which is not a number: give a whole number"
+                + (f" (at least {minimum} for this scenario)" if name in _GUARDED else "")
+            )
+        if name in _GUARDED and value < minimum:
+            what, code = _GUARDED[name]
+            raise ConfigError(
+                f"{where} sets {name}={requested[name]}, below the {minimum} {what} {scenario.name} needs at "
+                f"{threads} thread{'s' if threads != 1 else ''} (error {code} would follow): "
+                "raise it or lower --threads"
+            )
+
+
 def effective_variables(server: Server, scenario: Scenario | None) -> dict[str, str]:
-    """The variables dbperf sets (besides the server's config file), last one wins."""
+    """The variables dbperf sets (besides the server's config file), last one wins.
+
+    A derived minimum fills in only what the user left unset: an explicit setting (server variables,
+    ``--head-var`` or the config file) stands, and one that would make the run fail is refused
+    (:func:`check_requested`).
+    """
     values: dict[str, str] = {**PINNED, **PINNED_BY_FLAVOUR.get(server.flavour, {})}
     values.update(server.variables)
+    requested = requested_values(server)
+    if scenario is not None:
+        check_requested(server, scenario, requested)
     for name, minimum in derived_minimums(scenario).items():
-        current = values.get(name)
-        if current is None or not current.isdigit() or int(current) < minimum:
+        if name not in requested:
             values[name] = str(minimum)
     return values
 

@@ -13,16 +13,17 @@ record and ``--histogram=on`` cover exactly the measured window. p50/p95/p99 com
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import workspace
 from harness.config.scenarios import BUNDLED_SCRIPTS, resolve_script
 from harness.errors import SysbenchError
 from harness.model import IntervalSample, LatencyBucket, Scenario, Totals
@@ -82,23 +83,55 @@ def mask(argv: list[str]) -> list[str]:
     return [re.sub(r"^(--mysql-password=).*$", r"\1***", a) for a in argv]
 
 
+SECRETS_FILE = "dbperf-connection.cfg"
+_CONFIG_LINE_MAX = 250  # sysbench reads option files in lines of 256 bytes
+
+
+def connection_args(endpoint: Endpoint, folder: Path) -> list[str]:
+    """sysbench's connection options, the password in a 0600 option file in ``folder`` (not in argv).
+
+    sysbench 1.0.20 has no password file option, but it reads any option from ``--config-file``
+    (``name=value`` lines; a value in double or single quotes may hold spaces, commas and ``#``).
+    The command line is readable by every user through ``ps`` and ``/proc/*/cmdline``; the file is
+    readable only by its owner, in a folder only dbperf uses, and removed with it.
+    """
+    args = endpoint.sysbench_args()
+    if not endpoint.password:
+        return args
+    password = endpoint.password
+    quote = '"' if '"' not in password else "'"
+    if quote in password or "\n" in password or len(password) > _CONFIG_LINE_MAX - 20:
+        raise SysbenchError(
+            f"the password of {endpoint.user}@{endpoint.host}:{endpoint.port} cannot be handed to sysbench "
+            "safely (it holds both quote characters, a line break, or more than 230 characters): change it"
+        )
+    path = folder / SECRETS_FILE
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(f"mysql-password={quote}{password}{quote}\n")
+    return [*args, f"--config-file={path}"]
+
+
 @contextmanager
 def workdir(scenario: Scenario) -> Iterator[tuple[Path, Path]]:
-    """A temporary folder holding the wrapper (and a custom script); yields (folder, wrapper path)."""
-    folder = Path(tempfile.mkdtemp(prefix="dbperf-sysbench-"))
-    try:
-        if scenario.script in BUNDLED_SCRIPTS:
-            module = scenario.script
-        else:
-            scenarios_dir = scenario.source.parent if scenario.source else Path("scenarios")
-            source = resolve_script(scenario.script, scenarios_dir)
-            module = "dbperf_custom_" + re.sub(r"\W", "_", source.stem)
-            shutil.copyfile(source, folder / f"{module}.lua")
-        wrapper = folder / "dbperf_run.lua"
-        wrapper.write_text(_WRAPPER.format(module=module, prefix=PREFIX))
-        yield folder, wrapper
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    """A folder in this process's workspace holding the wrapper (and a custom script, and the
+    connection's option file); yields (folder, wrapper path)."""
+    with workspace.current().temp("sysbench") as folder:
+        yield _fill(scenario, folder)
+
+
+def _fill(scenario: Scenario, folder: Path) -> tuple[Path, Path]:
+    if scenario.script in BUNDLED_SCRIPTS:
+        module = scenario.script
+    else:
+        scenarios_dir = scenario.source.parent if scenario.source else Path("scenarios")
+        source = resolve_script(scenario.script, scenarios_dir)
+        module = "dbperf_custom_" + re.sub(r"\W", "_", source.stem)
+        shutil.copyfile(source, folder / f"{module}.lua")
+    wrapper = folder / "dbperf_run.lua"
+    wrapper.write_text(_WRAPPER.format(module=module, prefix=PREFIX))
+    return folder, wrapper
 
 
 def dataset_args(scenario: Scenario) -> list[str]:
@@ -112,7 +145,7 @@ def run_argv(
     argv = [
         "sysbench",
         str(wrapper),
-        *endpoint.sysbench_args(),
+        *connection_args(endpoint, wrapper.parent),
         *dataset_args(scenario),
         f"--threads={threads}",
         f"--time={total}",
@@ -143,7 +176,7 @@ def cost_argv(
     argv = [
         "sysbench",
         str(wrapper),
-        *endpoint.sysbench_args(),
+        *connection_args(endpoint, wrapper.parent),
         *dataset_args(scenario),
         f"--threads={threads}",
         "--time=0",
@@ -164,7 +197,7 @@ def prepare_argv(scenario: Scenario, endpoint: Endpoint, wrapper: Path, threads:
     return [
         "sysbench",
         str(wrapper),
-        *endpoint.sysbench_args(),
+        *connection_args(endpoint, wrapper.parent),
         *dataset_args(scenario),
         f"--threads={max(1, min(threads, scenario.tables))}",
         *(f"--{k}={v}" for k, v in scenario.options.items()),
@@ -288,6 +321,8 @@ def run(
     except FileNotFoundError as exc:
         raise SysbenchError(f"cannot run {argv[0]}: {exc.strerror}; run the README's set-up command") from exc
     assert proc.stdout is not None
+    space = workspace.current()
+    space.track(proc.pid, "sysbench")
     try:
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
@@ -302,6 +337,7 @@ def run(
             proc.kill()
             proc.wait()
         proc.stdout.close()
+        space.untrack(proc.pid)
     parsed = parse_output("\n".join(lines), warmup_s=warmup_s, exit_code=exit_code, expected_s=expected_s)
     return SysbenchOutcome(
         argv=tuple(mask(argv)),
@@ -320,10 +356,20 @@ def prepare(scenario: Scenario, endpoint: Endpoint, threads: int = 2) -> float:
     with workdir(scenario) as (folder, wrapper):
         argv = prepare_argv(scenario, endpoint, wrapper, threads)
         started = time.monotonic()
-        result = subprocess.run(argv, cwd=folder, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            text = result.stdout + result.stderr
-            failure = classify_failure(text, result.returncode)
+        space = workspace.current()
+        with subprocess.Popen(
+            argv, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+        ) as proc:
+            space.track(proc.pid, "sysbench prepare")
+            try:
+                stdout, stderr = proc.communicate()
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                space.untrack(proc.pid)
+        if proc.returncode != 0:
+            text = stdout + stderr
+            failure = classify_failure(text, proc.returncode)
             detail = failure.message() if failure else " | ".join(text.strip().splitlines()[-3:])
             raise SysbenchError(f"sysbench prepare failed: {detail}")
         return time.monotonic() - started

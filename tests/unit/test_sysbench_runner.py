@@ -8,7 +8,7 @@ from harness.config.scenarios import load_scenario
 from harness.errors import SysbenchError
 from harness.model import histogram_percentile
 from harness.servers.base import Endpoint
-from harness.sysbench.driver import mask, parse_output, prepare_argv, run_argv, workdir
+from harness.sysbench.driver import SECRETS_FILE, mask, parse_output, prepare_argv, run_argv, workdir
 
 DATA = Path(__file__).parents[1] / "data" / "wrapper"
 ROOT = Path(__file__).parents[2]
@@ -21,9 +21,9 @@ def _scenario(name: str = "oltp_point_select"):
 ENDPOINT = Endpoint("127.0.0.1", 3307, "dbperf", "s3cret")
 
 
-def test_run_argv_pins_every_knob_and_warmup_checkpoint():
+def test_run_argv_pins_every_knob_and_warmup_checkpoint(tmp_path):
     scenario = _scenario().with_overrides(warmup_s=5, time_s=30)
-    argv = run_argv(scenario, ENDPOINT, Path("/w/dbperf_run.lua"), 8, "1")
+    argv = run_argv(scenario, ENDPOINT, tmp_path / "dbperf_run.lua", 8, "1")
     assert argv[:3] == ["taskset", "-c", "1"]
     assert "--threads=8" in argv
     assert "--time=35" in argv  # warm-up + measured
@@ -36,18 +36,48 @@ def test_run_argv_pins_every_knob_and_warmup_checkpoint():
     assert argv[-1] == "run"
 
 
-def test_run_argv_without_warmup_has_no_checkpoint_and_no_taskset():
+def test_run_argv_without_warmup_has_no_checkpoint_and_no_taskset(tmp_path):
     scenario = _scenario().with_overrides(warmup_s=0)
-    argv = run_argv(scenario, ENDPOINT, Path("/w/x.lua"), 1, None)
+    argv = run_argv(scenario, ENDPOINT, tmp_path / "x.lua", 1, None)
     assert argv[0] == "sysbench"
     assert not any(a.startswith("--report-checkpoints") for a in argv)
 
 
-def test_prepare_argv_threads_bounded_by_tables():
+def test_prepare_argv_threads_bounded_by_tables(tmp_path):
     scenario = _scenario()
-    argv = prepare_argv(scenario, ENDPOINT, Path("/w/x.lua"), 16)
+    argv = prepare_argv(scenario, ENDPOINT, tmp_path / "x.lua", 16)
     assert f"--threads={scenario.tables}" in argv
     assert argv[-1] == "prepare"
+
+
+@pytest.mark.parametrize("password", ["s3cret", "a b,c#d", 'with "double"', "it's"])
+def test_password_goes_to_a_private_option_file_not_argv(tmp_path, password):
+    endpoint = Endpoint("127.0.0.1", 3307, "dbperf", password)
+    for argv in (
+        run_argv(_scenario(), endpoint, tmp_path / "x.lua", 2, None),
+        prepare_argv(_scenario(), endpoint, tmp_path / "x.lua", 2),
+    ):
+        assert password not in " ".join(argv)
+        assert not any(a.startswith("--mysql-password") for a in argv)
+        assert f"--config-file={tmp_path / SECRETS_FILE}" in argv
+    secret = tmp_path / SECRETS_FILE
+    assert secret.stat().st_mode & 0o777 == 0o600
+    line = secret.read_text()
+    assert line.startswith("mysql-password=") and line.endswith("\n")
+    quoted = line[len("mysql-password=") : -1]
+    assert quoted[0] == quoted[-1] in "\"'" and quoted[1:-1] == password
+
+
+def test_password_sysbench_cannot_read_is_refused(tmp_path):
+    endpoint = Endpoint("127.0.0.1", 3307, "dbperf", "both ' and \"")
+    with pytest.raises(SysbenchError, match="cannot be handed to sysbench safely"):
+        run_argv(_scenario(), endpoint, tmp_path / "x.lua", 2, None)
+
+
+def test_no_password_no_option_file(tmp_path):
+    argv = run_argv(_scenario(), Endpoint("127.0.0.1", 3307, "root", ""), tmp_path / "x.lua", 2, None)
+    assert not any(a.startswith("--config-file") for a in argv)
+    assert not (tmp_path / SECRETS_FILE).exists()
 
 
 def test_mask_hides_the_password():
