@@ -55,10 +55,11 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 stamp=.venv/.dbperf-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  log "installing Python dependencies into .venv"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements-dev.lock -nt "$stamp" ]; then
+  log "installing Python dependencies into .venv (pinned, with hashes: requirements-dev.lock)"
   .venv/bin/python -m pip install -q --upgrade pip < /dev/null
-  .venv/bin/python -m pip install -q -e ".[dev]" < /dev/null
+  .venv/bin/python -m pip install -q --require-hashes -r requirements-dev.lock < /dev/null
+  .venv/bin/python -m pip install -q --no-deps -e . < /dev/null
   touch "$stamp"
 else
   log "Python dependencies present"
