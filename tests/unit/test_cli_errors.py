@@ -41,9 +41,15 @@ def test_harness_errors_are_one_line_exit_2(tmp_path: Path, args: tuple[str, ...
 
 
 def test_usage_error_exit_2(tmp_path: Path):
+    result = dbperf("run", "--no-such-flag", tmp=tmp_path)
+    assert result.returncode == 2
+    assert "No such option '--no-such-flag'" in result.stderr
+
+
+def test_run_without_a_scenario_says_how(tmp_path: Path):
     result = dbperf("run", tmp=tmp_path)
     assert result.returncode == 2
-    assert "Missing option '--scenario'" in result.stderr
+    assert result.stderr.strip().startswith("dbperf: error: give --scenario NAME (or set DBPERF_SCENARIO)")
 
 
 @pytest.mark.parametrize(
