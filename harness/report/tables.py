@@ -32,7 +32,8 @@ def fits(out: Console, table: Table) -> bool:
     """Whether the table can be drawn at the console's width with every word whole."""
     for column in table.columns:
         column.overflow = "fold"
-    measurement = Measurement.get(out, out.options, table)
+    # measured without the console's width (a measurement is clamped to the width it is given)
+    measurement = Measurement.get(out, out.options.update(max_width=1_000_000), table)
     return measurement.minimum <= out.width
 
 
