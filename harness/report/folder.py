@@ -26,7 +26,10 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: pipeline.Outcome, *, sec
     notes = [*the_plan.notes, *outcome.warnings]
     if the_plan.empty:
         notes.append("nothing to run: no server, scenario or harness change between base and head")
-    title = f"dbperf performance check: {the_plan.head_ref} vs {the_plan.base_ref}"
+    # in a pull request, GitHub names the branches (the refs given are HEAD and a commit id)
+    head = os.environ.get("GITHUB_HEAD_REF") or the_plan.head_ref
+    base = os.environ.get("GITHUB_BASE_REF") or the_plan.base_ref
+    title = f"dbperf performance check: {head} vs {base}"
     chart_links: list[tuple[str, str]] = []
     ok_runs = [r for r in outcome.runs if r.ok]
     if ok_runs:
