@@ -24,10 +24,9 @@ if [ ! -f "$wheelhouse/.complete" ]; then
         mkdir -p "$wheelhouse"
         .venv/bin/pip download -q --disable-pip-version-check --require-hashes -r requirements.lock \
             -d "$wheelhouse" </dev/null >&2
-        .venv/bin/pip download -q --disable-pip-version-check -d "$wheelhouse" "setuptools>=69" wheel </dev/null >&2
+        .venv/bin/pip download -q --disable-pip-version-check -d "$wheelhouse" "setuptools>=77" wheel </dev/null >&2
         touch "$wheelhouse/.complete"
-        # older wheelhouses of earlier lock files are of no further use
-        find "$(dirname "$wheelhouse")" -mindepth 1 -maxdepth 1 -type d ! -name "$hash" -exec rm -rf {} +
+        # (wheelhouses of earlier lock files stay: a test session may still use one; rm -rf .tools/wheelhouse)
     fi
 fi
 echo "$act"
