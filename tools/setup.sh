@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up dbperf on a Debian 12 machine as root. Safe to run again: it only installs what is missing.
 #
-#   tools/setup.sh                 # sysbench, MariaDB binaries, perf, the venv at .venv/
+#   tools/setup.sh                 # sysbench, MariaDB binaries, perf, valgrind, jq and curl (workflow tests), the venv
 #   tools/setup.sh --docker        # ... plus the Docker engine (started) and the offline server images
 #   tools/setup.sh --browser       # ... plus chromium (trend-site tests)
 set -euo pipefail
@@ -20,7 +20,7 @@ done
 
 log() { printf '\033[36m» %s\033[0m\n' "$*" >&2; }
 
-packages=(sysbench mariadb-server mariadb-client linux-perf valgrind python3-venv git procps util-linux)
+packages=(sysbench mariadb-server mariadb-client linux-perf valgrind python3-venv git procps util-linux jq curl)
 [ "$with_docker" = 1 ] && packages+=(docker.io debootstrap shellcheck curl)
 [ "$with_browser" = 1 ] && packages+=(chromium)
 
