@@ -135,6 +135,19 @@ def metrics_table(store: Store, run_filter: RunFilter, status: str | None = None
     return run_filter.table(store.metrics_table(**run_filter.store_args(), status=status))
 
 
+def _profiles_apart(table: pa.Table) -> pa.Table:
+    """Runs of several profiles are different workloads: chart them as different series.
+
+    The charts draw one series per server; with more than one profile among the runs, the server is
+    shown as ``server [profile]`` so the ci runs of pushes never join the full runs of the nightly.
+    """
+    if table.num_rows == 0 or len(set(table.column("profile").to_pylist())) < 2:
+        return table
+    labels = pc.binary_join_element_wise(table.column("server"), pc.fill_null(table.column("profile"), "?"), " [")
+    labels = pc.binary_join_element_wise(labels, pa.scalar("]"), "")
+    return table.set_column(table.schema.get_field_index("server"), "server", labels)
+
+
 @click.command("trend")
 @click.option(
     "--out", required=True, type=click.Path(file_okay=False, path_type=Path), help="folder to write the site to"
@@ -151,7 +164,8 @@ def trend_cmd(out: Path, title: str, no_images: bool, scale: float | None, as_js
     Per scenario: QPS and p95 across commits (median, min-max band, change points marked), by
     server version (box plots) and against thread count (one line per server and config), with
     dropdown filters for scenario, server and threads and run details on hover. The same charts go
-    to OUT/png/ as PNG images for pull requests and READMEs.
+    to OUT/png/ as PNG images for pull requests and READMEs. Runs of different profiles are different
+    workloads: with several among the runs, each server is charted per profile ("server [profile]").
 
     \b
     Examples:
@@ -164,7 +178,7 @@ def trend_cmd(out: Path, title: str, no_images: bool, scale: float | None, as_js
     run_filter = pop_filter(kwargs)
     if no_images and scale is not None:
         raise ConfigError("--scale sets the size of the PNG images: leave it out with --no-images")
-    table = metrics_table(open_store(settings.store), run_filter)
+    table = _profiles_apart(metrics_table(open_store(settings.store), run_filter))
     result = build_site(pipeline.history(table), out, title=title, images=not no_images, scale=scale or 1.0)
     if as_json:
         doc = {

@@ -220,3 +220,14 @@ def test_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Usage: dbperf" in out
     assert "Example" in out or command == "export"
+
+
+def test_trend_charts_profiles_as_separate_series() -> None:
+    import pyarrow as pa
+
+    from harness.cli.report_cmds import _profiles_apart
+
+    mixed = pa.table({"server": ["mariadb-local", "mariadb-local"], "profile": ["ci", "full"]})
+    assert _profiles_apart(mixed).column("server").to_pylist() == ["mariadb-local [ci]", "mariadb-local [full]"]
+    single = pa.table({"server": ["mariadb-local"], "profile": ["ci"]})
+    assert _profiles_apart(single).column("server").to_pylist() == ["mariadb-local"]
