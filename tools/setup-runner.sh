@@ -161,7 +161,8 @@ if [ ! -x .venv/bin/python ]; then
     "$python" -m venv .venv
 fi
 pip_log=$(mktemp)
-if ! .venv/bin/python -m pip install -q --disable-pip-version-check -e . </dev/null >"$pip_log" 2>&1; then
+if ! { .venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes -r requirements.lock \
+        && .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .; } </dev/null >"$pip_log" 2>&1; then
     tail -n 30 "$pip_log" >&2
     rm -f "$pip_log"
     die "pip could not install dbperf into .venv"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up dbperf on a Debian 12 machine as root. Safe to run again: it only installs what is missing.
 #
-#   tools/setup.sh                 # sysbench, MariaDB and PostgreSQL binaries, perf, the venv at .venv/
+#   tools/setup.sh                 # sysbench, MariaDB and PostgreSQL binaries, perf, valgrind, jq and curl (workflow tests), the venv
 #   tools/setup.sh --docker        # ... plus the Docker engine (started) and the offline server images
 #   tools/setup.sh --browser       # ... plus chromium (trend-site tests)
 set -euo pipefail
@@ -21,7 +21,7 @@ done
 log() { printf '\033[36m» %s\033[0m\n' "$*" >&2; }
 
 # postgresql: the shared-store (DuckLake) tests start their own throwaway cluster (tools/postgres.py)
-packages=(sysbench mariadb-server mariadb-client postgresql linux-perf valgrind python3-venv git procps util-linux)
+packages=(sysbench mariadb-server mariadb-client postgresql linux-perf valgrind python3-venv git procps util-linux jq curl)
 [ "$with_docker" = 1 ] && packages+=(docker.io debootstrap shellcheck curl)
 [ "$with_browser" = 1 ] && packages+=(chromium)
 
@@ -56,10 +56,11 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 stamp=.venv/.dbperf-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
-  log "installing Python dependencies into .venv"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ requirements-dev.lock -nt "$stamp" ]; then
+  log "installing Python dependencies into .venv (pinned, with hashes: requirements-dev.lock)"
   .venv/bin/python -m pip install -q --upgrade pip < /dev/null
-  .venv/bin/python -m pip install -q -e ".[dev]" < /dev/null
+  .venv/bin/python -m pip install -q --require-hashes -r requirements-dev.lock < /dev/null
+  .venv/bin/python -m pip install -q --no-deps -e . < /dev/null
   touch "$stamp"
 else
   log "Python dependencies present"

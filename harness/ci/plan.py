@@ -251,7 +251,7 @@ def plan(
         raise ConfigError(f"unknown profile '{profile}'; choose one of {', '.join(PROFILES)}")
     scenarios = tuple(dict.fromkeys(default_scenarios))
     if not scenarios:
-        raise ConfigError("the default scenario set is empty; pass --scenarios")
+        raise ConfigError("the scenario selection is empty; pass --scenario NAME (names, shell patterns or all)")
     repo = repo.resolve()
     base_tip = resolve_ref(repo, base_ref)
     head_sha = resolve_ref(repo, head_ref)

@@ -6,6 +6,7 @@ Everything lands in one output folder (:mod:`harness.report.folder`)::
 
     out/dbperf.duckdb (+ .runs/)   every run, base and head, failed ones included
     out/report.md                  the Markdown report (also appended to $GITHUB_STEP_SUMMARY)
+    out/comment.md                 the pull-request comment (harness.report.comment)
     out/verdicts.json              each metric's estimate, interval, p-values, bound and verdict
     out/plan.json                  what was run, and why
     out/bmf.json                   Bencher Metric Format of the head side's runs
@@ -26,7 +27,7 @@ from harness import pipeline, workspace
 from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
-from harness.config.settings import Settings
+from harness.config.settings import Settings, apply_overrides
 from harness.model import RunResult, Scenario, Server
 from harness.report.folder import write_outputs
 from harness.run.session import Reporter, Session
@@ -43,9 +44,7 @@ class CiOutcome:
 
 
 def _override(scenario: Scenario, settings: Settings) -> Scenario:
-    return scenario.with_overrides(
-        threads=settings.threads, time_s=settings.time, warmup_s=settings.warmup, repetitions=settings.repetitions
-    )
+    return apply_overrides(scenario, settings)
 
 
 def run_plan(

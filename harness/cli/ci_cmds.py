@@ -12,15 +12,12 @@ import click
 from harness.ci.assess import PlanDesign
 from harness.ci.plan import plan
 from harness.ci.records import DEFAULT_CI_SCENARIOS, CiPlan
-from harness.cli.options import pop_shared, shared
-from harness.config.scenarios import PROFILES
+from harness.cli.options import JUDGE_OPTIONS, json_option, pop_shared, shared
+from harness.config.scenarios import PROFILES, select_scenarios
+from harness.config.settings import Settings
 from harness.errors import ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _split(value: str | None) -> tuple[str, ...]:
-    return tuple(part.strip() for part in (value or "").split(",") if part.strip())
 
 
 def _plan_options(func: F) -> F:
@@ -28,48 +25,36 @@ def _plan_options(func: F) -> F:
     decorators = [
         click.option("--base", required=True, help="git ref the change is measured against (e.g. origin/main)"),
         click.option("--head", default="HEAD", show_default=True, help="git ref holding the change"),
-        click.option(
-            "--profile",
-            type=click.Choice(PROFILES),
-            default="ci",
-            show_default=True,
-            envvar="DBPERF_CI_PROFILE",
-            help="scenario profile of every comparison; env DBPERF_CI_PROFILE",
-        ),
-        click.option(
-            "--scenarios",
-            "scenario_list",
-            default=",".join(DEFAULT_CI_SCENARIOS),
-            show_default=True,
-            envvar="DBPERF_CI_SCENARIOS",
-            help="comma-separated default scenario set, run for every changed server; env DBPERF_CI_SCENARIOS",
-        ),
-        click.option(
-            "--only",
-            default="",
-            help="keep only scenarios matching these comma-separated shell patterns (e.g. 'oltp_*')",
-        ),
-        shared("server"),
+        shared("scenario", "server", "profile", defaults={"profile": "ci"}),
     ]
     for decorate in reversed(decorators):
         func = decorate(func)
     return func
 
 
-def build_plan(base: str, head: str, profile: str, scenario_list: str, only: str, kwargs: dict[str, Any]) -> CiPlan:
-    """The plan for the command-line options (the project root is found from the current folder)."""
-    settings = pop_shared(kwargs)
-    scenarios = _split(scenario_list)
-    if not scenarios:
-        raise ConfigError("--scenarios needs at least one scenario name")
+def build_plan(base: str, head: str, settings: Settings) -> CiPlan:
+    """The plan for the settings (the project root is found from the current folder).
+
+    The scenario selection (--scenario / DBPERF_SCENARIO) is both the set a changed server runs and
+    a filter on changed scenarios; without one, a changed server runs the default set and every
+    changed scenario is compared.
+    """
+    if settings.profile not in PROFILES:
+        raise ConfigError(f"unknown profile {settings.profile!r}: choose {', '.join(PROFILES)}")
+    selection = settings.scenarios
+    if selection:
+        default = select_scenarios(selection, settings.scenarios_dir)
+        only = () if "all" in selection else selection
+    else:
+        default, only = DEFAULT_CI_SCENARIOS, ()
     return plan(
         settings.root,
         base,
         head,
-        profile=profile,
-        default_scenarios=scenarios,
-        default_server=settings.server,
-        only=_split(only),
+        profile=settings.profile,
+        default_scenarios=default,
+        default_server=settings.one_server(),
+        only=only,
     )
 
 
@@ -78,8 +63,7 @@ def _minutes(seconds: int) -> str:
 
 
 def print_plan(p: CiPlan) -> None:
-    from rich.table import Table
-
+    from harness.report.tables import new_table, show
     from harness.report.terminal import console
 
     out = console()
@@ -89,20 +73,22 @@ def print_plan(p: CiPlan) -> None:
         f"{', '.join(p.default_scenarios)}"
     )
     if p.comparisons:
-        table = Table(title=f"{len(p.comparisons)} comparison(s)", title_justify="left")
-        for col in ("#", "kind", "base", "head", "scenario", "est.", "why"):
-            table.add_column(col)
+        table = new_table(
+            f"{len(p.comparisons)} comparison(s)",
+            [(col, "left") for col in ("#", "kind", "base", "head", "scenario", "est.", "why")],
+        )
         for i, c in enumerate(p.comparisons, 1):
             base = c.base_server + (f" / {c.base.scenario_label}" if c.base.scenario_label != c.scenario else "")
             table.add_row(str(i), c.kind, base, c.head_server, c.scenario, _minutes(c.estimated_s), c.reason)
-        out.print(table)
+        show(out, table)
     if p.recordings:
-        table = Table(title=f"{len(p.recordings)} run(s) recorded only (no verdict)", title_justify="left")
-        for col in ("server", "scenario", "est.", "why"):
-            table.add_column(col)
+        table = new_table(
+            f"{len(p.recordings)} run(s) recorded only (no verdict)",
+            [(col, "left") for col in ("server", "scenario", "est.", "why")],
+        )
         for r in p.recordings:
             table.add_row(r.side.server_label, r.side.scenario_label, _minutes(r.estimated_s), r.reason)
-        out.print(table)
+        show(out, table)
     for note in p.notes:
         out.print(f"note: {note}", markup=False)
     if p.empty:
@@ -124,24 +110,25 @@ def ci_group() -> None:
 
 @ci_group.command("plan")
 @_plan_options
-@click.option("--json", "as_json", is_flag=True, help="print the plan as one JSON document on stdout")
-def plan_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, as_json: bool, **kwargs: Any) -> int:
+@json_option
+@shared("repetitions", "cost", "store")
+def plan_cmd(base: str, head: str, as_json: bool, **kwargs: Any) -> int:
     """Show which A/B comparisons the change from BASE to HEAD needs.
 
     A changed server (its file, its config file, its version or image pin) is compared with
-    its base definition on the default scenarios; a changed scenario with its base definition on the
-    default server; a harness change runs an A/A check of the default set. Edits that change nothing
+    its base definition on the selected scenarios; a changed scenario with its base definition on the
+    default server; a harness change runs an A/A check of the selected set. Edits that change nothing
     effective (comments, descriptions, pure renames) run nothing.
 
     \b
-    Example:
-      dbperf ci plan --base origin/main --head HEAD --scenarios oltp_point_select
+    Examples:
+      dbperf ci plan --base origin/main --head HEAD
+      dbperf ci plan --base origin/main --scenario 'oltp_point*' --profile quick --json
     """
     from harness.ci.assess import assess_plan
-    from harness.cli.options import settings_from
 
-    settings = settings_from(kwargs)
-    the_plan = build_plan(base, head, profile, scenario_list, only, kwargs)
+    settings = pop_shared(kwargs)
+    the_plan = build_plan(base, head, settings)
     found = assess_plan(settings, the_plan, settings.kinds())
     if as_json:
         doc = the_plan.to_dict()
@@ -155,14 +142,12 @@ def plan_cmd(base: str, head: str, profile: str, scenario_list: str, only: str, 
 
 def print_design(found: PlanDesign) -> None:
     """Per gating test: can it fail (the smallest adjusted p-value it can reach), and its power."""
-    from rich.table import Table
-
+    from harness.report.tables import new_table, show
     from harness.report.terminal import console
 
     if not found.tests:
         return
-    table = Table(title=f"can it fail? {found.pairs} pair(s) per timing comparison", title_justify="left")
-    for col in (
+    columns = (
         "comparison",
         "metric",
         "test",
@@ -172,8 +157,8 @@ def print_design(found: PlanDesign) -> None:
         "min effect",
         "noise",
         "power",
-    ):
-        table.add_column(col)
+    )
+    table = new_table(f"can it fail? {found.pairs} pair(s) per timing comparison", [(c, "left") for c in columns])
     for a in found.tests:
         table.add_row(
             a.label,
@@ -187,7 +172,7 @@ def print_design(found: PlanDesign) -> None:
             f"{a.power:.0%}",
         )
     out = console()
-    out.print(table)
+    show(out, table)
     if found.note:
         out.print(f"note: {found.note}", markup=False)
     out.print(
@@ -201,51 +186,47 @@ def print_design(found: PlanDesign) -> None:
 @_plan_options
 @click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=click.Path(file_okay=False, path_type=Path),
     default=Path("out"),
     show_default=True,
-    help="folder for the results, reports, BMF file and charts",
+    help="folder for the results, reports, comment, BMF file and charts",
 )
-@click.option("--strict", is_flag=True, help="exit 1 on inconclusive verdicts too")
 @click.option("--seed", type=int, help="seed of the randomised balanced order")
 @click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
-@shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost")
+@json_option
+@shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost", *JUDGE_OPTIONS)
 def run_cmd(
-    base: str,
-    head: str,
-    profile: str,
-    scenario_list: str,
-    only: str,
-    out: Path,
-    strict: bool,
-    seed: int | None,
-    max_repetitions: int | None,
-    **kwargs: Any,
+    base: str, head: str, out: Path, seed: int | None, max_repetitions: int | None, as_json: bool, **kwargs: Any
 ) -> int:
     """Run the plan's comparisons and write every result into one output folder.
 
     The base side comes from BASE's servers/ and scenarios/, the head side from the working tree.
-    OUT receives the store, report.md (also appended to $GITHUB_STEP_SUMMARY), verdicts.json,
-    plan.json, bmf.json and the charts. Exit 0 pass (inconclusive too unless --strict),
-    1 regression, 2 error or failed run.
+    OUT receives the store, report.md (also appended to $GITHUB_STEP_SUMMARY), comment.md (the
+    pull-request comment), verdicts.json, plan.json, bmf.json and the charts. Exit 0 pass
+    (inconclusive too unless --strict), 1 regression, 2 error or failed run.
 
     \b
     Example:
       dbperf ci run --base origin/main --head HEAD --out out/
     """
+    import json
     import sys
 
     from harness.ci.run import run_plan
-    from harness.cli.options import settings_from
-    from harness.pipeline import JudgeOptions
+    from harness.cli.gate_cmds import judge_options
     from harness.report.terminal import TerminalReporter
     from harness.report.verdicts import print_verdicts
 
-    settings = settings_from(kwargs)
-    the_plan = build_plan(base, head, profile, scenario_list, only, kwargs)
-    print_plan(the_plan)
-    options = JudgeOptions(strict=strict, seed=seed, max_pairs=max_repetitions)
+    settings = pop_shared(kwargs)
+    the_plan = build_plan(base, head, settings)
+    if not as_json:
+        print_plan(the_plan)
+    options = judge_options(settings, seed=seed, max_pairs=max_repetitions)
     done = run_plan(settings, the_plan, out, TerminalReporter(sys.stderr), options)
+    if as_json:
+        doc = {**done.outcome.document(), "report": str(done.report), "seconds": round(done.seconds, 1)}
+        click.echo(json.dumps(doc, indent=2, default=str))
+        return done.outcome.exit_code
     if done.outcome.verdicts:
         print_verdicts(done.outcome.verdicts)
     click.echo(f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min; report: {done.report}")

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import statistics
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,16 @@ from typing import Any
 import click
 
 from harness import pipeline
-from harness.cli.options import GATE_OPTIONS, pop_shared, shared
+from harness.cli.options import GATE_OPTIONS, JUDGE_OPTIONS, RUN_OPTIONS, filters, json_option, pop_shared, shared
+from harness.cli.run_cmds import scenario_names
+from harness.cli.selection import pop_filter
+from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
 from harness.judge.baselines import all_baselines
-from harness.judge.gate import DEFAULT_ALPHA
 from harness.model import Verdict
+from harness.pipeline import JudgeOptions
+from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary
 from harness.report.verdicts import headline, print_verdicts
 
@@ -29,37 +34,47 @@ def baseline_group() -> None:
 
 
 @baseline_group.command("record")
-@click.option("--scenario", "-s", required=True, help="scenario name")
-@shared(*GATE_OPTIONS)
-def baseline_record(scenario: str, **kwargs: Any) -> int:
+@json_option
+@shared(*RUN_OPTIONS, "baselines-dir")
+def baseline_record(as_json: bool, **kwargs: Any) -> int:
     """Run a scenario and record its repetitions as the baseline for this testbed.
 
     Writes one file per thread count. Refuses when any run failed. Use enough repetitions
     (the profile's, or --repetitions, at least 5) for the gate to be able to decide.
     """
     settings = pop_shared(kwargs)
-    outcome = pipeline.record(settings, pipeline.resolve(settings, scenario), TerminalReporter(sys.stderr))
-    print_summary(outcome.runs, sys.stderr)
-    for warning in outcome.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    for path in outcome.written:
-        click.echo(f"recorded -> {path}")
-    _closing(outcome)
-    return outcome.exit_code
+    server = settings.one_server()
+    written: list[Path] = []
+    outcomes: list[pipeline.Outcome] = []
+    for name in scenario_names(settings):
+        outcome = pipeline.record(settings, pipeline.resolve(settings, name, server), TerminalReporter(sys.stderr))
+        outcomes.append(outcome)
+        print_summary(outcome.runs, sys.stderr)
+        for warning in outcome.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        written += outcome.written
+        if outcome.error:
+            break
+    if as_json:
+        click.echo(json.dumps({"written": [str(p) for p in written]}, indent=2))
+    else:
+        for path in written:
+            click.echo(f"recorded -> {path}")
+    for outcome in outcomes:
+        _closing(outcome)
+    return max(o.exit_code for o in outcomes)
 
 
 @baseline_group.command("show")
-@click.option("--scenario", "-s", help="only this scenario")
-@click.option("--server", "server", help="only this server")
-@click.option("--json", "as_json", is_flag=True, help="print JSON")
+@filters("scenario", "server", "threads")
+@json_option
 @shared("baselines-dir")
-def baseline_show(scenario: str | None, server: str | None, as_json: bool, **kwargs: Any) -> int:
+def baseline_show(as_json: bool, **kwargs: Any) -> int:
     """Summarise the recorded baselines (median and noise of each metric)."""
     settings = pop_shared(kwargs)
+    run_filter = pop_filter(kwargs)
     found = [
-        b
-        for b in all_baselines(settings.baselines_dir)
-        if (scenario is None or b.scenario == scenario) and (server is None or b.server == server)
+        b for b in all_baselines(settings.baselines_dir) if run_filter.matches(b.scenario, b.server, b.threads, "")
     ]
     if as_json:
         click.echo(json.dumps([{**dataclasses.asdict(b), "path": str(b.path)} for b in found], indent=2))
@@ -69,25 +84,27 @@ def baseline_show(scenario: str | None, server: str | None, as_json: bool, **kwa
             f"no baselines in {settings.baselines_dir} (record one: dbperf baseline record --scenario S --server T)"
         )
         return 0
-    from rich.table import Table
-
-    table = Table(title=f"baselines in {settings.baselines_dir}", title_justify="left")
-    for col in (
-        "testbed",
-        "server",
-        "version",
-        "config",
-        "scenario",
-        "threads",
-        "reps",
-        "QPS (median)",
-        "QPS noise",
-        "p95 ms",
-        "CPU µs/txn",
-        "recorded",
-        "git",
-    ):
-        table.add_column(col)
+    table = new_table(
+        f"baselines in {settings.baselines_dir}",
+        [
+            (col, "left")
+            for col in (
+                "testbed",
+                "server",
+                "version",
+                "config",
+                "scenario",
+                "threads",
+                "reps",
+                "QPS (median)",
+                "QPS noise",
+                "p95 ms",
+                "CPU µs/txn",
+                "recorded",
+                "git",
+            )
+        ],
+    )
     for b in found:
         qps = b.values("qps")
         p95 = b.values("p95_ms")
@@ -107,35 +124,34 @@ def baseline_show(scenario: str | None, server: str | None, as_json: bool, **kwa
             b.recorded_at,
             b.git_sha[:10],
         )
-    console().print(table)
+    show(console(), table)
     return 0
 
 
 @click.command("gate")
-@click.option("--scenario", "-s", required=True, help="scenario name")
-@click.option("--strict", is_flag=True, help="exit 1 on inconclusive verdicts too")
-@click.option("--alpha", type=float, default=DEFAULT_ALPHA, show_default=True, help="family-wise error rate")
-@click.option("--json", "as_json", is_flag=True, help="print the verdicts as JSON on stdout")
+@json_option
 @shared(*GATE_OPTIONS)
-def gate_cmd(scenario: str, strict: bool, alpha: float, as_json: bool, **kwargs: Any) -> int:
-    """Run a scenario and judge it against this testbed's baseline.
+def gate_cmd(as_json: bool, **kwargs: Any) -> int:
+    """Run scenarios and judge them against this testbed's baselines.
 
-    Exit 0 pass (inconclusive too, with a warning, unless --strict), 1 regression, 2 error or failed run.
-    With no baseline the runs are stored and the command says how to record one.
+    Before running, the design is checked: with the baseline's run count, can the planned repetitions
+    reach --alpha under Holm at all? If not, the repetitions are raised (and the command says so), or,
+    when --repetitions was given, it refuses with the count that can. Exit 0 pass (inconclusive too,
+    with a warning, unless --strict), 1 regression, 2 error or failed run. With no baseline the runs
+    are stored and the command says how to record one.
     """
     settings = pop_shared(kwargs)
-    outcome = pipeline.gate(
-        settings,
-        [pipeline.resolve(settings, scenario)],
-        TerminalReporter(sys.stderr),
-        pipeline.JudgeOptions(alpha=alpha, strict=strict),
-    )
+    server = settings.one_server()
+    cases = [pipeline.resolve(settings, name, server) for name in scenario_names(settings)]
+    outcome = pipeline.gate(settings, cases, TerminalReporter(sys.stderr), judge_options(settings))
     if as_json:
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
         print_summary(outcome.runs)
         print_verdicts(outcome.verdicts)
-    _warn_inconclusive(outcome.verdicts, strict)
+    for warning in outcome.warnings:
+        click.echo(f"note: {warning}", err=True)
+    _warn_inconclusive(outcome.verdicts, settings.strict)
     _closing(outcome)
     return outcome.exit_code
 
@@ -143,6 +159,11 @@ def gate_cmd(scenario: str, strict: bool, alpha: float, as_json: bool, **kwargs:
 def _closing(outcome: pipeline.Outcome) -> None:
     if outcome.error:
         click.echo(f"dbperf: error: {outcome.error}", err=True)
+
+
+def judge_options(settings: Settings, *, seed: int | None = None, max_pairs: int | None = None) -> JudgeOptions:
+    """How verdicts are reached, from the settings (--alpha, --strict) and the command's own options."""
+    return pipeline.JudgeOptions(alpha=settings.alpha, strict=settings.strict, seed=seed, max_pairs=max_pairs)
 
 
 def _warn_inconclusive(verdicts: Sequence[Verdict], strict: bool) -> None:
@@ -162,47 +183,47 @@ def parse_head_vars(values: Sequence[str]) -> dict[str, str]:
 
 
 @click.command("compare")
-@click.option("--base", required=True, help="base server")
-@click.option("--head", help="head server (default: the base with --head-var overrides)")
+@click.option("--base", required=True, metavar="SERVER", help="base server")
+@click.option("--head", metavar="SERVER", help="head server (default: the base with --head-var overrides)")
 @click.option("--head-var", multiple=True, metavar="NAME=VALUE", help="server variable override for the head")
-@click.option("--scenario", "-s", "scenario_names", multiple=True, required=True, help="scenario (repeatable)")
 @click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
 @click.option("--seed", type=int, help="seed of the randomised balanced order (printed when not given)")
-@click.option("--strict", is_flag=True, help="exit 1 on inconclusive verdicts too")
-@click.option("--alpha", type=float, default=DEFAULT_ALPHA, show_default=True, help="family-wise error rate")
-@click.option("--json", "as_json", is_flag=True, help="print the verdicts as JSON on stdout")
-@click.option("--markdown", "markdown_out", type=click.Path(path_type=Path), help="also write a Markdown report")
-@shared(*GATE_OPTIONS)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="also write the report into this folder: report.md, verdicts.json and the chart of the changes",
+)
+@json_option
+@shared(*(o for o in GATE_OPTIONS if o != "server"))
 def compare_cmd(
     base: str,
     head: str | None,
     head_var: tuple[str, ...],
-    scenario_names: tuple[str, ...],
     max_repetitions: int | None,
     seed: int | None,
-    strict: bool,
-    alpha: float,
+    out: Path | None,
     as_json: bool,
-    markdown_out: Path | None,
     **kwargs: Any,
 ) -> int:
     """A/B-compare two servers (or one with --head-var) on scenarios, interleaved.
 
     Base and head run in a randomised balanced order (ABBA...), each repetition on a fresh server
     from the dataset snapshot; per-pair log ratios are judged with the Hodges-Lehmann estimate and
-    the exact Wilcoxon signed-rank interval, Holm-corrected across every scenario x metric.
+    the exact Wilcoxon signed-rank interval, Holm-corrected across every scenario x metric. Every
+    scenario takes part in every look, so drift hits them all alike.
 
     \b
-    Example (what does the thread pool cost or gain?):
+    Examples:
       dbperf compare --base mariadb-local --head-var thread_handling=pool-of-threads \\
           --scenario oltp_point_select --repetitions 10
+      dbperf compare --base mariadb-10.11 --head mariadb-11.8 --scenario all --out release/   # a release
     """
     settings = pop_shared(kwargs)
     overrides = parse_head_vars(head_var)
     if head is None and not overrides:
         raise ConfigError("give --head SERVER or at least one --head-var NAME=VALUE")
     specs = []
-    for name in scenario_names:
+    for name in scenario_names(settings):
         base_case = pipeline.resolve(settings, name, base)
         head_server = pipeline.resolve(settings, name, head).server if head else base_case.server
         if overrides:
@@ -211,25 +232,93 @@ def compare_cmd(
             click.echo("note: base and head are the same server: this is an A/A comparison", err=True)
             head_server = head_server.with_variables({}, name=f"{head_server.name}(A/A)")
         specs.append(pipeline.ComparisonSpec(base_case.server, head_server, base_case.scenario))
-    options = pipeline.JudgeOptions(alpha=alpha, strict=strict, seed=seed, max_pairs=max_repetitions)
+    if "time" in settings.kinds():
+        pairs = settings.repetitions or specs[0].scenario.repetitions
+        if pairs < 2 and settings.repetitions is not None:
+            raise ConfigError(
+                f"an A/B comparison needs at least 2 repetitions (pairs); --repetitions {pairs} gives "
+                "one: pass --repetitions 8 or more"
+            )
+    options = judge_options(settings, seed=seed, max_pairs=max_repetitions)
+    started = time.monotonic()
     outcome = pipeline.compare(settings, specs, TerminalReporter(sys.stderr), options)
-    if markdown_out is not None:
-        from harness.report.markdown import render_markdown
+    seconds = time.monotonic() - started
+    if out is not None:
+        from harness.report.release import write_release
 
-        testbed = outcome.runs[0].testbed if outcome.runs else None
-        markdown_out.write_text(
-            render_markdown(outcome.verdicts, outcome.runs, testbed=testbed, warnings=outcome.warnings)
-        )
+        written = write_release(out, outcome, seconds=seconds)
+        click.echo(f"report: {written}", err=True)
     if as_json:
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
         print_verdicts(outcome.verdicts)
-        click.echo(f"{outcome.pairs} pair(s) in {outcome.looks} look(s), seed {outcome.seed}, group {outcome.group_id}")
-    _warn_inconclusive(outcome.verdicts, strict)
+        click.echo(
+            f"{outcome.pairs} pair(s) in {outcome.looks} look(s), seed {outcome.seed}, group {outcome.group_id}, "
+            f"{seconds / 60:.1f} min"
+        )
+    _warn_inconclusive(outcome.verdicts, settings.strict)
     _closing(outcome)
     return outcome.exit_code
 
 
+@click.command("judge")
+@click.option("--group", "group", metavar="ID", help="the runs of this group (default: the newest group)")
+@click.option("--all", "all_runs", is_flag=True, help="every matching run instead of one group")
+@filters("scenario", "server", "threads", "profile")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "ab", "baseline"]),
+    default="auto",
+    show_default=True,
+    help="ab: rebuild the A/B pairs of runs labelled base/head; baseline: judge against baselines; "
+    "auto: ab when the runs have base/head labels",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="also write the report into this folder: report.md and verdicts.json",
+)
+@json_option
+@shared("store", "scenarios-dir", "baselines-dir", *JUDGE_OPTIONS)
+def judge_cmd(group: str | None, all_runs: bool, mode: str, out: Path | None, as_json: bool, **kwargs: Any) -> int:
+    """Judge stored runs again, without running anything.
+
+    A/B groups (from `dbperf compare` or `dbperf ci run`) are re-paired from their runs and judged
+    again; other runs are judged against this testbed's baselines. Any judging option applies: a
+    different --alpha, --min-effect, or a metric gated now that was only recorded then
+    (--gate-metric). The scenarios' current definitions give the minimum effects and gating metrics
+    unless overridden. Exit codes as for compare and gate.
+
+    \b
+    Examples:
+      dbperf judge                                              # the newest group, as it was judged
+      dbperf judge --group 20261123T152526-6528e6 --alpha 0.05 --min-effect qps=2%
+      dbperf judge --group G --gate-metric qps,p95_ms,p99_ms,cpu_per_txn --json
+      dbperf judge --all -s oltp_point_select --server mariadb-local --mode baseline
+    """
+    from harness.cli.selection import select_runs
+    from harness.pipeline.rejudge import rejudge
+    from harness.store import open_store
+
+    settings = pop_shared(kwargs)
+    run_filter = pop_filter(kwargs)
+    runs, described = select_runs(open_store(settings.store), run_filter, group=group, all_runs=all_runs, quiet=as_json)
+    outcome = rejudge(settings, runs, mode=mode)  # type: ignore[arg-type]
+    if out is not None:
+        from harness.report.release import write_release
+
+        click.echo(f"report: {write_release(out, outcome, seconds=0.0)}", err=True)
+    if as_json:
+        click.echo(json.dumps({**outcome.document(), "selection": described}, indent=2, default=str))
+    else:
+        print_verdicts(outcome.verdicts)
+        for warning in outcome.warnings:
+            click.echo(f"note: {warning}", err=True)
+        click.echo(f"judged {len(runs)} stored run(s) of {described} again; nothing was run")
+    _warn_inconclusive(outcome.verdicts, settings.strict)
+    return outcome.exit_code
+
+
 def register(group: click.Group) -> None:
-    for command in (baseline_group, gate_cmd, compare_cmd):
+    for command in (baseline_group, gate_cmd, compare_cmd, judge_cmd):
         group.add_command(command)

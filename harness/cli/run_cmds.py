@@ -10,78 +10,87 @@ from typing import Any
 import click
 
 from harness import pipeline
-from harness.cli.options import RUN_OPTIONS, pop_shared, shared
-from harness.config.scenarios import PROFILES, available_scenarios, load_scenario
+from harness.cli.options import RUN_OPTIONS, filters, json_option, pop_shared, shared
+from harness.cli.selection import pop_filter
+from harness.config.scenarios import PROFILES, available_scenarios, load_scenario, select_scenarios
 from harness.config.servers import available_servers, load_server
-from harness.errors import HarnessError
+from harness.config.settings import Settings
+from harness.errors import ConfigError, HarnessError
+from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
 from harness.store import open_store
 from harness.sysbench.importer import import_logs
 
 
+def scenario_names(settings: Settings) -> tuple[str, ...]:
+    """The scenarios a running command was asked for (``--scenario`` or ``DBPERF_SCENARIO``)."""
+    names = select_scenarios(settings.scenarios, settings.scenarios_dir)
+    if not names:
+        raise ConfigError(
+            "give --scenario NAME (or set DBPERF_SCENARIO): names, shell patterns or all; `dbperf scenarios` lists them"
+        )
+    return names
+
+
 @click.command("run")
-@click.option("--scenario", "-s", required=True, help="scenario name (a file in scenarios/)")
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="print the result as one JSON document on stdout (a list when there are several runs)",
-)
+@json_option
 @shared(*RUN_OPTIONS)
-def run_cmd(scenario: str, as_json: bool, **kwargs: Any) -> int:
-    """Run a scenario on a server and store every run.
+def run_cmd(as_json: bool, **kwargs: Any) -> int:
+    """Run scenarios on a server and store every run.
 
     Each repetition at each thread count starts its own server from the dataset snapshot, warms up,
-    measures with 1 s intervals (progress on stderr), and is stored in DuckDB at once.
+    measures with 1 s intervals (progress on stderr), and is stored in DuckDB at once. Several
+    scenarios (-s a,b or -s 'oltp_*' or -s all) run one after the other; a failed run is stored and
+    the others still run (exit 2 at the end).
 
     \b
     Example:
       dbperf run --scenario oltp_point_select --server mariadb-local --threads 8 --time 30
     """
     settings = pop_shared(kwargs)
-    outcome = pipeline.run(settings, scenario, TerminalReporter(sys.stderr))
+    names = scenario_names(settings)
+    server = settings.one_server()
+    reporter = TerminalReporter(sys.stderr)
+    first = pipeline.resolve(settings, names[0], server)
+    session = pipeline.open_session(settings, reporter, containers=first.server.provider == "container")
+    outcomes = [pipeline.run(settings, name, reporter, server=server, session=session) for name in names]
+    runs = [r for o in outcomes for r in o.runs]
     if as_json:
-        docs = [r.summary_dict() for r in outcome.runs]
+        docs = [r.summary_dict() for r in runs]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
     else:
-        print_summary(outcome.runs)
+        print_summary(runs)
         click.echo(f"store: {settings.store}")
-    failed = [r for r in outcome.runs if not r.ok]
-    if failed and not outcome.error:
+    failed = [r for r in runs if not r.ok]
+    errors = [o.error for o in outcomes if o.error]
+    if failed and not errors:
         click.echo(f"dbperf: error: run {failed[0].run_id} failed: {failed[0].failure}", err=True)
-    if outcome.error:
-        click.echo(f"dbperf: error: {outcome.error}", err=True)
-    return outcome.exit_code
+    for error in errors:
+        click.echo(f"dbperf: error: {error}", err=True)
+    return max(o.exit_code for o in outcomes)
 
 
 @click.command("runs")
-@click.option("--scenario", "-s", help="only this scenario")
-@click.option("--server", "server", help="only this server")
-@click.option("--threads", type=int, help="only this thread count")
+@filters("scenario", "server", "threads", "profile")
 @click.option("--status", type=click.Choice(["ok", "failed"]), help="only ok or failed runs")
+@click.option("--group", "group", metavar="ID", help="only the runs of this group")
 @click.option("--limit", type=int, default=50, show_default=True, help="newest N runs (0 = all)")
-@click.option("--json", "as_json", is_flag=True, help="print the runs as a JSON list on stdout")
+@json_option
 @shared("store")
-def runs_cmd(
-    scenario: str | None,
-    server: str | None,
-    threads: int | None,
-    status: str | None,
-    limit: int,
-    as_json: bool,
-    **kwargs: Any,
-) -> int:
+def runs_cmd(status: str | None, group: str | None, limit: int, as_json: bool, **kwargs: Any) -> int:
     """List stored runs, newest first."""
     settings = pop_shared(kwargs)
+    run_filter = pop_filter(kwargs)
     store = open_store(settings.store)
-    runs = store.runs(scenario=scenario, server=server, threads=threads, status=status, limit=limit or None)
+    runs = run_filter.keep(store.runs(**run_filter.store_args(), status=status, group_id=group))
+    runs = runs[:limit] if limit else runs
     if as_json:
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
         return 0
     if not runs:
         click.echo(f"no runs stored in {settings.store} (try: dbperf run --scenario oltp_point_select)")
         return 0
-    console().print(runs_table(runs, title=f"{len(runs)} run(s) in {settings.store}"))
+    show(console(), runs_table(runs, title=f"{len(runs)} run(s) in {settings.store}"))
     return 0
 
 
@@ -95,7 +104,7 @@ def import_group() -> None:
 @click.option("--scenario", "-s", default="imported", show_default=True, help="scenario name to file them under")
 @click.option("--server", "server", default="imported", show_default=True, help="server name to file them under")
 @click.option("--server-version", default="", help="server version, if known (logs do not say)")
-@click.option("--json", "as_json", is_flag=True, help="print the imported runs as JSON")
+@json_option
 @shared("store")
 def import_sysbench_log(
     files: tuple[Path, ...], scenario: str, server: str, server_version: str, as_json: bool, **kwargs: Any
@@ -114,7 +123,7 @@ def import_sysbench_log(
     if as_json:
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
     else:
-        console().print(runs_table(runs, title=f"imported {len(runs)} log(s) into {settings.store}"))
+        show(console(), runs_table(runs, title=f"imported {len(runs)} log(s) into {settings.store}"))
     return 0
 
 
@@ -136,18 +145,45 @@ def import_unsaved(files: tuple[Path, ...], **kwargs: Any) -> int:
 
 
 @click.command("scenarios")
+@filters("scenario")
+@json_option
 @shared("profile", "scenarios-dir")
-def scenarios_cmd(**kwargs: Any) -> int:
+def scenarios_cmd(as_json: bool, **kwargs: Any) -> int:
     """List the scenario catalogue for a profile (validating every file)."""
     settings = pop_shared(kwargs)
+    run_filter = pop_filter(kwargs)
+    names = [n for n in available_scenarios(settings.scenarios_dir) if run_filter.matches(n, "", 0, "")]
+    scenarios = [load_scenario(name, settings.scenarios_dir, settings.profile) for name in names]
+    if as_json:
+        docs = [
+            {
+                "name": s.name,
+                "script": s.script,
+                "profile": s.profile,
+                "tables": s.tables,
+                "table_size": s.table_size,
+                "threads": list(s.threads),
+                "warmup_s": s.warmup_s,
+                "time_s": s.time_s,
+                "repetitions": s.repetitions,
+                "writes": s.writes,
+                "gate": list(s.gate_metrics),
+                "min_effect": dict(s.min_effects),
+                "description": s.description,
+            }
+            for s in scenarios
+        ]
+        click.echo(json.dumps(docs, indent=2))
+        return 0
     out = console()
-    from rich.table import Table
-
-    table = Table(title=f"scenarios ({settings.profile} profile)", title_justify="left")
-    for col in ("name", "script", "dataset", "threads", "warm-up+time", "reps", "writes", "description"):
-        table.add_column(col)
-    for name in available_scenarios(settings.scenarios_dir):
-        s = load_scenario(name, settings.scenarios_dir, settings.profile)
+    table = new_table(
+        f"scenarios ({settings.profile} profile, {settings.scenarios_dir})",
+        [
+            (c, "left")
+            for c in ("name", "script", "dataset", "threads", "warm-up+time", "reps", "writes", "description")
+        ],
+    )
+    for s in scenarios:
         table.add_row(
             s.name,
             s.script,
@@ -158,23 +194,43 @@ def scenarios_cmd(**kwargs: Any) -> int:
             "yes" if s.writes else "no",
             s.description,
         )
-    out.print(table)
+    show(out, table)
     out.print(f"profiles: {', '.join(PROFILES)} (choose with --profile or DBPERF_PROFILE)")
     return 0
 
 
 @click.command("servers")
+@json_option
 @shared("servers-dir")
-def servers_cmd(**kwargs: Any) -> int:
+def servers_cmd(as_json: bool, **kwargs: Any) -> int:
     """List the servers (validating every file)."""
     settings = pop_shared(kwargs)
-    from rich.table import Table
-
-    table = Table(title="servers", title_justify="left")
-    for col in ("name", "flavour", "version", "provider", "image / binary", "config", "cpus", "description"):
-        table.add_column(col)
-    for name in available_servers(settings.servers_dir):
-        t = load_server(name, settings.servers_dir)
+    servers = [load_server(name, settings.servers_dir) for name in available_servers(settings.servers_dir)]
+    if as_json:
+        docs = [
+            {
+                "name": t.name,
+                "flavour": t.flavour,
+                "version": t.version,
+                "provider": t.provider,
+                "image": t.image,
+                "binary": t.binary,
+                "config_file": str(t.config_file) if t.config_file else None,
+                "cpuset": t.cpuset,
+                "description": t.description,
+            }
+            for t in servers
+        ]
+        click.echo(json.dumps(docs, indent=2))
+        return 0
+    table = new_table(
+        f"servers ({settings.servers_dir})",
+        [
+            (c, "left")
+            for c in ("name", "flavour", "version", "provider", "image / binary", "config", "cpus", "description")
+        ],
+    )
+    for t in servers:
         table.add_row(
             t.name,
             t.flavour,
@@ -185,7 +241,7 @@ def servers_cmd(**kwargs: Any) -> int:
             t.cpuset or "-",
             t.description,
         )
-    console().print(table)
+    show(console(), table)
     return 0
 
 
@@ -195,36 +251,48 @@ def cache_group() -> None:
 
 
 @cache_group.command("clear")
+@json_option
 @shared("cache-dir")
-def cache_clear(**kwargs: Any) -> int:
+def cache_clear(as_json: bool, **kwargs: Any) -> int:
     """Remove every dataset snapshot (they are rebuilt on the next run)."""
     from harness.dataset import DatasetCache
 
     settings = pop_shared(kwargs)
     removed = DatasetCache(settings.cache_dir).clear()
-    click.echo(f"removed {removed} snapshot(s) from {settings.cache_dir}")
+    if as_json:
+        click.echo(json.dumps({"removed": removed, "cache_dir": str(settings.cache_dir)}))
+    else:
+        click.echo(f"removed {removed} snapshot(s) from {settings.cache_dir}")
     return 0
 
 
 @click.command("sweep")
 @click.option("--all", "everything", is_flag=True, help="also containers of running dbperf processes")
+@json_option
 @shared("cache-dir")
-def sweep_cmd(everything: bool, **kwargs: Any) -> int:
-    """Remove leftover servers, containers and temporary folders of dbperf processes that died."""
+def sweep_cmd(everything: bool, as_json: bool, **kwargs: Any) -> int:
+    """Remove leftover servers, containers and temporary folders of dbperf processes that died.
+
+    --all also removes the containers of dbperf processes still running: only on a machine where no
+    one else runs dbperf (a dedicated runner before a job).
+    """
     from harness import workspace
     from harness.servers.local import sweep_leftovers
 
     settings = pop_shared(kwargs)
     removed = workspace.sweep(cache_dir=settings.cache_dir) + sweep_leftovers()
-    for item in removed:
-        click.echo(f"removed {item}")
     try:
         from harness.servers.container import sweep_containers
 
         removed += sweep_containers(only_dead_owners=not everything)
     except HarnessError as exc:  # no Docker engine is fine for a sweep
         click.echo(f"(containers not swept: {exc})", err=True)
-    click.echo(f"removed {len(removed)} leftover(s)")
+    if as_json:
+        click.echo(json.dumps({"removed": [str(r) for r in removed]}))
+    else:
+        for item in removed:
+            click.echo(f"removed {item}")
+        click.echo(f"removed {len(removed)} leftover(s)")
     return 0
 
 

@@ -27,6 +27,8 @@ One file serves every use through its profiles (``quick`` for tests, ``ci`` for 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -272,3 +274,26 @@ def load_scenario(name: str, scenarios_dir: Path, profile: str) -> Scenario:
 
 def load_all(scenarios_dir: Path, profile: str) -> list[Scenario]:
     return [load_scenario_file(p, profile) for p in sorted(scenarios_dir.glob("*.toml"))]
+
+
+def select_scenarios(selection: Sequence[str], scenarios_dir: Path) -> tuple[str, ...]:
+    """Scenario names for a selection: names, shell patterns (``oltp_*``) or ``all`` (the catalogue).
+
+    Names are kept as given (an unknown one fails later with the list of known scenarios); a pattern
+    must match at least one scenario. Order: as given, each pattern's matches sorted, no repeats.
+    """
+    known = available_scenarios(scenarios_dir)
+    out: list[str] = []
+    for item in selection:
+        if item == "all":
+            out += known
+        elif any(ch in item for ch in "*?["):
+            matches = [name for name in known if fnmatch.fnmatchcase(name, item)]
+            if not matches:
+                raise ConfigError(
+                    f"no scenario matches {item!r} in {scenarios_dir} (known: {', '.join(known) or 'none'})"
+                )
+            out += matches
+        else:
+            out.append(item)
+    return tuple(dict.fromkeys(out))

@@ -1,7 +1,15 @@
 """Settings, resolved as: command-line flag > ``DBPERF_*`` environment > ``[tool.dbperf]`` > defaults.
 
 The option definitions live here once and are turned into both the ``dbperf`` CLI's options and the
-pytest plugin's ``--dbperf-*`` options, so the two can never disagree.
+pytest plugin's ``--dbperf-*`` options, so the two can never disagree. One name per concept: the
+flag ``--NAME``, the pytest option ``--dbperf-NAME``, the variable ``DBPERF_NAME`` (dashes become
+underscores) and the ``[tool.dbperf]`` key ``NAME``.
+
+A command resolves only the options it has: ``DBPERF_TIME=x dbperf runs`` is fine (``runs`` does
+not time anything), while ``DBPERF_TIME=x dbperf run`` says what is wrong with ``DBPERF_TIME``.
+List options (``--server``, ``--scenario``, ``--threads``, ``--min-effect``, ``--gate-metric``)
+take comma-separated values and may be repeated: ``-s oltp_point_select -s 'oltp_read_*'`` and
+``-s oltp_point_select,oltp_read_*`` mean the same.
 """
 
 from __future__ import annotations
@@ -9,15 +17,18 @@ from __future__ import annotations
 import os
 import subprocess
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
 from harness.errors import ConfigError
-from harness.model import Kind
+from harness.model import METRICS, Kind, Scenario
 
-OptionKind = Literal["str", "int", "path", "flag", "switch"]
+OptionKind = Literal["str", "list", "int", "float", "path", "flag", "switch"]
+
+#: Where the catalogue shipped inside the package lives (used outside a project checkout).
+PACKAGE_CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue"
 
 
 @dataclass(frozen=True)
@@ -28,8 +39,8 @@ class OptionSpec:
     kind: OptionKind
     help: str
     default: str | None = None
-    env: bool = True
-    multiple: bool = False
+    short: str | None = None
+    metavar: str | None = None
 
     @property
     def env_var(self) -> str:
@@ -42,8 +53,15 @@ class OptionSpec:
 
 #: The shared option family.
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("server", "str", "server name (a file in servers/)", "mariadb-local"),
-    OptionSpec("profile", "str", "scenario profile: quick, ci or full", "quick"),
+    OptionSpec("server", "list", "server name (a file in servers/)", "mariadb-local", metavar="SERVER"),
+    OptionSpec(
+        "scenario",
+        "list",
+        "scenario names or shell patterns (comma-separated, repeatable); all = the whole catalogue",
+        short="-s",
+        metavar="SCENARIO",
+    ),
+    OptionSpec("profile", "str", "scenario profile: quick, ci or full", "quick", metavar="PROFILE"),
     OptionSpec(
         "store",
         "path",
@@ -51,10 +69,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "of runners, 'ducklake:postgres:dbname=... host=... user=... data_path=...' (docs/fleet.md)",
         "results/dbperf.duckdb",
     ),
-    OptionSpec("threads", "str", "comma-separated thread counts overriding the scenario's", None),
-    OptionSpec("time", "int", "measured seconds per run, overriding the profile", None),
-    OptionSpec("warmup", "int", "warm-up seconds per run (measured, then discarded)", None),
-    OptionSpec("repetitions", "int", "repetitions per thread count, overriding the profile", None),
+    OptionSpec("threads", "list", "thread counts, comma-separated (e.g. 1,4,16), overriding the profile's"),
+    OptionSpec("time", "int", "measured seconds per run, overriding the profile"),
+    OptionSpec("warmup", "int", "warm-up seconds per run (measured, then discarded)"),
+    OptionSpec("repetitions", "int", "repetitions per thread count (A/B: pairs), overriding the profile"),
     OptionSpec("servers-dir", "path", "folder of server files", "servers"),
     OptionSpec("scenarios-dir", "path", "folder of scenario files", "scenarios"),
     OptionSpec("baselines-dir", "path", "folder of baseline files", "baselines"),
@@ -64,15 +82,28 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "switch",
         "cost mode: --cost measures only server instructions per transaction under callgrind (deterministic), "
         "--no-cost only timing; judging commands do both when neither is given",
-        None,
+    ),
+    OptionSpec("alpha", "float", "family-wise error rate of the verdicts (Holm across every gating test)", "0.02"),
+    OptionSpec("strict", "flag", "fail (exit 1) on inconclusive verdicts too"),
+    OptionSpec(
+        "min-effect",
+        "list",
+        "smallest change that counts, overriding the scenario's: METRIC=FRACTION or METRIC=N% (e.g. qps=3%)",
+        metavar="METRIC=SIZE",
+    ),
+    OptionSpec(
+        "gate-metric",
+        "list",
+        f"metrics that gate (decide the exit code), overriding the scenario's; of {', '.join(METRICS)}",
+        metavar="METRIC",
     ),
 )
 
 OPTIONS_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
 
 
-def find_project_root(start: Path | None = None) -> Path:
-    """The nearest folder upwards holding a pyproject.toml with ``[tool.dbperf]`` (else the cwd)."""
+def find_project_root(start: Path | None = None) -> Path | None:
+    """The nearest folder upwards holding a pyproject.toml with ``[tool.dbperf]`` (None if there is none)."""
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         pyproject = folder / "pyproject.toml"
@@ -83,7 +114,13 @@ def find_project_root(start: Path | None = None) -> Path:
                 continue
             if "dbperf" in data.get("tool", {}):
                 return folder
-    return here
+    return None
+
+
+def data_home(environ: Mapping[str, str]) -> Path:
+    """Where results go outside a project: ``$XDG_DATA_HOME/dbperf`` (default ``~/.local/share/dbperf``)."""
+    base = environ.get("XDG_DATA_HOME") or str(Path("~/.local/share").expanduser())
+    return Path(base).expanduser() / "dbperf"
 
 
 def _pyproject_settings(root: Path) -> dict[str, object]:
@@ -106,7 +143,12 @@ def _pyproject_settings(root: Path) -> dict[str, object]:
 
 @dataclass(frozen=True)
 class Settings:
-    """Resolved settings of one invocation (CLI or pytest session)."""
+    """Resolved settings of one invocation (CLI or pytest session).
+
+    ``server`` is the first (usually the only) of ``servers``; ``scenarios`` holds the selection as
+    given (names, shell patterns or ``all``), expanded against a catalogue by
+    :func:`harness.config.scenarios.select_scenarios`.
+    """
 
     root: Path
     server: str
@@ -121,12 +163,47 @@ class Settings:
     warmup: int | None = None
     repetitions: int | None = None
     cost: bool | None = None  # True: cost runs only; False: timing only; None: the command's default
+    servers: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    alpha: float = 0.02
+    strict: bool = False
+    min_effects: Mapping[str, float] = field(default_factory=dict)
+    gate_metrics: tuple[str, ...] | None = None
 
     def kinds(self, default: tuple[Kind, ...] = ("time", "cost")) -> tuple[Kind, ...]:
         """What an invocation measures: cost only, timing only, or the command's default."""
         if self.cost is None:
             return default
         return ("cost",) if self.cost else ("time",)
+
+    def one_server(self) -> str:
+        """The server of a command that runs on one server (a clear error when several were given)."""
+        if len(self.servers) > 1:
+            raise ConfigError(f"--server takes one server here, got {', '.join(self.servers)}")
+        return self.server
+
+
+def apply_overrides(scenario: Scenario, settings: Settings) -> Scenario:
+    """The scenario with the settings' overrides: threads, durations, repetitions, minimum effects, gate."""
+    scenario = scenario.with_overrides(
+        threads=settings.threads, time_s=settings.time, warmup_s=settings.warmup, repetitions=settings.repetitions
+    )
+    if settings.min_effects:
+        scenario = replace(scenario, min_effects={**scenario.min_effects, **settings.min_effects})
+    if settings.gate_metrics is not None:
+        scenario = replace(scenario, gate_metrics=settings.gate_metrics)
+    return scenario
+
+
+def split_list(values: object) -> tuple[str, ...]:
+    """``("a,b", "c")`` or ``"a, b,c"`` -> ``("a", "b", "c")``: list options, repeated or comma-separated."""
+    if values is None:
+        return ()
+    items = [values] if isinstance(values, str) else list(values) if isinstance(values, Sequence) else [values]
+    out: list[str] = []
+    for item in items:
+        out += [part.strip() for part in str(item).split(",") if part.strip()]
+    return tuple(dict.fromkeys(out))
 
 
 def _as_int(name: str, value: object) -> int:
@@ -139,7 +216,7 @@ def _as_int(name: str, value: object) -> int:
     return number
 
 
-def _as_switch(name: str, value: object) -> bool | None:
+def _as_bool(name: str, value: object) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -152,15 +229,56 @@ def _as_switch(name: str, value: object) -> bool | None:
     raise ConfigError(f"{name} takes true or false (1/0, yes/no, on/off), got {value!r}")
 
 
-def parse_threads(value: str) -> tuple[int, ...]:
-    """``"1,2,8"`` -> ``(1, 2, 8)`` with a clear error for anything else."""
+def parse_threads(value: object) -> tuple[int, ...]:
+    """``"1,2,8"`` (or ``("1,2", "8")``) -> ``(1, 2, 8)`` with a clear error for anything else."""
+    if isinstance(value, int):
+        value = str(value)
+    parts = split_list(value)
     try:
-        counts = tuple(int(part) for part in value.replace(" ", "").split(",") if part)
+        counts = tuple(int(part) for part in parts)
     except ValueError:
         raise ConfigError(f"--threads takes comma-separated whole numbers like 1,4,16; got {value!r}") from None
     if not counts or any(c < 1 or c > 4096 for c in counts):
         raise ConfigError(f"--threads values must be between 1 and 4096; got {value!r}")
-    return counts
+    return tuple(dict.fromkeys(counts))
+
+
+def parse_alpha(value: object) -> float:
+    try:
+        alpha = float(str(value))
+    except ValueError:
+        raise ConfigError(f"--alpha takes a number between 0 and 0.5 (e.g. 0.02), got {value!r}") from None
+    if not 0.0 < alpha <= 0.5:
+        raise ConfigError(f"--alpha must be above 0 and at most 0.5, got {alpha:g}")
+    return alpha
+
+
+def parse_min_effects(value: object) -> dict[str, float]:
+    """``qps=0.03,p95_ms=10%`` -> ``{"qps": 0.03, "p95_ms": 0.1}``."""
+    out: dict[str, float] = {}
+    for item in split_list(value):
+        metric, sep, size = item.partition("=")
+        metric, size = metric.strip(), size.strip()
+        if not sep or metric not in METRICS:
+            raise ConfigError(
+                f"--min-effect takes METRIC=FRACTION or METRIC=N% with METRIC one of {', '.join(METRICS)}; got {item!r}"
+            )
+        try:
+            fraction = float(size[:-1]) / 100.0 if size.endswith("%") else float(size)
+        except ValueError:
+            raise ConfigError(f"--min-effect {metric}: {size!r} is not a number (e.g. 0.03 or 3%)") from None
+        if not 0.0 < fraction < 1.0:
+            raise ConfigError(f"--min-effect {metric}: must be above 0 and below 100 %, got {size}")
+        out[metric] = fraction
+    return out
+
+
+def parse_metrics(value: object, option: str = "--gate-metric") -> tuple[str, ...]:
+    metrics = split_list(value)
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown or not metrics:
+        raise ConfigError(f"{option} takes metric names among {', '.join(METRICS)}; got {', '.join(unknown) or '-'}")
+    return metrics
 
 
 def resolve_settings(
@@ -168,50 +286,62 @@ def resolve_settings(
     *,
     environ: Mapping[str, str] | None = None,
     root: Path | None = None,
+    names: Collection[str] | None = None,
+    defaults: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Merge flags (by option name or dest), environment and pyproject into :class:`Settings`."""
+    """Merge flags (by option name or dest), environment and pyproject into :class:`Settings`.
+
+    ``names`` are the options the command has (default: all): only those are read from the
+    environment and pyproject and validated; the others keep their defaults. ``defaults`` replace
+    the family's defaults for this command (e.g. the ``ci`` profile of ``dbperf ci run``).
+    """
     env = os.environ if environ is None else environ
-    project = root or find_project_root()
-    from_file = _pyproject_settings(project)
+    found = root or find_project_root()
+    project = found or Path.cwd().resolve()
+    from_file = _pyproject_settings(project) if found is not None or root is not None else {}
+    used = set(OPTIONS_BY_NAME) if names is None else {n.replace("_", "-") for n in names}
     values: dict[str, object | None] = {}
     for spec in OPTIONS:
-        value = flags.get(spec.name, flags.get(spec.dest))
-        if value is None and spec.env and spec.env_var in env:
-            value = env[spec.env_var]
-        if value is None:
-            value = from_file.get(spec.name)
-        if value is None:
-            value = spec.default
-        values[spec.name] = value
+        default = (defaults or {}).get(spec.name, spec.default)
+        value: object | None = None
+        if spec.name in used:
+            value = flags.get(spec.name, flags.get(spec.dest))
+            if value in ((), [], "") or (value is False and spec.kind == "flag"):
+                value = None
+            if value is None and env.get(spec.env_var, "") != "":
+                value = env[spec.env_var]
+            if value is None:
+                value = from_file.get(spec.name)
+        values[spec.name] = default if value is None else value
 
     def path(name: str) -> Path:
         raw = Path(str(values[name])).expanduser()
-        return raw if raw.is_absolute() else project / raw
-
-    threads_value = values["threads"]
-    threads: tuple[int, ...] | None
-    if threads_value is None:
-        threads = None
-    elif isinstance(threads_value, tuple | list):
-        threads = tuple(int(t) for t in threads_value)
-    else:
-        threads = parse_threads(str(threads_value))
+        if raw.is_absolute():
+            return raw
+        if found is None and root is None and values[name] == OPTIONS_BY_NAME[name].default:
+            return _outside_project(name, env)
+        return project / raw
 
     def optional_int(name: str) -> int | None:
         value = values[name]
         return None if value is None else _as_int(name, value)
 
+    threads = None if values["threads"] is None else parse_threads(values["threads"])
     time_s = optional_int("time")
     if time_s is not None and time_s < 1:
         raise ConfigError("--time must be at least 1 second")
     repetitions = optional_int("repetitions")
     if repetitions is not None and repetitions < 1:
         raise ConfigError("--repetitions must be at least 1")
+    servers = split_list(values["server"]) or ("mariadb-local",)
+    gate = values["gate-metric"]
     return Settings(
         root=project,
-        server=str(values["server"]),
+        server=servers[0],
+        servers=servers,
+        scenarios=split_list(values["scenario"]),
         profile=str(values["profile"]),
-        store=store_location(values["store"], project),
+        store=store_location(values["store"], project) if _is_lake(values["store"]) else path("store"),
         servers_dir=path("servers-dir"),
         scenarios_dir=path("scenarios-dir"),
         baselines_dir=path("baselines-dir"),
@@ -220,8 +350,18 @@ def resolve_settings(
         time=time_s,
         warmup=optional_int("warmup"),
         repetitions=repetitions,
-        cost=_as_switch("cost", values["cost"]),
+        cost=_as_bool("--cost", values["cost"]),
+        alpha=parse_alpha(values["alpha"]),
+        strict=bool(_as_bool("--strict", values["strict"])),
+        min_effects=parse_min_effects(values["min-effect"]),
+        gate_metrics=None if gate is None else parse_metrics(gate),
     )
+
+
+def _is_lake(value: object) -> bool:
+    from harness.store.location import is_lake
+
+    return is_lake(str(value))
 
 
 def store_location(value: object, project: Path) -> Path | str:
@@ -234,6 +374,19 @@ def store_location(value: object, project: Path) -> Path | str:
         return text.strip()
     raw = Path(text).expanduser()
     return raw if raw.is_absolute() else project / raw
+
+
+def _outside_project(name: str, environ: Mapping[str, str]) -> Path:
+    """Defaults outside a project checkout: the packaged catalogue, results in the user's data folder."""
+    if name == "store":
+        return data_home(environ) / "dbperf.duckdb"
+    if name == "servers-dir":
+        return PACKAGE_CATALOGUE / "servers"
+    if name == "scenarios-dir":
+        return PACKAGE_CATALOGUE / "scenarios"
+    if name == "baselines-dir":
+        return data_home(environ) / "baselines"
+    return Path(str(OPTIONS_BY_NAME[name].default)).expanduser()
 
 
 def current_git_sha(root: Path) -> str:

@@ -102,7 +102,10 @@ def check(
             f"refusing to run: {problem}, so nothing could ever be called a regression; use --repetitions "
             f"{needed} or more{extra}, or gate fewer scenarios or metrics"
         )
-    note = f"{problem}: running {needed} repetitions instead of {have}{extra} so that a regression can be found"
+    note = (
+        f"{problem}: running {needed} repetitions instead of {have}{extra} so that a regression can be found "
+        "(choose with --repetitions / DBPERF_REPETITIONS; cost runs, --cost, decide small changes in 2-3 runs)"
+    )
     return Decision(needed, note, design.attainable(design.with_repetitions(tests, needed), alpha))
 
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 from harness import workspace
 from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
-from harness.config.settings import Settings, current_git_sha
+from harness.config.settings import Settings, apply_overrides, current_git_sha
 from harness.dataset import DatasetCache
 from harness.errors import ConfigError, StoreError
 from harness.judge import stats
@@ -101,12 +101,7 @@ class Outcome:
 
 def resolve(settings: Settings, scenario_name: str, server_name: str | None = None) -> Case:
     """The scenario (profile and overrides from ``settings``) and the server it runs on."""
-    scenario = load_scenario(scenario_name, settings.scenarios_dir, settings.profile).with_overrides(
-        threads=settings.threads,
-        time_s=settings.time,
-        warmup_s=settings.warmup,
-        repetitions=settings.repetitions,
-    )
+    scenario = apply_overrides(load_scenario(scenario_name, settings.scenarios_dir, settings.profile), settings)
     return Case(load_server(server_name or settings.server, settings.servers_dir), scenario)
 
 

@@ -1,10 +1,8 @@
 """Bencher Metric Format (BMF) export: ``dbperf export bmf --out results.json``.
 
-One benchmark per ``<server>/<scenario>/<threads>t`` for timing runs and ``<server>/<scenario>/<threads>t-cost``
-for cost runs (the server's name; the version is what Bencher's branch and commit track; cost runs
-are their own benchmarks so instructions counted by callgrind never mix with ``perf``'s), built from
-the **ok** runs only (failed runs are left out: a failed
-run has no meaningful numbers, and the gate reports it). Measures:
+One benchmark per ``<server>/<scenario>/<profile>/<threads>t`` (the server's name; the version is
+what Bencher's branch and commit track; cost runs as ``.../cost``), built from the **ok** runs only
+(failed runs are left out: a failed run has no meaningful numbers, and the gate reports it). Measures:
 
 =========================  ==========================================  ==============================
 measure                    value                                       unit
@@ -100,8 +98,15 @@ MEASURE_UNITS: dict[str, str] = {
 
 
 def benchmark_name(run: RunResult) -> str:
-    """``<server>/<scenario>/<threads>t``, and ``...t-cost`` for cost runs."""
-    return f"{run.server}/{run.scenario}/{run.threads}t" + ("-cost" if run.kind == "cost" else "")
+    """``<server>/<scenario>/<profile>/<threads>t``, and ``.../cost`` for cost runs.
+
+    The profile is part of the name because each profile is a different workload (dataset, durations,
+    thread counts): the ``ci`` runs of pushes and the ``full`` runs of the nightly must never share a
+    series. Cost runs (callgrind) are their own benchmarks: their instruction counts are not comparable
+    with the hardware counters of timing runs.
+    """
+    name = f"{run.server}/{run.scenario}/{run.profile or 'default'}/{run.threads}t"
+    return f"{name}/cost" if run.kind == "cost" else name
 
 
 def _round(value: float) -> float:
@@ -115,13 +120,13 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
     (their median would describe no server: export one group or filter by server).
     """
     groups: dict[str, list[RunResult]] = defaultdict(list)
-    for run in sorted(runs, key=lambda r: (r.server, r.scenario, r.threads)):
+    for run in sorted(runs, key=lambda r: (r.server, r.scenario, r.profile, r.kind, r.threads)):
         if run.ok:
             groups[benchmark_name(run)].append(run)
     if not groups:
         raise ReportError(f"nothing to export: none of the {len(runs)} run(s) is ok (failed runs are not exported)")
     doc: dict[str, dict[str, dict[str, float]]] = {}
-    for name, members in groups.items():  # by server, scenario and thread count (as a number)
+    for name, members in groups.items():  # by server, scenario, profile, kind and thread count (as a number)
         versions = sorted({r.server_version for r in members if r.server_version})
         if len(versions) > 1:
             raise ReportError(
@@ -138,8 +143,10 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
                 "lower_value": _round(min(values)),
                 "upper_value": _round(max(values)),
             }
-        if members[0].kind == "time" and "throughput" not in measures:
-            raise ReportError(f"benchmark {name}: ok runs without QPS cannot be exported")
+        if "throughput" not in measures and members[0].kind != "cost":
+            raise ReportError(f"benchmark {name}: ok timing runs without QPS cannot be exported")
+        if not measures:
+            raise ReportError(f"benchmark {name}: ok runs without any measure cannot be exported")
         doc[name] = measures
     return doc
 

@@ -1,9 +1,10 @@
-"""Every report of a ``dbperf ci run`` in one folder: report.md, verdicts.json, bmf.json and the charts."""
+"""Every report of a ``dbperf ci run`` in one folder: report.md, comment.md, verdicts.json, bmf.json, charts."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness import pipeline
@@ -11,14 +12,24 @@ from harness.ci.records import CiPlan
 from harness.errors import HarnessError
 
 
+def run_url(environ: Mapping[str, str]) -> str:
+    """The page of this GitHub Actions run (its artifacts hold the full report), or "" outside Actions."""
+    parts = [environ.get(k, "") for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+    return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}" if all(parts) else ""
+
+
 def write_outputs(out: Path, the_plan: CiPlan, outcome: pipeline.Outcome, *, seconds: float) -> Path:
     """Write the Markdown report (also appended to ``$GITHUB_STEP_SUMMARY``), verdicts, BMF and charts."""
+    from harness.report.comment import Links, render_comment
     from harness.report.markdown import render_markdown
 
     notes = [*the_plan.notes, *outcome.warnings]
     if the_plan.empty:
         notes.append("nothing to run: no server, scenario or harness change between base and head")
-    title = f"dbperf performance check: {the_plan.head_ref} vs {the_plan.base_ref}"
+    # in a pull request, GitHub names the branches (the refs given are HEAD and a commit id)
+    head = os.environ.get("GITHUB_HEAD_REF") or the_plan.head_ref
+    base = os.environ.get("GITHUB_BASE_REF") or the_plan.base_ref
+    title = f"dbperf performance check: {head} vs {base}"
     chart_links: list[tuple[str, str]] = []
     ok_runs = [r for r in outcome.runs if r.ok]
     if ok_runs:
@@ -39,14 +50,30 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: pipeline.Outcome, *, sec
                 write_bmf(out / "bmf.json", head_runs)
             except HarnessError as exc:
                 notes.append(f"BMF file not written: {exc}")
+    footer = f"\n_{len(outcome.runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
     markdown = render_markdown(outcome.verdicts, outcome.runs, title=title, warnings=notes, chart_links=chart_links)
-    markdown += f"\n_{len(outcome.runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
     report = out / "report.md"
-    report.write_text(markdown)
+    report.write_text(markdown + footer)
     document = outcome.document()
     (out / "verdicts.json").write_text(json.dumps({"verdicts": document["verdicts"]}, indent=2, default=str) + "\n")
+    links = Links(run_url=run_url(os.environ))
+    comment = render_comment(
+        outcome.verdicts,
+        outcome.runs,
+        title=title,
+        warnings=notes,
+        links=links,
+        footer=f"head {the_plan.head_sha[:12]} vs base {the_plan.base_sha[:12]}; {len(outcome.runs)} runs in "
+        f"{seconds / 60:.1f} min",
+    )
+    (out / "comment.md").write_text(comment)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
+        # A job summary cannot show the charts (relative image paths do not resolve there): they are
+        # in the uploaded folder, and report.md embeds them.
+        text = render_markdown(outcome.verdicts, outcome.runs, title=title, warnings=notes)
+        if chart_links:
+            text += f"\nCharts: {len(chart_links)} PNG image(s) in `site/png/` of the `perf-results` artifact.\n"
         with Path(summary).open("a") as handle:
-            handle.write(markdown + "\n")
+            handle.write(text + footer + "\n")
     return report

@@ -26,6 +26,7 @@ from harness.report.verdicts import (
     OUTCOME_EMOJI,
     OUTCOME_ORDER,
     OUTCOME_WORDS,
+    comparison_label,
     explained,
     explanation_rows,
     explanation_title,
@@ -38,6 +39,7 @@ from harness.report.verdicts import (
     needs_attention,
     outcome_counts,
     outcome_word,
+    several_comparisons,
     short_reason,
     verdict_rows,
 )
@@ -141,8 +143,10 @@ _VERDICT_HEADER = (
 _VERDICT_ALIGN = ("l", "r", "l", "r", "r", "r", "r", "l", "l")
 
 
-def _verdict_row(verdict: Verdict, mv: MetricVerdict) -> list[str]:
+def _verdict_row(verdict: Verdict, mv: MetricVerdict, *, several: bool = False) -> list[str]:
+    row = [comparison_label(verdict)] if several else []
     return [
+        *row,
         verdict.scenario,
         str(verdict.threads),
         metric_label(mv.metric),
@@ -155,29 +159,36 @@ def _verdict_row(verdict: Verdict, mv: MetricVerdict) -> list[str]:
     ]
 
 
+def _verdict_table(rows: Sequence[tuple[Verdict, MetricVerdict]], several: bool) -> list[str]:
+    header = (("comparison",) if several else ()) + _VERDICT_HEADER
+    align = (("l",) if several else ()) + _VERDICT_ALIGN
+    return _table(header, align, (_verdict_row(v, mv, several=several) for v, mv in rows))
+
+
 def _verdict_tables(verdicts: Sequence[Verdict]) -> list[str]:
     rows = verdict_rows(verdicts)
+    several = several_comparisons(verdicts)
     if len(rows) <= COLLAPSE_ABOVE:
-        return _table(_VERDICT_HEADER, _VERDICT_ALIGN, (_verdict_row(v, mv) for v, mv in rows))
+        return _verdict_table(rows, several)
     notable = [(v, mv) for v, mv in rows if needs_attention(mv)]
     quiet = [(v, mv) for v, mv in rows if not needs_attention(mv)]
     lines: list[str] = []
     if notable:
         lines += ["**Needs attention**", ""]
-        lines += _table(_VERDICT_HEADER, _VERDICT_ALIGN, (_verdict_row(v, mv) for v, mv in notable))
+        lines += _verdict_table(notable, several)
         lines.append("")
     else:
         lines += ["Every gating metric is unchanged.", ""]
     summary = f"{len(quiet)} more row(s): no change, or not gating"
-    body = _table(_VERDICT_HEADER, _VERDICT_ALIGN, (_verdict_row(v, mv) for v, mv in quiet))
-    return lines + _details(summary, body)
+    return lines + _details(summary, _verdict_table(quiet, several))
 
 
 def _noise_notes(verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[str]:
     """Given warnings first, then each comparison's own, then noise that hides the minimum effect."""
     notes: list[str] = list(warnings)
+    several = several_comparisons(verdicts)
     for verdict in sorted(verdicts, key=lambda v: (v.scenario, v.threads)):
-        where = f"{verdict.scenario} {verdict.threads}t"
+        where = (f"{comparison_label(verdict)} " if several else "") + f"{verdict.scenario} {verdict.threads}t"
         notes.extend(f"{where}: {w}" for w in verdict.warnings)
         for mv in verdict.metrics:
             noisy = mv.noise_pct is not None and mv.bound_pct is not None and abs(mv.noise_pct) > mv.bound_pct

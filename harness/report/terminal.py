@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from collections import defaultdict
@@ -12,12 +13,25 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.model import IntervalSample, RunResult
+from harness.report.tables import new_table, show
+
+#: Width of piped output: wide enough that no table of dbperf's ever wraps (nothing is cut either way).
+PIPE_WIDTH = 1000
 
 
 def console(stream: TextIO | None = None) -> Console:
-    """A console that colours only when writing to a terminal (and never when NO_COLOR is set)."""
+    """A console that colours only when writing to a terminal (and never when NO_COLOR is set).
+
+    On a terminal, tables fit its width (wrapping cells, or vertical when too narrow: see
+    :mod:`harness.report.tables`); piped, lines are never wrapped (``COLUMNS`` sets a width).
+    """
     out = stream or sys.stdout
-    return Console(file=out, highlight=False, soft_wrap=not out.isatty(), width=220 if not out.isatty() else None)
+    tty = out.isatty()
+    width = None
+    if not tty:
+        columns = os.environ.get("COLUMNS", "")
+        width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
+    return Console(file=out, highlight=False, soft_wrap=not tty, width=width)
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -63,27 +77,28 @@ class TerminalReporter:
 
 
 def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
-    table = Table(title=title, title_justify="left")
-    for name, justify in (
-        ("scenario", "left"),
-        ("server", "left"),
-        ("version", "left"),
-        ("threads", "right"),
-        ("rep", "right"),
-        ("status", "left"),
-        ("kind", "left"),
-        ("QPS", "right"),
-        ("TPS", "right"),
-        ("p50 ms", "right"),
-        ("p95 ms", "right"),
-        ("p99 ms", "right"),
-        ("err/s", "right"),
-        ("reconn/s", "right"),
-        ("duration s", "right"),
-        ("CPU µs/txn", "right"),
-        ("instr/txn", "right"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table = new_table(
+        title,
+        (
+            ("scenario", "left"),
+            ("server", "left"),
+            ("version", "left"),
+            ("threads", "right"),
+            ("rep", "right"),
+            ("status", "left"),
+            ("kind", "left"),
+            ("QPS", "right"),
+            ("TPS", "right"),
+            ("p50 ms", "right"),
+            ("p95 ms", "right"),
+            ("p99 ms", "right"),
+            ("err/s", "right"),
+            ("reconn/s", "right"),
+            ("duration s", "right"),
+            ("CPU µs/txn", "right"),
+            ("instr/txn", "right"),
+        ),
+    )
     for run in runs:
         m = run.metrics
         status = "[green]ok[/green]" if run.ok else "[red]failed[/red]"
@@ -109,6 +124,9 @@ def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
     return table
 
 
+COLUMNS_SCALING = ("scenario", "server", "threads", "QPS", "p95 ms", "reps")
+
+
 def scaling_table(runs: Sequence[RunResult]) -> Table | None:
     """Threads vs median QPS and p95 per server (None when there is only one thread count)."""
     ok = [r for r in runs if r.ok]
@@ -117,9 +135,10 @@ def scaling_table(runs: Sequence[RunResult]) -> Table | None:
     groups: dict[tuple[str, str], dict[int, list[RunResult]]] = defaultdict(lambda: defaultdict(list))
     for run in ok:
         groups[(run.scenario, run.server)][run.threads].append(run)
-    table = Table(title="scaling (median over repetitions)", title_justify="left")
-    for name in ("scenario", "server", "threads", "QPS", "p95 ms", "reps"):
-        table.add_column(name, justify="left" if name in {"scenario", "server"} else "right")
+    table = new_table(
+        "scaling (median over repetitions)",
+        [(name, "left" if name in {"scenario", "server"} else "right") for name in COLUMNS_SCALING],
+    )
     for (scenario, server), by_threads in sorted(groups.items()):
         for threads in sorted(by_threads):
             group = by_threads[threads]
@@ -138,10 +157,10 @@ def scaling_table(runs: Sequence[RunResult]) -> Table | None:
 
 def print_summary(runs: Sequence[RunResult], stream: TextIO | None = None) -> None:
     out = console(stream)
-    out.print(runs_table(runs, title="dbperf summary"))
+    show(out, runs_table(runs, title="dbperf summary"))
     scaling = scaling_table(runs)
     if scaling is not None:
-        out.print(scaling)
+        show(out, scaling)
     failed = [r for r in runs if not r.ok]
     stored = len(runs)
     out.print(f"{stored} run(s) stored, {len(failed)} failed.")

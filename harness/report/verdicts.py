@@ -17,6 +17,7 @@ from rich.text import Text
 
 from harness.judge.classify import duration
 from harness.model import METRIC_LABELS, MetricVerdict, Outcome, Verdict
+from harness.report.tables import Justify, new_table, show
 from harness.report.terminal import console
 
 #: Display order of outcomes (worst first), as used in headlines.
@@ -186,10 +187,21 @@ def headline(verdicts: Sequence[Verdict]) -> str:
     return f"{', '.join(parts) or 'nothing compared'} ({total} {noun}, scenario x threads)"
 
 
+def comparison_label(verdict: Verdict) -> str:
+    """``base → head`` (A/B) or the server judged against its baseline."""
+    return f"{verdict.base} → {verdict.head}" if verdict.mode == "ab" else f"{verdict.head} vs baseline"
+
+
+def several_comparisons(verdicts: Sequence[Verdict]) -> bool:
+    """Whether the verdicts compare more than one pair of servers (then every row names its pair)."""
+    return len({(v.mode, v.base, v.head) for v in verdicts}) > 1
+
+
 def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") -> Table:
-    """A rich table of verdicts, one row per scenario x threads x metric."""
-    table = Table(title=title, title_justify="left")
-    for name, justify in (
+    """A rich table of verdicts, one row per scenario x threads x metric (and comparison, when several)."""
+    several = several_comparisons(verdicts)
+    columns: list[tuple[str, Justify]] = [("comparison", "left")] if several else []
+    columns += [
         ("scenario", "left"),
         ("threads", "right"),
         ("metric", "left"),
@@ -201,11 +213,12 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
         ("n", "right"),
         ("verdict", "left"),
         ("reason", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    ]
+    table = new_table(title, columns)
     for verdict, mv in verdict_rows(verdicts):
         style = _STYLES.get(mv.outcome, "") if mv.gating or mv.outcome in _WHOLE_RUN else "dim"
-        table.add_row(
+        cells: list[str | Text] = [comparison_label(verdict)] if several else []
+        cells += [
             verdict.scenario,
             str(verdict.threads),
             metric_label(mv.metric),
@@ -216,8 +229,9 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
             fmt_noise(mv.noise_pct),
             f"{mv.n_base}/{mv.n_head}",
             Text(outcome_word(mv), style=style),
-            short_reason(mv),
-        )
+            Text(short_reason(mv)),
+        ]
+        table.add_row(*cells)
     return table
 
 
@@ -250,20 +264,22 @@ def explanation_title(verdict: Verdict) -> str:
 def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) -> None:
     """The verdict table, its warnings and a one-line headline (colour only on a terminal)."""
     out = console(stream)
-    out.print(verdicts_table(verdicts))
+    show(out, verdicts_table(verdicts))
     out.print(Text(LEGEND, style="dim"))
     for verdict in explained(verdicts):
-        table = Table(title=explanation_title(verdict), title_justify="left")
-        for name, justify in (("function", "left"), ("base", "right"), ("head", "right"), ("change", "right")):
-            table.add_column(name, justify=justify)  # type: ignore[arg-type]
-        table.add_column("share", justify="right")
+        table = new_table(
+            explanation_title(verdict),
+            [("function", "left"), ("base", "right"), ("head", "right"), ("change", "right"), ("share", "right")],
+        )
         for row in explanation_rows(verdict):
             table.add_row(*row)
-        out.print(table)
+        show(out, table)
     seen: set[str] = set()
+    several = several_comparisons(verdicts)
     for verdict in sorted(verdicts, key=lambda v: (v.scenario, v.threads)):
         for warning in verdict.warnings:
-            line = f"{verdict.scenario} {verdict.threads}t: {warning}"
+            where = f"{comparison_label(verdict)} " if several else ""
+            line = f"{where}{verdict.scenario} {verdict.threads}t: {warning}"
             if line not in seen:
                 seen.add(line)
                 out.print(Text(f"warning: {line}", style="yellow"))

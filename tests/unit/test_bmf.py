@@ -67,19 +67,19 @@ def test_golden(tmp_path: Path) -> None:
 def test_names_values_and_bounds() -> None:
     doc = to_bmf(runs())
     assert list(doc) == [
-        "mariadb-10.11/oltp_read_only/8t",
-        "mariadb-10.11/oltp_read_only/16t",
-        "mariadb-11.8/oltp_read_only/8t",
-        "mariadb-11.8/oltp_read_only/16t",
-        "mysql-9.7/oltp_read_only/8t",
+        "mariadb-10.11/oltp_read_only/ci/8t",
+        "mariadb-10.11/oltp_read_only/ci/16t",
+        "mariadb-11.8/oltp_read_only/ci/8t",
+        "mariadb-11.8/oltp_read_only/ci/16t",
+        "mysql-9.7/oltp_read_only/ci/8t",
     ]
-    bench = doc["mariadb-11.8/oltp_read_only/16t"]  # five ok runs; the failed one is left out
+    bench = doc["mariadb-11.8/oltp_read_only/ci/16t"]  # five ok runs; the failed one is left out
     assert bench["throughput"] == {"value": 18716.0, "lower_value": 18516.0, "upper_value": 18916.0}
     assert bench["p95-latency"] == {"value": 4.7, "lower_value": 4.5, "upper_value": 4.9}
     assert bench["p99-latency"]["value"] == pytest.approx(7.05)
     assert bench["cpu-per-txn"] == {"value": 212.0, "lower_value": 210.0, "upper_value": 214.0}
     assert bench["instructions-per-txn"]["value"] == 1236000.0
-    assert set(doc["mysql-9.7/oltp_read_only/8t"]) == {"throughput", "p95-latency"}
+    assert set(doc["mysql-9.7/oltp_read_only/ci/8t"]) == {"throughput", "p95-latency"}
     assert set(MEASURES.values()) == set(MEASURE_UNITS)
 
 
@@ -125,6 +125,6 @@ def test_cost_runs_are_their_own_benchmarks():
     from harness.report.bmf import to_bmf
 
     doc = to_bmf([cost_run(42_000.0), cost_run(42_010.0)])
-    assert list(doc) == ["mariadb-local/oltp_point_select/1t-cost"]
-    assert set(doc["mariadb-local/oltp_point_select/1t-cost"]) == {"instructions-per-txn"}
-    assert doc["mariadb-local/oltp_point_select/1t-cost"]["instructions-per-txn"]["value"] == 42_005.0
+    assert list(doc) == ["mariadb-local/oltp_point_select/ci/1t/cost"]
+    assert set(doc["mariadb-local/oltp_point_select/ci/1t/cost"]) == {"instructions-per-txn"}
+    assert doc["mariadb-local/oltp_point_select/ci/1t/cost"]["instructions-per-txn"]["value"] == 42_005.0

@@ -524,17 +524,18 @@ def test_cli_plan_json_and_table(repo: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     commit(repo, "flush", {"servers/conf/a.cnf": CONF_A + "sync_binlog = 0\n"})
     monkeypatch.chdir(repo)
-    monkeypatch.delenv("DBPERF_SERVER", raising=False)
+    for var in ("DBPERF_SERVER", "DBPERF_SCENARIO", "DBPERF_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
     runner = CliRunner()
     result = runner.invoke(
-        cli, ["ci", "plan", "--base", "main", "--head", "change", "--scenarios", "point,mix", "--json"]
+        cli, ["ci", "plan", "--base", "main", "--head", "change", "--scenario", "point,mix", "--json"]
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["default_server"] == "local-a"  # from [tool.dbperf] in pyproject.toml
     assert [c["head_server"] for c in doc["comparisons"]] == ["local-a", "local-a"]
 
-    result = runner.invoke(cli, ["ci", "plan", "--base", "main", "--scenarios", "point"])
+    result = runner.invoke(cli, ["ci", "plan", "--base", "main", "-s", "point"])
     assert result.exit_code == 0, result.output
     assert "local-a@base" in result.output
     assert "config file servers/conf/a.cnf: +sync_binlog=0" in result.output

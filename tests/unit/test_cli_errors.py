@@ -1,5 +1,6 @@
 """The CLI prints one line for a harness error and exits 2; usage errors exit 2 too."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,9 +42,15 @@ def test_harness_errors_are_one_line_exit_2(tmp_path: Path, args: tuple[str, ...
 
 
 def test_usage_error_exit_2(tmp_path: Path):
+    result = dbperf("run", "--no-such-flag", tmp=tmp_path)
+    assert result.returncode == 2
+    assert "No such option '--no-such-flag'" in result.stderr
+
+
+def test_run_without_a_scenario_says_how(tmp_path: Path):
     result = dbperf("run", tmp=tmp_path)
     assert result.returncode == 2
-    assert "Missing option '--scenario'" in result.stderr
+    assert result.stderr.strip().startswith("dbperf: error: give --scenario NAME (or set DBPERF_SCENARIO)")
 
 
 @pytest.mark.parametrize(
@@ -73,3 +80,44 @@ def test_help_explains_itself(command: list[str]):
     assert result.returncode == 0
     assert "Usage: dbperf" in result.stdout
     assert len(result.stdout.splitlines()) > 5
+
+
+def test_settings_a_command_does_not_have_are_ignored(tmp_path: Path):
+    env = {**os.environ, "DBPERF_TIME": "not-a-number", "DBPERF_THREADS": "x"}
+    runs = subprocess.run(
+        [sys.executable, "-m", "harness", "runs", "--store", str(tmp_path / "s.duckdb")],
+        capture_output=True, text=True, cwd=ROOT, env=env, check=False, timeout=120,
+    )  # fmt: skip
+    assert runs.returncode == 0, runs.stderr
+    run = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "-s", "oltp_point_select", "--store", str(tmp_path / "s.duckdb")],
+        capture_output=True, text=True, cwd=ROOT, env=env, check=False, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.strip().startswith("dbperf: error: --threads")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compare", "--server", "mariadb-local", "--base", "a", "--head", "b", "-s", "oltp_point_select"),
+        ("runs", "--time", "3"),
+        ("report", "--cost"),
+        ("changes", "--repetitions", "3"),
+    ],
+)
+def test_flags_a_command_does_not_use_are_errors(tmp_path: Path, args: tuple[str, ...]):
+    result = dbperf(*args, tmp=tmp_path)
+    assert result.returncode == 2
+    assert "No such option" in result.stderr
+
+
+def test_conflicting_flags_are_errors(tmp_path: Path):
+    for args, needle in (
+        (("report", "--append"), "--append needs --out"),
+        (("report", "--title", "x"), "add --format markdown"),
+        (("export", "bmf", "--out", str(tmp_path / "b.json"), "--group", "g", "--all"), "not both"),
+    ):
+        result = dbperf(*args, tmp=tmp_path)
+        assert result.returncode == 2, args
+        assert needle in result.stderr, (args, result.stderr)

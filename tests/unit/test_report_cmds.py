@@ -139,9 +139,9 @@ def test_build_site_without_images(store: Store, tmp_path: Path) -> None:
 def test_changes_command_prints_size_and_confidence(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, store, "changes", "-s", "oltp_read_only", "--server", "mariadb-11.8")
     assert code == 0
-    assert re.search(r"\b8 .* 16/30 .* -1[1-3]\.\d % .* 99\.5 %", out), out
-    assert "4 thread(s): 30 commit(s), 0 change point(s)" in out
-    assert "8 thread(s): 30 commit(s), 1 change point(s)" in out
+    assert re.search(r"mariadb-11.8 .*oltp_read_only .*ci .* 8 .* 16/30 .* -1[1-3]\.\d % .* 99\.5 %", out), out
+    assert "mariadb-11.8 oltp_read_only ci 4t: 30 commit(s), 0 change point(s)" in out
+    assert "mariadb-11.8 oltp_read_only ci 8t: 30 commit(s), 1 change point(s)" in out
 
 
 def test_changes_command_json(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
@@ -151,8 +151,14 @@ def test_changes_command_json(store: Store, capsys: pytest.CaptureFixture[str]) 
     )  # fmt: skip
     assert code == 0
     doc = json.loads(out)
-    assert doc["metric"] == "p95_ms"
+    assert doc["metrics"] == ["p95_ms"]
     [series] = doc["series"]
+    assert (series["server"], series["scenario"], series["profile"], series["kind"]) == (
+        "mariadb-11.8",
+        "oltp_read_only",
+        "ci",
+        "time",
+    )
     assert (series["threads"], series["points"]) == (8, COMMITS)
     [change] = series["changes"]
     assert change["index"] == STEP_AT
@@ -162,7 +168,7 @@ def test_changes_command_json(store: Store, capsys: pytest.CaptureFixture[str]) 
 def test_changes_command_without_runs_is_one_line_error(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run_cli(capsys, store, "changes", "-s", "nope", "--server", "mariadb-11.8")
     assert code == 2
-    assert err.startswith("dbperf: error: no ok runs of nope on mariadb-11.8")
+    assert err.startswith("dbperf: error: no ok runs match (scenario nope; server mariadb-11.8)")
 
 
 def test_report_markdown_of_the_newest_group(store: Store, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -189,7 +195,7 @@ def test_export_bmf(store: Store, capsys: pytest.CaptureFixture[str], tmp_path: 
     assert code == 0
     assert "wrote 2 benchmark(s), 4 measure(s) from 6 ok run(s) of group commit-20" in out
     doc = json.loads(path.read_text())
-    assert set(doc) == {"mariadb-11.8/oltp_read_only/4t", "mariadb-11.8/oltp_read_only/8t"}
+    assert set(doc) == {"mariadb-11.8/oltp_read_only/ci/4t", "mariadb-11.8/oltp_read_only/ci/8t"}
 
 
 def test_export_bmf_of_a_failed_group_is_an_error(
@@ -214,3 +220,14 @@ def test_help(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Usage: dbperf" in out
     assert "Example" in out or command == "export"
+
+
+def test_trend_charts_profiles_as_separate_series() -> None:
+    import pyarrow as pa
+
+    from harness.cli.report_cmds import _profiles_apart
+
+    mixed = pa.table({"server": ["mariadb-local", "mariadb-local"], "profile": ["ci", "full"]})
+    assert _profiles_apart(mixed).column("server").to_pylist() == ["mariadb-local [ci]", "mariadb-local [full]"]
+    single = pa.table({"server": ["mariadb-local"], "profile": ["ci"]})
+    assert _profiles_apart(single).column("server").to_pylist() == ["mariadb-local"]

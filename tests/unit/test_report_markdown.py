@@ -394,7 +394,7 @@ def test_terminal_verdicts_plain_when_not_a_terminal() -> None:
         assert text in out
     assert "[-10.2, -5.6] %" in out
     assert "±8.0 %" in out
-    assert "warning: oltp_read_only 8t: head qps varied 14 %" in out
+    assert "warning: mariadb-10.11 → mariadb-11.8 oltp_read_only 8t: head qps varied 14 %" in out
     assert out.rstrip().endswith(headline(verdicts))
 
 

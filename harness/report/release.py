@@ -1,0 +1,156 @@
+"""The report of an A/B comparison over many scenarios (a release: ``dbperf compare --out DIR``).
+
+``dbperf compare --base mariadb-10.11 --head mariadb-11.8 --scenario all --out release/`` writes::
+
+    release/report.md       headline, the scenario x threads x metric table (change, interval, verdict),
+                            the chart, then the full verdict table, warnings and testbed (report.markdown)
+    release/changes.png     per scenario and thread count, each metric's change with its interval
+                            (Altair, rendered offline by vl-convert, as the trend site does)
+    release/changes.vl.json the chart's Vega-Lite spec
+    release/verdicts.json   every verdict, as ``--json`` prints it
+
+The same writer serves ``dbperf judge --out`` (a stored comparison judged again).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import pipeline
+from harness.model import Verdict
+from harness.report.markdown import cell, render_markdown
+from harness.report.verdicts import OUTCOME_EMOJI, fmt_interval, fmt_pct, metric_label
+
+#: Metric order of the table's columns and the chart's panels.
+METRIC_ORDER = ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn")
+_COLOURS = {
+    "regression": "#d62728",
+    "improvement": "#2ca02c",
+    "pass": "#7f7f7f",
+    "inconclusive": "#ff7f0e",
+}
+
+
+def change_rows(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
+    """One row per scenario x threads x kind x metric with an estimate: what the table and chart show."""
+    rows = []
+    for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, v.kind)):
+        for m in v.metrics:
+            if m.estimate_pct is None:
+                continue
+            label = f"{v.scenario} {v.threads}t" + (" (cost)" if v.kind == "cost" else "")
+            rows.append(
+                {
+                    "case": label,
+                    "scenario": v.scenario,
+                    "threads": v.threads,
+                    "kind": v.kind,
+                    "metric": metric_label(m.metric),
+                    "metric_key": m.metric,
+                    "change": round(m.estimate_pct, 2),
+                    "low": round(m.ci_low_pct, 2) if m.ci_low_pct is not None else m.estimate_pct,
+                    "high": round(m.ci_high_pct, 2) if m.ci_high_pct is not None else m.estimate_pct,
+                    "outcome": m.outcome if m.gating else "pass" if m.outcome == "pass" else m.outcome,
+                    "gating": m.gating,
+                }
+            )
+    return rows
+
+
+def pivot_table(verdicts: Sequence[Verdict]) -> list[str]:
+    """Markdown: one row per scenario x threads (x kind), one column per metric: change [interval] verdict."""
+    rows = change_rows(verdicts)
+    metrics = [m for m in METRIC_ORDER if any(r["metric_key"] == m for r in rows)]
+    cases: dict[str, dict[str, str]] = {}
+    for r in rows:
+        emoji = OUTCOME_EMOJI.get(r["outcome"], "")
+        mark = "" if r["gating"] else " (info)"
+        text = f"{emoji} {fmt_pct(r['change'])} {fmt_interval(r['low'], r['high'])}{mark}"
+        cases.setdefault(r["case"], {})[r["metric_key"]] = text
+    failed = [v for v in verdicts if v.outcome == "failed"]
+    for v in failed:
+        cases.setdefault(f"{v.scenario} {v.threads}t", {})["qps"] = "❌ failed"
+    if not cases:
+        return []
+    header = ["scenario × threads", *(metric_label(m) for m in metrics)]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "| :--- |" + " ---: |" * len(metrics),
+    ]
+    for case, values in cases.items():
+        lines.append("| " + " | ".join([cell(case), *(cell(values.get(m, "-")) for m in metrics)]) + " |")
+    return lines
+
+
+def chart_spec(verdicts: Sequence[Verdict], title: str) -> dict[str, Any] | None:
+    """Vega-Lite: per metric a panel, per scenario x threads a point at the change and its interval."""
+    import altair as alt
+
+    rows = change_rows(verdicts)
+    if not rows:
+        return None
+    cases = list(dict.fromkeys(r["case"] for r in rows))  # by scenario, then threads as numbers
+    metrics = [metric_label(m) for m in METRIC_ORDER if any(r["metric_key"] == m for r in rows)]
+    base = alt.Chart()  # the facet's data: each panel gets its metric's rows
+    y = alt.Y("case:N", title=None, sort=cases)
+    colour = alt.Color(
+        "outcome:N",
+        title="verdict",
+        scale=alt.Scale(domain=list(_COLOURS), range=list(_COLOURS.values())),
+        legend=alt.Legend(orient="bottom"),
+    )
+    rule = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", title="change, % (95 % interval)"), x2="high:Q", y=y, color=colour
+    )
+    point = base.mark_point(filled=True, size=50).encode(
+        x="change:Q",
+        y=y,
+        color=colour,
+        tooltip=["case:N", "metric:N", "change:Q", "low:Q", "high:Q", "outcome:N"],
+    )
+    zero = alt.Chart(alt.Data(values=[{"zero": 0}])).mark_rule(color="#444", strokeDash=[3, 3]).encode(x="zero:Q")  # type: ignore[no-untyped-call]
+    layered = alt.layer(zero, rule, point).properties(width=220, height=max(60, 18 * len(cases)))
+    chart = layered.facet(column=alt.Column("metric:N", title=None, sort=metrics), data=alt.Data(values=rows))  # type: ignore[no-untyped-call]
+    chart = chart.resolve_scale(x="independent").properties(title=title)
+    return dict(chart.to_dict())
+
+
+def write_release(out: Path, outcome: pipeline.Outcome, *, seconds: float, title: str = "") -> Path:
+    """report.md, changes.png (+ its spec) and verdicts.json in ``out``; returns the report's path."""
+    import vl_convert
+
+    out.mkdir(parents=True, exist_ok=True)
+    verdicts = outcome.verdicts
+    pairs = sorted({(v.base, v.head) for v in verdicts if v.mode == "ab"})
+    heading = title or (
+        "dbperf comparison: " + ", ".join(f"{b} → {h}" for b, h in pairs) if pairs else "dbperf comparison"
+    )
+    lines = [f"## {heading}", ""]
+    table = pivot_table(verdicts)
+    if table:
+        scenarios = len({v.scenario for v in verdicts})
+        lines += [
+            f"{scenarios} scenario(s), {len(verdicts)} comparison(s) (scenario × threads × kind), "
+            f"{outcome.pairs} pair(s) each, {len(outcome.runs)} runs in {seconds / 60:.1f} min.",
+            "",
+            "Change of head against base, with the 95 % interval; 🔴 regression, 🟢 improvement, "
+            "✅ no change, 🟡 inconclusive; (info): a metric that does not gate.",
+            "",
+            *table,
+            "",
+        ]
+    spec = chart_spec(verdicts, heading.removeprefix("dbperf comparison: "))
+    if spec is not None:
+        (out / "changes.vl.json").write_text(json.dumps(spec, indent=1) + "\n")
+        (out / "changes.png").write_bytes(vl_convert.vegalite_to_png(spec, scale=1.5))
+        lines += ["![change of every metric, per scenario, with its 95 % interval](changes.png)", ""]
+    testbed = outcome.runs[0].testbed if outcome.runs else None
+    details = render_markdown(verdicts, outcome.runs, title="Verdicts", testbed=testbed, warnings=outcome.warnings)
+    lines.append(details.replace("## Verdicts", "### Verdicts", 1))
+    report = out / "report.md"
+    report.write_text("\n".join(lines).rstrip() + "\n")
+    (out / "verdicts.json").write_text(json.dumps(outcome.document(), indent=2, default=str) + "\n")
+    return report

@@ -1,0 +1,58 @@
+"""Terminal tables that never cut text.
+
+Every column folds instead of truncating (``overflow="fold"``): a value too long for its column wraps
+onto more lines, and nothing ends in an ellipsis. When even that cannot fit (the narrowest the table
+can be, every column at its longest word, is wider than the terminal), the table is printed
+vertically instead: one block per row, one ``column: value`` line per cell, wrapped at the width.
+Piped output is never wrapped at all (see :func:`harness.report.terminal.console`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+Justify = Literal["left", "right", "center"]
+
+
+def new_table(title: str, columns: Sequence[tuple[str, Justify]]) -> Table:
+    """A table whose columns fold long values instead of cutting them."""
+    table = Table(title=title, title_justify="left")
+    for name, justify in columns:
+        table.add_column(name, justify=justify, overflow="fold")
+    return table
+
+
+def fits(out: Console, table: Table) -> bool:
+    """Whether the table can be drawn at the console's width with every word whole."""
+    for column in table.columns:
+        column.overflow = "fold"
+    # measured without the console's width (a measurement is clamped to the width it is given)
+    measurement = Measurement.get(out, out.options.update(max_width=1_000_000), table)
+    return measurement.minimum <= out.width
+
+
+def show(out: Console, table: Table) -> None:
+    """Print the table, or its vertical form when it cannot fit the width."""
+    if fits(out, table):
+        out.print(table)
+        return
+    if table.title:
+        out.print(Text(str(table.title), style="bold"))
+    headers = [str(c.header) for c in table.columns]
+    cells = [list(c.cells) for c in table.columns]
+    rows = max((len(c) for c in cells), default=0)
+    key_width = max((len(h) for h in headers), default=0)
+    for index in range(rows):
+        out.print(Text("─" * min(out.width, 40), style="dim"))
+        for header, column in zip(headers, cells, strict=True):
+            value = column[index] if index < len(column) else ""
+            text = value.copy() if isinstance(value, Text) else Text.from_markup(str(value))
+            line = Text(f"{header:>{key_width}}: ", style="bold")
+            line.append_text(text)
+            out.print(line, overflow="fold")

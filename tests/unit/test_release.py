@@ -1,0 +1,44 @@
+"""The release report (``dbperf compare --out``): the scenario x threads x metric table, the chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_report_markdown import CASES, check_golden, many_rows
+
+from harness.pipeline import Outcome
+from harness.report.release import change_rows, chart_spec, pivot_table, write_release
+
+
+def test_release_report_golden_and_chart(tmp_path: Path) -> None:
+    verdicts, runs = many_rows()
+    outcome = Outcome(tuple(runs), tuple(verdicts), exit_code=1, pairs=10, looks=1, group_id="g")
+    report = write_release(tmp_path / "release", outcome, seconds=3600.0)
+    text = report.read_text()
+    check_golden("release_many_rows.md", text)
+    png = (tmp_path / "release" / "changes.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 5000
+    assert (tmp_path / "release" / "verdicts.json").is_file()
+    assert "![change of every metric" in text
+
+
+def test_pivot_has_one_row_per_scenario_and_threads() -> None:
+    verdicts, _ = many_rows()
+    table = pivot_table(verdicts)
+    assert table[0] == "| scenario × threads | QPS | p95 (ms) |"
+    assert len(table) == 2 + 15
+    row = next(line for line in table if line.startswith("| oltp_read_write 16t |"))
+    assert "🔴 -6.2 % [-8.8, -5.1] %" in row
+
+
+def test_chart_has_a_panel_per_metric_and_a_point_per_case() -> None:
+    verdicts, _ = CASES["regression"]
+    rows = change_rows(verdicts)
+    assert [(r["case"], r["metric"], r["outcome"]) for r in rows] == [
+        ("oltp_read_only 8t", "QPS", "regression"),
+        ("oltp_read_only 8t", "p95 (ms)", "regression"),
+        ("oltp_read_only 8t", "CPU µs/txn", "pass"),
+    ]
+    spec = chart_spec(verdicts, "10.11 → 11.8")
+    assert spec is not None and spec["facet"]["column"]["field"] == "metric"
+    assert chart_spec([], "x") is None

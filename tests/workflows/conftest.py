@@ -1,0 +1,219 @@
+"""Fixtures of the workflow tests: act, a scratch copy of this repository with git history, the events.
+
+The scratch repository holds this checkout's files (committed or not, as act would see them) with
+three test-only edits, made in its first commit so that base and head share them:
+
+* only the ``mariadb-local`` server is kept, so a changed my.cnf plans one comparison, not four
+  (the other servers use the same file, and two of them are containers);
+* the ``ci`` and ``full`` profiles use a 2 x 50,000-row dataset (the full profile's 8 x 1 M rows take
+  minutes to prepare on this machine, and the size of the data is not what these tests are about);
+* nothing else: the workflow files, harness and pyproject are the checkout's own.
+
+A branch ``smaller-buffer-pool`` then changes ``servers/conf/mariadb.cnf`` the way a pull request
+would: a 6 MB buffer pool read around the page cache, a real and large regression.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .actrun import Act
+
+REPO = Path(__file__).resolve().parents[2]
+PR_NUMBER = 7
+PR_BRANCH = "smaller-buffer-pool"
+BENCHER_SENTINEL = "bencher-sentinel-3f9a1c77"
+SMALL_DATASET = "tables = 2\ntable_size = 50000\n"
+REGRESSION_CNF = "innodb_buffer_pool_size = 6M\ninnodb_flush_method = O_DIRECT\n"
+REPOSITORY = {
+    "full_name": "acme/dbperf",
+    "name": "dbperf",
+    "owner": {"login": "acme"},
+    "default_branch": "main",
+    "html_url": "https://github.com/acme/dbperf",
+    "fork": False,
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.email=ci@dbperf.test", "-c", "user.name=dbperf", "-c", "commit.gpgsign=false", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def _shrink_profiles(text: str) -> str:
+    """``[profiles.ci]`` and ``[profiles.full]`` with a small dataset (other sections untouched)."""
+    out, section = [], ""
+    for line in text.splitlines(keepends=True):
+        header = re.match(r"\s*\[([^\]]+)\]", line)
+        if header:
+            section = header.group(1).strip()
+            out.append(line)
+            if section in ("profiles.ci", "profiles.full"):
+                out.append(SMALL_DATASET)
+            continue
+        if section in ("profiles.ci", "profiles.full") and re.match(r"\s*(tables|table_size)\s*=", line):
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class ScratchRepo:
+    path: Path
+    main_sha: str
+    pr_sha: str
+
+    def checkout(self, ref: str) -> None:
+        git(self.path, "checkout", "-q", ref)
+
+
+@pytest.fixture(scope="session")
+def scratch_repo(tmp_path_factory: pytest.TempPathFactory) -> ScratchRepo:
+    root = tmp_path_factory.mktemp("act-repo")
+    files = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for raw in files:
+        if not raw:
+            continue
+        rel = raw.decode()
+        source = REPO / rel
+        if not source.is_file():  # deleted in the working tree
+            continue
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    for server in (root / "servers").glob("*.toml"):
+        if server.stem != "mariadb-local":
+            server.unlink()
+    shutil.rmtree(root / "servers" / "examples", ignore_errors=True)
+    for scenario in (root / "scenarios").glob("*.toml"):
+        scenario.write_text(_shrink_profiles(scenario.read_text()))
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base: this checkout (one server, small ci/full datasets)")
+    main_sha = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-qb", PR_BRANCH)
+    cnf = root / "servers" / "conf" / "mariadb.cnf"
+    cnf.write_text(re.sub(r"innodb_buffer_pool_size = \S+\n", REGRESSION_CNF, cnf.read_text()))
+    git(root, "commit", "-qam", "Shrink the buffer pool and bypass the page cache")
+    pr_sha = git(root, "rev-parse", "HEAD")
+    git(root, "checkout", "-q", "main")
+    return ScratchRepo(root, main_sha, pr_sha)
+
+
+@pytest.fixture(scope="session")
+def act_tools() -> tuple[Path, Path]:
+    """The act binary and the offline wheelhouse (built once into .tools/; a failed build fails the tests)."""
+    done = subprocess.run(
+        ["bash", str(REPO / "tools" / "workflow-test-deps.sh")], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, f"tools/workflow-test-deps.sh failed:\n{done.stderr[-3000:]}"
+    act, wheelhouse = done.stdout.split()
+    return Path(act), Path(wheelhouse)
+
+
+@pytest.fixture(scope="session")
+def act(
+    scratch_repo: ScratchRepo, act_tools: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Act]:
+    state = tmp_path_factory.mktemp("act-state")
+    (state / "github").mkdir()
+    yield Act(act_tools[0], scratch_repo.path, state)
+    shutil.rmtree(state / "act-cache", ignore_errors=True)  # the jobs' workspaces (venvs): large
+
+
+@pytest.fixture(scope="session")
+def quick_env(act_tools: tuple[Path, Path]) -> dict[str, str]:
+    """Environment that keeps the workflows' runs short and their installs offline."""
+    return {
+        "DBPERF_TIME": "2",
+        "DBPERF_WARMUP": "1",
+        "DBPERF_THREADS": "2",
+        "DBPERF_COST": "0",
+        "PIP_FIND_LINKS": str(act_tools[1]),
+        "PIP_NO_INDEX": "1",
+        "PIP_NO_COMPILE": "1",
+    }
+
+
+@pytest.fixture(scope="session")
+def common_vars(act: Act) -> dict[str, str]:
+    """Repository variables of every run: the state folder, and no `dbperf sweep --all` (shared machine)."""
+    return {"DBPERF_HOME": str(act.state / "dbperf-home"), "DBPERF_SWEEP": "false"}
+
+
+def pull_request_event(repo: ScratchRepo, action: str = "opened") -> dict[str, object]:
+    side = {"repo": REPOSITORY}
+    return {
+        "action": action,
+        "number": PR_NUMBER,
+        "pull_request": {
+            "number": PR_NUMBER,
+            "state": "open",
+            "title": "Shrink the buffer pool",
+            "labels": [],
+            "base": {"ref": "main", "sha": repo.main_sha, **side},
+            "head": {"ref": PR_BRANCH, "sha": repo.pr_sha, **side},
+            "merge_commit_sha": repo.pr_sha,
+        },
+        "repository": REPOSITORY,
+        "sender": {"login": "acme"},
+    }
+
+
+def push_event(repo: ScratchRepo) -> dict[str, object]:
+    return {
+        "ref": "refs/heads/main",
+        "before": "0" * 40,
+        "after": repo.main_sha,
+        "deleted": False,
+        "created": False,
+        "head_commit": {"id": repo.main_sha, "message": "main"},
+        "repository": REPOSITORY,
+        "pusher": {"name": "acme"},
+    }
+
+
+def schedule_event() -> dict[str, object]:
+    return {"schedule": "17 2 * * *", "repository": REPOSITORY}
+
+
+def workflow_run_event(run_id: int, event: str, branch: str, sha: str, conclusion: str) -> dict[str, object]:
+    run = {
+        "id": run_id,
+        "name": "perf",
+        "path": ".github/workflows/perf.yml",
+        "event": event,
+        "status": "completed",
+        "conclusion": conclusion,
+        "head_branch": branch,
+        "head_sha": sha,
+        "head_repository": REPOSITORY,
+        "repository": REPOSITORY,
+        "run_attempt": 1,
+        "run_number": run_id,
+    }
+    return {
+        "action": "completed",
+        "workflow_run": run,
+        "workflow": {"name": "perf", "path": ".github/workflows/perf.yml"},
+        "repository": REPOSITORY,
+        "sender": {"login": "acme"},
+    }

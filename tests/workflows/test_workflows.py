@@ -1,0 +1,320 @@
+"""The real workflow files, executed offline by act on this host against a real local MariaDB.
+
+Four events, as GitHub would send them (tests/workflows/conftest.py builds the payloads and the
+scratch repository, actrun.py runs act hermetically):
+
+* ``pull_request`` that changes ``servers/conf/mariadb.cnf`` -> perf.yml's A/B check: plan, interleaved
+  runs, a regression (exit 1), the job summary, the artifacts; then pr-comment.yml posts ONE sticky
+  comment and updates it, and bencher.yml uploads the head side to branch ``pr-7``;
+* ``push`` to main -> record (history), report, BMF of every scenario, trend site deployed; bencher.yml;
+* ``schedule`` -> the nightly: full profile, and change points that really run over every series of
+  the history (a seeded history with a known step is found);
+* the Bencher token reaches the upload step of bencher.yml only, never a job that runs repository code.
+
+Runs are short (2 s measured, 1 s warm-up, 2 threads, timing only, small datasets) but real.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from harness.model import Metrics, RunResult, Testbed, Totals
+from harness.store import Store
+
+from .actrun import Act, ActRun
+from .conftest import (
+    BENCHER_SENTINEL,
+    PR_BRANCH,
+    PR_NUMBER,
+    ScratchRepo,
+    pull_request_event,
+    push_event,
+    schedule_event,
+    workflow_run_event,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.workflows]
+
+BENCHER_VARS = {"BENCHER_PROJECT": "dbperf-test", "BENCHER_TESTBED": "act-runner"}
+SECRETS = {"BENCHER_API_TOKEN": BENCHER_SENTINEL}
+PUSH_SCENARIOS = ("oltp_point_select", "oltp_read_only")
+MARKER = "<!-- dbperf-pr-check -->"
+
+
+def _explain(run: ActRun) -> str:
+    return f"act {run.name} exit {run.exit_code} after {run.seconds:.0f} s; jobs {run.jobs}\n{run.tail(120)}"
+
+
+def _pr_fixture(state: Path, sha: str, head_sha: str) -> None:
+    """The GitHub API's answer for pull request 7 (the gh shim serves it)."""
+    path = state / "github" / "repos" / "acme" / "dbperf" / "pulls" / f"{PR_NUMBER}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"number": PR_NUMBER, "head": {"sha": head_sha, "ref": PR_BRANCH}, "base": {"sha": sha, "ref": "main"}}
+    path.write_text(json.dumps(doc))
+
+
+# -- runs (each event once per session; the tests below assert on what they left) ----------------
+
+
+@pytest.fixture(scope="module")
+def pr_run(act: Act, scratch_repo: ScratchRepo, quick_env: dict[str, str], common_vars: dict[str, str]) -> ActRun:
+    scratch_repo.checkout(PR_BRANCH)
+    try:
+        return act.run(
+            "pull-request",
+            "pull_request",
+            pull_request_event(scratch_repo),
+            workflow="perf.yml",
+            variables={**common_vars, "DBPERF_SCENARIO": "oltp_point_select"},
+            secrets=SECRETS,
+            env=quick_env,
+            timeout_s=1800,
+        )
+    finally:
+        scratch_repo.checkout("main")
+
+
+@pytest.fixture(scope="module")
+def push_run(act: Act, scratch_repo: ScratchRepo, quick_env: dict[str, str], common_vars: dict[str, str]) -> ActRun:
+    return act.run(
+        "push",
+        "push",
+        push_event(scratch_repo),
+        workflow="perf.yml",
+        variables={**common_vars, "DBPERF_SCENARIO": ",".join(PUSH_SCENARIOS)},
+        secrets=SECRETS,
+        env={**quick_env, "DBPERF_REPETITIONS": "2"},
+        timeout_s=1800,
+    )
+
+
+SEEDED_COMMITS = 12
+SEEDED_STEP = 6
+
+
+def _seeded_run(commit: int, rep: int, qps: float) -> RunResult:
+    at = datetime(2026, 10, 1, 2, 17, tzinfo=UTC) + timedelta(days=commit, minutes=rep)
+    events = int(qps * 60)
+    return RunResult(
+        run_id=f"seed-{commit:02d}-{rep}",
+        started_at=at,
+        finished_at=at + timedelta(seconds=70),
+        status="ok",
+        server="mariadb-local",
+        flavour="mariadb",
+        provider="local",
+        server_version="10.11.14-MariaDB",
+        config_hash="seeded",
+        scenario="oltp_point_select",
+        scenario_hash="seeded",
+        profile="full",
+        script="oltp_point_select",
+        threads=2,
+        repetition=rep,
+        warmup_s=10,
+        time_s=60,
+        testbed=Testbed("seed CPU", 2, 24.0, "6.1", "vda (ssd)", "1.0.20", None, "seed"),
+        git_sha=f"{commit:02d}" + "5eed" * 9 + "ab",
+        group_id=f"seed-{commit:02d}",
+        totals=Totals(time_s=60.0, events=events, reads=events, writes=0, other=0, errors=0, reconnects=0),
+        metrics=Metrics(qps=qps, tps=qps, p50_ms=0.2, p95_ms=0.4, p99_ms=0.6, cpu_per_txn=400_000.0 / qps),
+    )
+
+
+def _seed_history(home: Path) -> None:
+    """Twelve nightly commits of oltp_point_select (full profile, 2 threads): QPS drops 20 % at the 7th."""
+    runs = [
+        _seeded_run(commit, rep, (8000.0 if commit < SEEDED_STEP else 6400.0) * (1 + 0.004 * rep))
+        for commit in range(SEEDED_COMMITS)
+        for rep in (1, 2)
+    ]
+    Store(home / "history" / "dbperf.duckdb").save_many(runs)
+
+
+@pytest.fixture(scope="module")
+def schedule_run(act: Act, push_run: ActRun, quick_env: dict[str, str], common_vars: dict[str, str]) -> ActRun:
+    del push_run  # the history then also holds the push's ci-profile runs: they must not join full series
+    _seed_history(Path(common_vars["DBPERF_HOME"]))
+    return act.run(
+        "schedule",
+        "schedule",
+        schedule_event(),
+        workflow="perf.yml",
+        variables={**common_vars, "DBPERF_SCENARIO": "oltp_point_select", "DBPERF_NIGHTLY_SERVER": "mariadb-local"},
+        secrets=SECRETS,
+        env={**quick_env, "DBPERF_REPETITIONS": "2"},
+        timeout_s=1800,
+    )
+
+
+# -- pull request --------------------------------------------------------------------------------
+
+
+def test_pull_request_ab_check_fails_on_the_regression(pr_run: ActRun) -> None:
+    assert pr_run.exit_code == 1, _explain(pr_run)
+    assert pr_run.jobs == {"compare": "failure"}, _explain(pr_run)
+    summary = pr_run.summary("compare")
+    assert "## dbperf performance check" in summary, summary
+    assert "❌ **Performance check failed**" in summary
+    # QPS is noisy on a loaded machine; CPU per transaction always shows this change
+    assert re.search(r"\| oltp_point_select \| 2 \| (QPS|CPU µs/txn) \|.*🔴 regression", summary), summary
+    assert "mariadb-local@base" in summary and "](site/png/" not in summary  # no broken images
+
+
+def test_pull_request_artifacts(pr_run: ActRun) -> None:
+    results = pr_run.artifact("perf-results")
+    for name in ("report.md", "comment.md", "verdicts.json", "plan.json", "bmf.json", "dbperf.duckdb"):
+        assert (results / name).is_file(), f"{name} missing from perf-results: {sorted(results.iterdir())}"
+    assert list((results / "site" / "png").glob("*.png")), "charts missing"
+    plan = json.loads((results / "plan.json").read_text())
+    assert [(c["base_server"], c["head_server"], c["scenario"]) for c in plan["comparisons"]] == [
+        ("mariadb-local@base", "mariadb-local", "oltp_point_select")
+    ]
+    [verdict] = json.loads((results / "verdicts.json").read_text())["verdicts"]
+    assert verdict["outcome"] == "regression"
+    metrics = {m["metric"]: m for m in verdict["metrics"]}
+    assert metrics["qps"]["estimate_pct"] < -10
+    assert {"qps", "cpu_per_txn"} & {name for name, m in metrics.items() if m["outcome"] == "regression"}
+    bmf = json.loads((pr_run.artifact("bmf") / "bmf.json").read_text())
+    assert list(bmf) == ["mariadb-local/oltp_point_select/ci/2t"]
+    assert (pr_run.artifact("bmf") / "pr-number.txt").read_text().strip() == str(PR_NUMBER)
+    comment = (pr_run.artifact("pr-comment") / "comment.md").read_text()
+    assert comment.startswith(MARKER + "\n") and len(comment) <= 65536
+    assert f"https://github.com/acme/dbperf/actions/runs/{pr_run.run_id}" in comment
+
+
+def test_pull_request_results_stay_out_of_the_history(pr_run: ActRun, common_vars: dict[str, str]) -> None:
+    assert pr_run.exit_code in (0, 1), _explain(pr_run)
+    home = Path(common_vars["DBPERF_HOME"])
+    assert (home / "cache-pr").is_dir(), "the A/B check should use the pull-request dataset cache"
+    history = home / "history" / "dbperf.duckdb"
+    if history.exists():
+        assert not [r for r in Store(history).runs() if r.label in ("base", "head") or "@" in r.server]
+
+
+def test_pr_comment_is_posted_once_and_updated(
+    act: Act, pr_run: ActRun, scratch_repo: ScratchRepo, common_vars: dict[str, str]
+) -> None:
+    _pr_fixture(act.state, scratch_repo.main_sha, scratch_repo.pr_sha)
+    event = workflow_run_event(pr_run.run_id, "pull_request", PR_BRANCH, scratch_repo.pr_sha, "failure")
+    comments_file = act.state / "github" / "comments.json"
+    comments_file.unlink(missing_ok=True)
+    first = act.run("comment-1", "workflow_run", event, workflow="pr-comment.yml", secrets=SECRETS)
+    assert first.exit_code == 0, _explain(first)
+    comments = json.loads(comments_file.read_text())
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert comments[0]["issue"] == PR_NUMBER and comments[0]["user"]["login"] == "github-actions[bot]"
+    assert body == (pr_run.artifact("pr-comment") / "comment.md").read_text()
+    assert "Posted the dbperf comment on pull request #7" in first.summary("comment")
+    # the next push's run: the same comment is updated, not a second one added
+    second = act.run("comment-2", "workflow_run", event, workflow="pr-comment.yml", secrets=SECRETS)
+    assert second.exit_code == 0, _explain(second)
+    comments = json.loads(comments_file.read_text())
+    assert len(comments) == 1 and comments[0].get("updated") == 1
+    assert "Updated the dbperf comment" in second.summary("comment")
+    methods = [c["method"] for c in second.github_calls() if c.get("tool") == "gh"]
+    assert methods == ["GET", "GET", "PATCH"], second.github_calls()
+    # a run of a commit the pull request has moved on from never overwrites the comment
+    _pr_fixture(act.state, scratch_repo.main_sha, "f" * 40)
+    stale = act.run("comment-stale", "workflow_run", event, workflow="pr-comment.yml", secrets=SECRETS)
+    assert stale.exit_code == 0, _explain(stale)
+    assert "has moved on" in stale.summary("comment")
+    assert json.loads(comments_file.read_text())[0].get("updated") == 1
+    del common_vars
+
+
+def test_bencher_upload_of_the_pull_request(
+    act: Act, pr_run: ActRun, scratch_repo: ScratchRepo, common_vars: dict[str, str]
+) -> None:
+    _pr_fixture(act.state, scratch_repo.main_sha, scratch_repo.pr_sha)
+    event = workflow_run_event(pr_run.run_id, "pull_request", PR_BRANCH, scratch_repo.pr_sha, "failure")
+    before = set((act.state / "bencher").glob("*")) if (act.state / "bencher").exists() else set()
+    run = act.run("bencher-pr", "workflow_run", event, workflow="bencher.yml", variables=BENCHER_VARS, secrets=SECRETS)
+    assert run.exit_code == 0, _explain(run)
+    [upload] = set((act.state / "bencher").glob("*")) - before
+    argv = (upload / "argv.txt").read_text().split("\n")
+    assert argv[argv.index("--branch") + 1] == f"pr-{PR_NUMBER}"
+    assert argv[argv.index("--start-point-hash") + 1] == scratch_repo.main_sha
+    assert list(json.loads((upload / "bmf.json").read_text())) == ["mariadb-local/oltp_point_select/ci/2t"]
+    del common_vars
+
+
+# -- push to main -------------------------------------------------------------------------------
+
+
+def test_push_records_history_and_every_scenario_for_bencher(
+    act: Act, push_run: ActRun, scratch_repo: ScratchRepo, common_vars: dict[str, str]
+) -> None:
+    assert push_run.exit_code == 0, _explain(push_run)
+    assert push_run.jobs == {"record": "success", "pages": "success"}, _explain(push_run)
+    summary = push_run.summary("record")
+    assert "## dbperf history run (ci profile)" in summary, summary
+    for scenario in PUSH_SCENARIOS:
+        assert re.search(rf"\| {scenario} \| `mariadb-local` \| 2 \| 2 \|", summary), summary
+    history = Store(Path(common_vars["DBPERF_HOME"]) / "history" / "dbperf.duckdb")
+    recorded = [r for r in history.runs() if r.git_sha == scratch_repo.main_sha and r.profile == "ci"]
+    assert sorted({r.scenario for r in recorded}) == sorted(PUSH_SCENARIOS) and len(recorded) == 4
+    bmf = json.loads((push_run.artifact("bmf") / "bmf.json").read_text())
+    assert sorted(bmf) == [f"mariadb-local/{s}/ci/2t" for s in sorted(PUSH_SCENARIOS)]
+    assert (push_run.pages() / "index.html").is_file()
+    # bencher.yml, for this run: every scenario reaches Bencher, on branch main, with thresholds
+    event = workflow_run_event(push_run.run_id, "push", "main", scratch_repo.main_sha, "success")
+    before = set((act.state / "bencher").glob("*")) if (act.state / "bencher").exists() else set()
+    upload_run = act.run(
+        "bencher-push", "workflow_run", event, workflow="bencher.yml", variables=BENCHER_VARS, secrets=SECRETS
+    )
+    assert upload_run.exit_code == 0, _explain(upload_run)
+    [upload] = set((act.state / "bencher").glob("*")) - before
+    assert sorted(json.loads((upload / "bmf.json").read_text())) == sorted(bmf)
+    argv = (upload / "argv.txt").read_text().split("\n")
+    assert argv[argv.index("--branch") + 1] == "main" and "--thresholds-reset" in argv
+
+
+# -- nightly ------------------------------------------------------------------------------------
+
+
+def test_nightly_change_points_run_over_every_series(schedule_run: ActRun) -> None:
+    assert schedule_run.exit_code == 0, _explain(schedule_run)
+    assert schedule_run.jobs == {"record": "success", "pages": "success"}, _explain(schedule_run)
+    summary = schedule_run.summary("record")
+    assert "## dbperf history run (full profile)" in summary
+    changes = (schedule_run.artifact("perf-results") / "changes.txt").read_text()
+    assert "### Change points" in summary and changes.strip() in summary
+    # the seeded series plus tonight's commit, full profile only (the push's ci runs are another series)
+    found = re.search(r"mariadb-local oltp_point_select full 2t: (\d+) commit\(s\), (\d+) change point\(s\)", changes)
+    assert found, changes
+    assert int(found.group(1)) == SEEDED_COMMITS + 1 and int(found.group(2)) >= 1, changes
+    assert " ci " not in changes and "/ci/" not in changes, changes
+    assert re.search(r"change points \(alpha 0\.01\)", changes), changes
+    bmf = json.loads((schedule_run.artifact("bmf") / "bmf.json").read_text())
+    assert list(bmf) == ["mariadb-local/oltp_point_select/full/2t"]
+
+
+# -- the token ---------------------------------------------------------------------------------
+
+
+def test_bencher_token_only_in_the_upload_step(
+    act: Act, pr_run: ActRun, push_run: ActRun, schedule_run: ActRun, scratch_repo: ScratchRepo
+) -> None:
+    """Every step of every job got the token as an act secret; only bencher.yml's Upload step may see it."""
+    event = workflow_run_event(schedule_run.run_id, "schedule", "main", scratch_repo.main_sha, "success")
+    bencher = act.run(
+        "bencher-schedule", "workflow_run", event, workflow="bencher.yml", variables=BENCHER_VARS, secrets=SECRETS
+    )
+    assert bencher.exit_code == 0, _explain(bencher)
+    seen = []
+    for run in (pr_run, push_run, schedule_run, bencher):
+        steps = run.step_envs()
+        assert steps, f"no step environments saved for {run.name}"
+        seen += [(run.name, s.job) for s in steps if BENCHER_SENTINEL in "\n".join(s.variables.values())]
+    assert seen == [("bencher-schedule", "upload")], seen
+    uploads = sorted((act.state / "bencher").glob("*/token.txt"))
+    assert uploads and all(t.read_text().strip() == f"token-length={len(BENCHER_SENTINEL)}" for t in uploads)
+    shutil.rmtree(act.state / "act-cache", ignore_errors=True)
