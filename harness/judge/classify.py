@@ -26,13 +26,14 @@ cause                     when
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
 
 from harness.judge import design
-from harness.judge.stats import percent
+from harness.judge.stats import SetAside, percent
 
 Outcome = Literal["pass", "regression", "improvement", "inconclusive"]
 Cause = Literal[
@@ -72,6 +73,7 @@ class Evidence:
     n_head: int
     refusal: Literal["noise", "repetitions"] | None = None
     ceiling_cv: float | None = None
+    set_aside: SetAside | None = None
 
 
 @dataclass(frozen=True)
@@ -140,8 +142,48 @@ def classify(
     """Decide one metric: outcome, cause, a full sentence and a short clause (see the module docstring).
 
     ``p_adjusted`` is the Holm-adjusted p-value within the family of ``family_size`` gating tests;
-    ``seconds_per_repetition`` is what one more pair (or candidate run) costs, for the advice.
+    ``seconds_per_repetition`` is what one more pair (or candidate run) costs, for the advice. A run a
+    cost test set aside is named in the sentence and the clause: no run is ever left out silently.
     """
+    decided = _decide(
+        ev,
+        label=label,
+        p_adjusted=p_adjusted,
+        family_size=family_size,
+        alpha=alpha,
+        min_effect=min_effect,
+        higher_is_worse=higher_is_worse,
+        required_confidence=required_confidence,
+        seconds_per_repetition=seconds_per_repetition,
+    )
+    if ev.set_aside is None:
+        return decided
+    aside = ev.set_aside
+    ordinal = {0: "1st", 1: "2nd", 2: "3rd"}.get(aside.index, f"{aside.index + 1}th")
+    offset = f"{percent(aside.offset):+.2f} %"
+    note = (
+        f"the {ordinal} {aside.side} run counted {offset} against the other {aside.side} runs, which agree, and was "
+        "set aside as a lone event (a second one would make the result inconclusive)"
+    )
+    return dataclasses.replace(
+        decided,
+        reason=f"{decided.reason.rstrip('.')}; {note}.",
+        summary=f"{decided.summary}; 1 {aside.side} run set aside ({offset})",
+    )
+
+
+def _decide(
+    ev: Evidence,
+    *,
+    label: str,
+    p_adjusted: float,
+    family_size: int,
+    alpha: float,
+    min_effect: float,
+    higher_is_worse: bool,
+    required_confidence: float = 0.95,
+    seconds_per_repetition: float | None = None,
+) -> Classification:
     if min_effect <= 0.0 or not 0.0 < alpha < 1.0:
         raise ValueError("need min_effect > 0 and 0 < alpha < 1")
     sign = 1.0 if higher_is_worse else -1.0

@@ -162,7 +162,7 @@ def _evidence(kind: Kind, mode: str, base: list[float], head: list[float], *, mi
         c = stats.cost_test(base, head, min_effect=min_effect)
         return Evidence(
             "cost", c.estimate, c.low, c.high, c.confidence, c.p_value, c.noise_sd, c.n_base, c.n_head,
-            refusal=c.refusal, ceiling_cv=c.ceiling_cv,
+            refusal=c.refusal, ceiling_cv=c.ceiling_cv, set_aside=c.set_aside,
         )  # fmt: skip
     if mode == "ab":
         p = paired_test(base, head)
