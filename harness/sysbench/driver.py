@@ -138,6 +138,11 @@ def dataset_args(scenario: Scenario) -> list[str]:
     return [f"--tables={scenario.tables}", f"--table-size={scenario.table_size}"]
 
 
+def forced_shutdown_s(total_s: int, threads: int) -> int:
+    """Seconds sysbench waits after --time for in-flight transactions before it shuts a run down."""
+    return max(10, total_s // 5, threads // 32)
+
+
 def run_argv(
     scenario: Scenario, endpoint: Endpoint, wrapper: Path, threads: int, client_cpuset: str | None
 ) -> list[str]:
@@ -154,7 +159,10 @@ def run_argv(
         "--histogram=on",
         f"--percentile={scenario.percentile}",
         f"--rand-type={scenario.rand_type}",
-        f"--forced-shutdown={max(10, total // 5)}",
+        # the drain after --time grows with the threads in flight: 1024 read/write threads on a loaded
+        # 2-core machine took more than 10 s to finish their transactions; a statement blocked for
+        # this long (32 s at 1024 threads) is still a stall
+        f"--forced-shutdown={forced_shutdown_s(total, threads)}",
         *(f"--{k}={v}" for k, v in scenario.options.items()),
     ]
     if scenario.warmup_s > 0:

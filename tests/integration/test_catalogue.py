@@ -192,7 +192,10 @@ def test_1024_threads_without_1040_or_1461(dbperf, store_path, server_name, scen
     # every thread connected and ran, and no interval saw an error
     assert run.intervals, failure
     assert max(i.threads_running for i in run.intervals) == THREADS
-    events = sum(i.events for i in run.intervals)
+    assert run.totals is not None
+    # the totals, not the 1 s intervals: on a loaded 2-core machine 1024 read/write threads can finish no
+    # transaction inside the 2 measured seconds, only in the drain after them (which the totals count)
+    events = run.totals.events
     errors = sum(i.errors for i in run.intervals)
     assert events > 0
     # read/write at 1024 threads may meet the odd deadlock (1213), which sysbench retries; never 1040/1461

@@ -155,3 +155,11 @@ def test_check_version_mismatch(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(sb, "installed_version", lambda binary="sysbench": "1.0.18")
     with pytest.raises(SysbenchError, match=r"1\.0\.18 is installed but dbperf pins 1\.0\.20"):
         sb.check_version()
+
+
+def test_forced_shutdown_allows_for_the_drain_of_many_threads():
+    from harness.sysbench.driver import forced_shutdown_s
+
+    assert forced_shutdown_s(10, 8) == 10
+    assert forced_shutdown_s(300, 8) == 60
+    assert forced_shutdown_s(2, 1024) == 32
