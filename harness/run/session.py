@@ -17,7 +17,7 @@ from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, 
 from harness.run.context import CostIdentity, RunContext, build_result
 from harness.run.fallback import Unsaved
 from harness.servers import provider_for
-from harness.servers.base import DatasetCredentials, Provider, ServerInstance
+from harness.servers.base import DatasetCredentials, Launch, Provider, ServerInstance
 from harness.servers.callgrind import Callgrind
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
@@ -118,7 +118,7 @@ class Session:
         variables = effective_variables(server, scenario)
         if snapshot is None:
             credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
-            with provider.serve(None, credentials, variables, callgrind) as instance:
+            with provider.serve(Launch(None, credentials, variables, callgrind)) as instance:
                 key = (server.name, stable_hash(scenario.dataset_key()))
                 if key not in self._external_prepared:
                     self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server.name}")
@@ -129,7 +129,7 @@ class Session:
             return
         with (
             self.cache.restore(snapshot) as datadir,
-            provider.serve(datadir, snapshot.credentials, variables, callgrind) as instance,
+            provider.serve(Launch(datadir, snapshot.credentials, variables, callgrind)) as instance,
         ):
             yield instance
 
