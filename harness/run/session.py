@@ -14,7 +14,7 @@ from typing import Protocol
 from harness.dataset import DatasetCache, Snapshot
 from harness.errors import HarnessError
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
-from harness.run.context import CostIdentity, RunContext, build_result
+from harness.run.context import CostIdentity, RunContext, Served, build_result
 from harness.run.fallback import Unsaved
 from harness.servers import provider_for
 from harness.servers.base import DatasetCredentials, Launch, Provider, ServerInstance
@@ -75,6 +75,23 @@ class Session:
         where = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
         with suppress(HarnessError):
             self.save(build_result(ctx, started, "failed", failure=f"interrupted ({what}) at {where}{group}"))
+
+    def record(self, ctx: RunContext, started: datetime, measure: Callable[[Served], RunResult]) -> RunResult:
+        """Store and report what ``measure`` returns; on a HarnessError, a failed run saying why (with the
+        server's version and configuration if it got that far); on an interrupt, the interrupted run."""
+        served = Served()
+        try:
+            result = measure(served)
+        except HarnessError as exc:
+            result = build_result(
+                ctx, started, "failed", failure=str(exc), server_version=served.version, config=served.config
+            )
+        except KeyboardInterrupt as exc:
+            self.mark_interrupted(ctx, started, exc)
+            raise
+        self.save(result)
+        self.reporter.finished(result)
+        return result
 
     def keep_log(self, instance: ServerInstance, run_id: str) -> str:
         """Keep a dead server's log beside the dataset cache (its run folder goes when it stops)."""
