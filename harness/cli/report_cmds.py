@@ -88,7 +88,7 @@ def report_cmd(
       dbperf report --all --server mariadb-11.8 --format markdown \\
           --out "$GITHUB_STEP_SUMMARY" --append --chart "trend=png/oltp_read_only-trend.png"
     """
-    from harness.report.markdown import render_runs_markdown
+    from harness.report.runs_markdown import render_runs_markdown
 
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)
