@@ -2,8 +2,8 @@
 
 It reads what ``sysbench <script> run`` prints (stdout and stderr) and returns a :class:`ParsedLog`:
 the header facts (version, threads, report interval), every ``[ Ns ] thds: ...`` interval line, the
-final summary block (read by :mod:`harness.sysbench.logsummary`), the ``--histogram=on`` buckets and, for a failed run, a
-:class:`~harness.sysbench_failures.SysbenchFailure`.
+final summary block (read by :mod:`harness.sysbench.logsummary`), the ``--histogram=on`` buckets
+and, for a failed run, a :class:`~harness.sysbench_failures.SysbenchFailure`.
 
 Rules:
 
