@@ -17,6 +17,7 @@ from harness.config.servers import load_server
 from harness.config.settings import resolve_settings
 from harness.dataset import DatasetCache
 from harness.servers import provider_for
+from harness.servers.base import Launch
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import check_version
 
@@ -40,7 +41,7 @@ def main() -> None:
             t0 = time.monotonic()
             with cache.restore(snapshot) as datadir:
                 t1 = time.monotonic()
-                serving = provider.serve(datadir, snapshot.credentials, effective_variables(server, scenario))
+                serving = provider.serve(Launch(datadir, snapshot.credentials, effective_variables(server, scenario)))
                 serving.__enter__()
                 t2 = time.monotonic()
                 serving.__exit__(None, None, None)

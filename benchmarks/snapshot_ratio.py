@@ -32,7 +32,7 @@ from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.dataset import DatasetCache
 from harness.servers import provider_for
-from harness.servers.base import connect
+from harness.servers.base import Launch, connect
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import check_version
 
@@ -98,7 +98,7 @@ def main() -> int:
             t0 = time.monotonic()
             with cache.restore(snapshot) as datadir:
                 copied = time.monotonic() - t0
-                with provider.serve(datadir, snapshot.credentials, variables) as instance:
+                with provider.serve(Launch(datadir, snapshot.credentials, variables)) as instance:
                     ready = time.monotonic() - t0
                     rows = count_rows(instance.endpoint, f"sbtest{scenario.tables}")
                     if rows != scenario.table_size:

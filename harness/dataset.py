@@ -28,7 +28,7 @@ from pathlib import Path
 from harness import workspace
 from harness.errors import HarnessError, ServerError
 from harness.model import Scenario, Server, stable_hash
-from harness.servers.base import DatasetCredentials, Provider
+from harness.servers.base import DatasetCredentials, Launch, Provider
 from harness.servers.variables import effective_variables, requested_values, size_bytes
 from harness.sysbench.driver import prepare
 
@@ -196,7 +196,7 @@ class DatasetCache:
                 datadir = work / "datadir"
                 provider.initialize(datadir, credentials)
                 variables = effective_variables(server, scenario)
-                with provider.serve(datadir, credentials, variables) as instance:
+                with provider.serve(Launch(datadir, credentials, variables)) as instance:
                     prepare_s = prepare(scenario, instance.endpoint, threads=2)
                 meta = {
                     "key": key,

@@ -2,7 +2,7 @@
 
 Registered through the ``pytest11`` entry point, so ``pytest scenarios/`` just works. It adds one
 option family, ``--dbperf-*``, generated from the same definitions as the ``dbperf`` CLI's options
-(:data:`harness.config.settings.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
+(:data:`harness.config.options.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
 with one timing case per scenario x server x thread count and one cost case per scenario x server.
 Test ids name them (``test_scenario[oltp_point_select-mariadb-local-2t]``,
 ``test_scenario[oltp_point_select-mariadb-local-cost]``) so ``-k`` selects on each.
@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 
 from harness import pipeline
+from harness.config.options import OPTIONS
 from harness.config.scenarios import available_scenarios, load_scenario, select_scenarios
 from harness.config.servers import load_server
-from harness.config.settings import OPTIONS, Settings, apply_overrides, resolve_settings
+from harness.config.settings import Settings, apply_overrides, resolve_settings
 from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
 from harness.model import IntervalSample, Kind, RunResult, Scenario, Verdict
 from harness.run.session import QuietReporter, Reporter, Session

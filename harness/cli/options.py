@@ -1,4 +1,4 @@
-"""Click options generated from the shared option family in :mod:`harness.config.settings`.
+"""Click options generated from the shared option family in :mod:`harness.config.options`.
 
 Two kinds of options carry the family's names:
 
@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.config.settings import OPTIONS_BY_NAME, Settings, resolve_settings
+from harness.config.options import OPTIONS_BY_NAME
+from harness.config.settings import Settings, resolve_settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from harness import pipeline
 from harness.cli.options import filters, json_option, pop_shared, shared
 from harness.cli.selection import RunFilter, note, pop_filter, select_runs
-from harness.config.settings import parse_metrics
+from harness.config.values import parse_metrics
 from harness.errors import ConfigError, ReportError, StoreError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.model.history import ChangeMark
@@ -88,7 +88,7 @@ def report_cmd(
       dbperf report --all --server mariadb-11.8 --format markdown \\
           --out "$GITHUB_STEP_SUMMARY" --append --chart "trend=png/oltp_read_only-trend.png"
     """
-    from harness.report.markdown import render_runs_markdown
+    from harness.report.runs_markdown import render_runs_markdown
 
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)

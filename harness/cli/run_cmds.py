@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
 
 from harness import pipeline
 from harness.cli.options import RUN_OPTIONS, filters, json_option, pop_shared, shared
@@ -144,6 +146,16 @@ def import_unsaved(files: tuple[Path, ...], **kwargs: Any) -> int:
     return 0
 
 
+def _catalogue(title: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> Console:
+    """Print a catalogue listing, every column left-aligned; returns the console for what follows."""
+    out = console()
+    table = new_table(title, [(c, "left") for c in columns])
+    for row in rows:
+        table.add_row(*row)
+    show(out, table)
+    return out
+
+
 @click.command("scenarios")
 @filters("scenario")
 @json_option
@@ -175,26 +187,23 @@ def scenarios_cmd(as_json: bool, **kwargs: Any) -> int:
         ]
         click.echo(json.dumps(docs, indent=2))
         return 0
-    out = console()
-    table = new_table(
+    out = _catalogue(
         f"scenarios ({settings.profile} profile, {settings.scenarios_dir})",
+        ("name", "script", "dataset", "threads", "warm-up+time", "reps", "writes", "description"),
         [
-            (c, "left")
-            for c in ("name", "script", "dataset", "threads", "warm-up+time", "reps", "writes", "description")
+            (
+                s.name,
+                s.script,
+                f"{s.tables} x {s.table_size:,}",
+                ",".join(map(str, s.threads)),
+                f"{s.warmup_s}+{s.time_s} s",
+                str(s.repetitions),
+                "yes" if s.writes else "no",
+                s.description,
+            )
+            for s in scenarios
         ],
     )
-    for s in scenarios:
-        table.add_row(
-            s.name,
-            s.script,
-            f"{s.tables} x {s.table_size:,}",
-            ",".join(map(str, s.threads)),
-            f"{s.warmup_s}+{s.time_s} s",
-            str(s.repetitions),
-            "yes" if s.writes else "no",
-            s.description,
-        )
-    show(out, table)
     out.print(f"profiles: {', '.join(PROFILES)} (choose with --profile or DBPERF_PROFILE)")
     return 0
 
@@ -223,25 +232,23 @@ def servers_cmd(as_json: bool, **kwargs: Any) -> int:
         ]
         click.echo(json.dumps(docs, indent=2))
         return 0
-    table = new_table(
+    _catalogue(
         f"servers ({settings.servers_dir})",
+        ("name", "flavour", "version", "provider", "image / binary", "config", "cpus", "description"),
         [
-            (c, "left")
-            for c in ("name", "flavour", "version", "provider", "image / binary", "config", "cpus", "description")
+            (
+                t.name,
+                t.flavour,
+                t.version,
+                t.provider,
+                t.image or t.binary or f"{t.host}:{t.port}",
+                t.config_file.name if t.config_file else "-",
+                t.cpuset or "-",
+                t.description,
+            )
+            for t in servers
         ],
     )
-    for t in servers:
-        table.add_row(
-            t.name,
-            t.flavour,
-            t.version,
-            t.provider,
-            t.image or t.binary or f"{t.host}:{t.port}",
-            t.config_file.name if t.config_file else "-",
-            t.cpuset or "-",
-            t.description,
-        )
-    show(console(), table)
     return 0
 
 

@@ -11,7 +11,7 @@ import click
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.config.settings import parse_threads, split_list
+from harness.config.values import parse_threads, split_list
 from harness.errors import ConfigError, StoreError
 from harness.model import RunResult
 from harness.store import ResultStore

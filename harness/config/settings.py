@@ -1,15 +1,11 @@
 """Settings, resolved as: command-line flag > ``DBPERF_*`` environment > ``[tool.dbperf]`` > defaults.
 
-The option definitions live here once and are turned into both the ``dbperf`` CLI's options and the
-pytest plugin's ``--dbperf-*`` options, so the two can never disagree. One name per concept: the
-flag ``--NAME``, the pytest option ``--dbperf-NAME``, the variable ``DBPERF_NAME`` (dashes become
-underscores) and the ``[tool.dbperf]`` key ``NAME``.
+The options themselves are defined once in :mod:`harness.config.options` (shared by the CLI and the
+pytest plugin) and their values parsed by :mod:`harness.config.values`; this module finds the project,
+reads ``[tool.dbperf]`` and the environment, and builds the :class:`Settings` record.
 
 A command resolves only the options it has: ``DBPERF_TIME=x dbperf runs`` is fine (``runs`` does
 not time anything), while ``DBPERF_TIME=x dbperf run`` says what is wrong with ``DBPERF_TIME``.
-List options (``--server``, ``--scenario``, ``--threads``, ``--min-effect``, ``--gate-metric``)
-take comma-separated values and may be repeated: ``-s oltp_point_select -s 'oltp_read_*'`` and
-``-s oltp_point_select,oltp_read_*`` mean the same.
 """
 
 from __future__ import annotations
@@ -17,89 +13,25 @@ from __future__ import annotations
 import os
 import subprocess
 import tomllib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
+from harness.config.options import OPTIONS, OPTIONS_BY_NAME
+from harness.config.values import (
+    as_bool,
+    as_int,
+    parse_alpha,
+    parse_metrics,
+    parse_min_effects,
+    parse_threads,
+    split_list,
+)
 from harness.errors import ConfigError
-from harness.model import METRICS, Kind, Scenario
-
-OptionKind = Literal["str", "list", "int", "float", "path", "flag", "switch"]
+from harness.model import Kind, Scenario
 
 #: Where the catalogue shipped inside the package lives (used outside a project checkout).
 PACKAGE_CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue"
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    """One setting: its name (``--NAME`` in the CLI, ``--dbperf-NAME`` in pytest), env var and help."""
-
-    name: str
-    kind: OptionKind
-    help: str
-    default: str | None = None
-    short: str | None = None
-    metavar: str | None = None
-
-    @property
-    def env_var(self) -> str:
-        return "DBPERF_" + self.name.upper().replace("-", "_")
-
-    @property
-    def dest(self) -> str:
-        return self.name.replace("-", "_")
-
-
-#: The shared option family.
-OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("server", "list", "server name (a file in servers/)", "mariadb-local", metavar="SERVER"),
-    OptionSpec(
-        "scenario",
-        "list",
-        "scenario names or shell patterns (comma-separated, repeatable); all = the whole catalogue",
-        short="-s",
-        metavar="SCENARIO",
-    ),
-    OptionSpec("profile", "str", "scenario profile: quick, ci or full", "quick", metavar="PROFILE"),
-    OptionSpec(
-        "store",
-        "path",
-        "where runs are stored: a DuckDB file (Parquet copies go beside it), or a DuckLake shared by a fleet "
-        "of runners, 'ducklake:postgres:dbname=... host=... user=... data_path=...' (docs/fleet.md)",
-        "results/dbperf.duckdb",
-    ),
-    OptionSpec("threads", "list", "thread counts, comma-separated (e.g. 1,4,16), overriding the profile's"),
-    OptionSpec("time", "int", "measured seconds per run, overriding the profile"),
-    OptionSpec("warmup", "int", "warm-up seconds per run (measured, then discarded)"),
-    OptionSpec("repetitions", "int", "repetitions per thread count (A/B: pairs), overriding the profile"),
-    OptionSpec("servers-dir", "path", "folder of server files", "servers"),
-    OptionSpec("scenarios-dir", "path", "folder of scenario files", "scenarios"),
-    OptionSpec("baselines-dir", "path", "folder of baseline files", "baselines"),
-    OptionSpec("cache-dir", "path", "folder for dataset snapshots", "~/.cache/dbperf"),
-    OptionSpec(
-        "cost",
-        "switch",
-        "cost mode: --cost measures only server instructions per transaction under callgrind (deterministic), "
-        "--no-cost only timing; judging commands do both when neither is given",
-    ),
-    OptionSpec("alpha", "float", "family-wise error rate of the verdicts (Holm across every gating test)", "0.02"),
-    OptionSpec("strict", "flag", "fail (exit 1) on inconclusive verdicts too"),
-    OptionSpec(
-        "min-effect",
-        "list",
-        "smallest change that counts, overriding the scenario's: METRIC=FRACTION or METRIC=N% (e.g. qps=3%)",
-        metavar="METRIC=SIZE",
-    ),
-    OptionSpec(
-        "gate-metric",
-        "list",
-        f"metrics that gate (decide the exit code), overriding the scenario's; of {', '.join(METRICS)}",
-        metavar="METRIC",
-    ),
-)
-
-OPTIONS_BY_NAME: dict[str, OptionSpec] = {o.name: o for o in OPTIONS}
 
 
 def find_project_root(start: Path | None = None) -> Path | None:
@@ -195,92 +127,6 @@ def apply_overrides(scenario: Scenario, settings: Settings) -> Scenario:
     return scenario
 
 
-def split_list(values: object) -> tuple[str, ...]:
-    """``("a,b", "c")`` or ``"a, b,c"`` -> ``("a", "b", "c")``: list options, repeated or comma-separated."""
-    if values is None:
-        return ()
-    items = [values] if isinstance(values, str) else list(values) if isinstance(values, Sequence) else [values]
-    out: list[str] = []
-    for item in items:
-        out += [part.strip() for part in str(item).split(",") if part.strip()]
-    return tuple(dict.fromkeys(out))
-
-
-def _as_int(name: str, value: object) -> int:
-    try:
-        number = int(str(value))
-    except ValueError:
-        raise ConfigError(f"--{name} must be a whole number, got {value!r}") from None
-    if number < 0:
-        raise ConfigError(f"--{name} must not be negative, got {number}")
-    return number
-
-
-def _as_bool(name: str, value: object) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in {"1", "true", "yes", "on"}:
-        return True
-    if text in {"0", "false", "no", "off"}:
-        return False
-    if text in {"", "auto"}:
-        return None
-    raise ConfigError(f"{name} takes true or false (1/0, yes/no, on/off), got {value!r}")
-
-
-def parse_threads(value: object) -> tuple[int, ...]:
-    """``"1,2,8"`` (or ``("1,2", "8")``) -> ``(1, 2, 8)`` with a clear error for anything else."""
-    if isinstance(value, int):
-        value = str(value)
-    parts = split_list(value)
-    try:
-        counts = tuple(int(part) for part in parts)
-    except ValueError:
-        raise ConfigError(f"--threads takes comma-separated whole numbers like 1,4,16; got {value!r}") from None
-    if not counts or any(c < 1 or c > 4096 for c in counts):
-        raise ConfigError(f"--threads values must be between 1 and 4096; got {value!r}")
-    return tuple(dict.fromkeys(counts))
-
-
-def parse_alpha(value: object) -> float:
-    try:
-        alpha = float(str(value))
-    except ValueError:
-        raise ConfigError(f"--alpha takes a number between 0 and 0.5 (e.g. 0.02), got {value!r}") from None
-    if not 0.0 < alpha <= 0.5:
-        raise ConfigError(f"--alpha must be above 0 and at most 0.5, got {alpha:g}")
-    return alpha
-
-
-def parse_min_effects(value: object) -> dict[str, float]:
-    """``qps=0.03,p95_ms=10%`` -> ``{"qps": 0.03, "p95_ms": 0.1}``."""
-    out: dict[str, float] = {}
-    for item in split_list(value):
-        metric, sep, size = item.partition("=")
-        metric, size = metric.strip(), size.strip()
-        if not sep or metric not in METRICS:
-            raise ConfigError(
-                f"--min-effect takes METRIC=FRACTION or METRIC=N% with METRIC one of {', '.join(METRICS)}; got {item!r}"
-            )
-        try:
-            fraction = float(size[:-1]) / 100.0 if size.endswith("%") else float(size)
-        except ValueError:
-            raise ConfigError(f"--min-effect {metric}: {size!r} is not a number (e.g. 0.03 or 3%)") from None
-        if not 0.0 < fraction < 1.0:
-            raise ConfigError(f"--min-effect {metric}: must be above 0 and below 100 %, got {size}")
-        out[metric] = fraction
-    return out
-
-
-def parse_metrics(value: object, option: str = "--gate-metric") -> tuple[str, ...]:
-    metrics = split_list(value)
-    unknown = [m for m in metrics if m not in METRICS]
-    if unknown or not metrics:
-        raise ConfigError(f"{option} takes metric names among {', '.join(METRICS)}; got {', '.join(unknown) or '-'}")
-    return metrics
-
-
 def resolve_settings(
     flags: Mapping[str, object | None],
     *,
@@ -324,7 +170,7 @@ def resolve_settings(
 
     def optional_int(name: str) -> int | None:
         value = values[name]
-        return None if value is None else _as_int(name, value)
+        return None if value is None else as_int(name, value)
 
     threads = None if values["threads"] is None else parse_threads(values["threads"])
     time_s = optional_int("time")
@@ -350,9 +196,9 @@ def resolve_settings(
         time=time_s,
         warmup=optional_int("warmup"),
         repetitions=repetitions,
-        cost=_as_bool("--cost", values["cost"]),
+        cost=as_bool("--cost", values["cost"]),
         alpha=parse_alpha(values["alpha"]),
-        strict=bool(_as_bool("--strict", values["strict"])),
+        strict=bool(as_bool("--strict", values["strict"])),
         min_effects=parse_min_effects(values["min-effect"]),
         gate_metrics=None if gate is None else parse_metrics(gate),
     )

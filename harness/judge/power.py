@@ -20,6 +20,7 @@ from scipy import special as sp_special  # owens_t, for the bivariate normal ort
 from scipy import stats as sp_stats  # Student and non-central t
 
 from harness.judge import ranktests, stats
+from harness.judge.classify import duration
 from harness.judge.design import Kind
 
 FloatArray = stats.FloatArray
@@ -229,11 +230,4 @@ def pairs_for_power(
 
 def wall_time(pairs: int, seconds_per_pair: float) -> str:
     """``pairs`` pairs of runs as wall time, e.g. ``"~45 min"`` or ``"~12.6 h"``."""
-    s = pairs * seconds_per_pair
-    if s < 90:
-        return f"~{s:.0f} s"
-    if s < 90 * 60:
-        return f"~{s / 60:.0f} min"
-    if s < 48 * 3600:
-        return f"~{s / 3600:.1f} h"
-    return f"~{s / 86400:.1f} days"
+    return duration(pairs * seconds_per_pair)

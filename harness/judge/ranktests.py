@@ -49,12 +49,9 @@ _NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
-class PairedEstimate:
-    """An A/B comparison of ``n`` interleaved pairs, on log ratios ``log(head / base)``.
-
-    ``confidence`` is the coverage the exact interval really has (at least ``confidence_requested``
-    when ``n`` allows it); ``noise_sd`` is the standard deviation of the per-pair log ratios.
-    """
+class Estimate:
+    """A shift on the log scale with its exact interval and p-value; ``confidence`` is the coverage the
+    interval really has (at least ``confidence_requested`` when the samples allow it)."""
 
     estimate: float
     low: float
@@ -62,6 +59,15 @@ class PairedEstimate:
     confidence: float
     confidence_requested: float
     p_value: float
+
+
+@dataclass(frozen=True)
+class PairedEstimate(Estimate):
+    """An A/B comparison of ``n`` interleaved pairs, on log ratios ``log(head / base)``.
+
+    ``noise_sd`` is the standard deviation of the per-pair log ratios.
+    """
+
     n: int
     noise_sd: float
     cv_base: float
@@ -70,18 +76,12 @@ class PairedEstimate:
 
 
 @dataclass(frozen=True)
-class TwoSampleEstimate:
+class TwoSampleEstimate(Estimate):
     """A candidate compared with stored baseline samples, on ``log(candidate) - log(baseline)``.
 
     ``noise_sd`` is the pooled standard deviation of the logs of both samples.
     """
 
-    estimate: float
-    low: float
-    high: float
-    confidence: float
-    confidence_requested: float
-    p_value: float
     n_baseline: int
     n_candidate: int
     noise_sd: float

@@ -13,6 +13,9 @@ through these functions and repeats none of their steps::
     history       stored runs -> TrendData (aggregates + change points) for charts
 
 A new metric family or backend is wired here once: what to measure for a case, and how to judge it.
+The records and helpers these steps use live beside this module: :mod:`harness.pipeline.cases` (what to
+measure: :class:`Case`, resolved and checked) and :mod:`harness.pipeline.outcome` (what comes back:
+:class:`Outcome` and the exit code).
 """
 
 from __future__ import annotations
@@ -20,45 +23,31 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 import pyarrow as pa
 
 from harness import workspace
-from harness.config.scenarios import load_scenario
-from harness.config.servers import load_server
-from harness.config.settings import Settings, apply_overrides, current_git_sha
+from harness.config.settings import Settings, current_git_sha
 from harness.dataset import DatasetCache
 from harness.errors import ConfigError, StoreError
 from harness.judge import stats
 from harness.judge.baselines import Baseline, find_baseline, write_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
-from harness.model import Kind, RunResult, Scenario, Server, Verdict
+from harness.model import Kind, RunResult, Server
 from harness.model.history import TrendData
 from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
+from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
+from harness.pipeline.outcome import Outcome, closed, exit_code
 from harness.run.fallback import Saver, Unsaved, waiting_notice
 from harness.run.measure import measure, plan_runs
 from harness.run.session import Reporter, Session, new_group_id
-from harness.servers.variables import check_requested
 from harness.store.check import open_checked
 from harness.store.history import history_tables
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
-
-EXIT_OK = 0
-EXIT_REGRESSION = 1
-EXIT_ERROR = 2
-
-
-@dataclass(frozen=True)
-class Case:
-    """A scenario and a server resolved from settings, with the command-line overrides applied."""
-
-    server: Server
-    scenario: Scenario
 
 
 @dataclass(frozen=True)
@@ -69,40 +58,6 @@ class JudgeOptions:
     strict: bool = False
     seed: int | None = None
     max_pairs: int | None = None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one invocation produced."""
-
-    runs: tuple[RunResult, ...]
-    verdicts: tuple[Verdict, ...] = ()
-    exit_code: int = EXIT_OK
-    warnings: tuple[str, ...] = ()
-    group_id: str = ""
-    pairs: int = 0
-    looks: int = 0
-    seed: int | None = None
-    written: tuple[Path, ...] = field(default=())
-    error: str = ""  # a closing error line the command prints last (e.g. runs the store could not take)
-
-    def document(self) -> dict[str, object]:
-        """The JSON document of ``--json`` (verdicts with their outcome, exit code, what ran)."""
-        verdicts = [{**dataclasses.asdict(v), "outcome": v.outcome} for v in self.verdicts]
-        doc: dict[str, object] = {"verdicts": verdicts, "exit_code": self.exit_code}
-        doc["run_ids"] = [r.run_id for r in self.runs]
-        doc["warnings"] = list(self.warnings)
-        if self.error:
-            doc["error"] = self.error
-        if self.pairs:
-            doc.update(pairs=self.pairs, looks=self.looks, seed=self.seed, group_id=self.group_id)
-        return doc
-
-
-def resolve(settings: Settings, scenario_name: str, server_name: str | None = None) -> Case:
-    """The scenario (profile and overrides from ``settings``) and the server it runs on."""
-    scenario = apply_overrides(load_scenario(scenario_name, settings.scenarios_dir, settings.profile), settings)
-    return Case(load_server(server_name or settings.server, settings.servers_dir), scenario)
 
 
 def open_session(settings: Settings, reporter: Reporter, *, containers: bool, check: bool = True) -> Session:
@@ -132,40 +87,10 @@ def open_session(settings: Settings, reporter: Reporter, *, containers: bool, ch
     )
 
 
-def _checked(*pairs: tuple[Server, Scenario]) -> None:
-    """Refuse, before anything runs, server settings a scenario cannot work with (never override them)."""
-    for server, scenario in pairs:
-        if server.provider != "external":
-            check_requested(server, scenario)
-
-
-def _closed(outcome: Outcome, session: Session, settings: Settings) -> Outcome:
-    """Runs the store could not take make the invocation an error, with the line that says where they are."""
-    if not session.unsaved:
-        return outcome
-    return dataclasses.replace(outcome, exit_code=EXIT_ERROR, error=session.unsaved.message(settings.store))
-
-
 def _session(settings: Settings, reporter: Reporter, servers: Iterable[Server], session: Session | None) -> Session:
     if session is not None:
         return session
     return open_session(settings, reporter, containers=any(t.provider == "container" for t in servers))
-
-
-def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, strict: bool = False) -> int:
-    """0 pass (inconclusive too unless strict), 1 regression (or inconclusive with strict), 2 a failed run.
-
-    A comparison that could not be judged because its runs failed is an error (2); a regression found
-    elsewhere in the same invocation still says 1 unless such a comparison failed outright.
-    """
-    outcomes = {v.outcome for v in verdicts}
-    if "failed" in outcomes:
-        return EXIT_ERROR
-    if "regression" in outcomes or (strict and "inconclusive" in outcomes):
-        return EXIT_REGRESSION
-    if any(not r.ok for r in runs):
-        return EXIT_ERROR
-    return EXIT_OK
 
 
 def measure_case(
@@ -197,47 +122,16 @@ def run(
     Timing runs unless the settings ask for cost mode. Exit 2 when a run failed.
     """
     case = resolve(settings, scenario_name, server)
-    _checked((case.server, case.scenario))
+    checked((case.server, case.scenario))
     session = _session(settings, reporter, [case.server], session)
     group = new_group_id()
     runs = [
         r
         for kind in settings.kinds(("time",))
-        for r in measure_case(session, _cases_for(settings, case, kind), kind=kind, group_id=group)
+        for r in measure_case(session, for_kind(settings, case, kind), kind=kind, group_id=group)
     ]
     outcome = Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(session.warnings), group_id=group)
-    return _closed(outcome, session, settings)
-
-
-def _by_threads(runs: Sequence[RunResult]) -> dict[tuple[Kind, int], list[RunResult]]:
-    out: dict[tuple[Kind, int], list[RunResult]] = {}
-    for one in runs:
-        out.setdefault((one.kind, one.threads), []).append(one)
-    return dict(sorted(out.items()))
-
-
-def _threads(scenario: Scenario, kind: Kind) -> tuple[int, ...]:
-    return scenario.cost.threads if kind == "cost" else scenario.threads
-
-
-def _cases_for(settings: Settings, case: Case, kind: Kind) -> Case:
-    """In cost-only mode ``--repetitions`` sets the cost runs; otherwise it sets the timing runs."""
-    if kind == "cost" and settings.cost and settings.repetitions is not None:
-        cost = dataclasses.replace(case.scenario.cost, repetitions=settings.repetitions)
-        return Case(case.server, dataclasses.replace(case.scenario, cost=cost))
-    return case
-
-
-def _forced(settings: Settings) -> bool:
-    return settings.repetitions is not None and not settings.cost
-
-
-def _apply(decision: design.Decision, cases: Sequence[Case], warnings: list[str], reporter: Reporter) -> list[Case]:
-    if decision.repetitions is None:
-        return list(cases)
-    warnings.append(decision.note)
-    reporter.phase(f"note: {decision.note}")
-    return [Case(c.server, c.scenario.with_overrides(repetitions=decision.repetitions)) for c in cases]
+    return closed(outcome, session, settings)
 
 
 def gate(
@@ -254,7 +148,7 @@ def gate(
     Before any run, the design is checked: with the stored baselines' run counts and the planned
     repetitions, every gating test must be able to reach alpha (:mod:`harness.pipeline.design`).
     """
-    _checked(*((c.server, c.scenario) for c in cases))
+    checked(*((c.server, c.scenario) for c in cases))
     session = _session(settings, reporter, (c.server for c in cases), session)
     kinds = settings.kinds()
     warnings = list(session.warnings)
@@ -273,9 +167,9 @@ def gate(
     planned = []
     for case in cases:
         for kind in kinds:
-            c = _cases_for(settings, case, kind)
+            c = for_kind(settings, case, kind)
             reps = c.scenario.cost.repetitions if kind == "cost" else c.scenario.repetitions
-            for threads in _threads(c.scenario, kind):
+            for threads in kind_threads(c.scenario, kind):
                 found = baseline(c, kind, threads)
                 metrics = design.gating_metrics(c.scenario, c.server, kind)
                 metrics = tuple(m for m in metrics if found is not None and found.values(m))
@@ -286,17 +180,17 @@ def gate(
                             label_, c.scenario, c.server, kind, "baseline", len(found.run_ids), reps, metrics
                         )
                     )
-    decision = design.check(planned, alpha=options.alpha, forced=_forced(settings))
-    timed = _apply(decision, cases, warnings, session.reporter)
+    decision = design.check(planned, alpha=options.alpha, forced=forced(settings))
+    timed = with_decision(decision, cases, warnings, session.reporter)
     group = new_group_id()
     runs: list[RunResult] = []
     judged: list[BaselineCase] = []
     for case in timed:
         for kind in kinds:
-            c = _cases_for(settings, case, kind)
+            c = for_kind(settings, case, kind)
             measured = measure_case(session, c, kind=kind, label=label, group_id=group)
             runs += measured
-            for (_, threads), group_runs in _by_threads(measured).items():
+            for (_, threads), group_runs in by_threads(measured).items():
                 judged.append(
                     BaselineCase(c.scenario, threads, c.server.name, baseline(c, kind, threads), group_runs, kind)
                 )
@@ -304,7 +198,7 @@ def gate(
     outcome = Outcome(
         tuple(runs), verdicts, exit_code(verdicts, strict=options.strict), tuple(warnings), group_id=group
     )
-    return _closed(outcome, session, settings)
+    return closed(outcome, session, settings)
 
 
 def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
@@ -312,12 +206,12 @@ def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
 
     Timing baselines belong to this testbed; cost baselines travel (see :mod:`harness.judge.baselines`).
     """
-    _checked((case.server, case.scenario))
+    checked((case.server, case.scenario))
     session = _session(settings, reporter, [case.server], None)
     group = new_group_id()
     runs = []
     for kind in settings.kinds():
-        runs += measure_case(session, _cases_for(settings, case, kind), kind=kind, label="baseline", group_id=group)
+        runs += measure_case(session, for_kind(settings, case, kind), kind=kind, label="baseline", group_id=group)
     warnings = list(session.warnings)
     timing = [r for r in runs if r.kind == "time"]
     if timing and len(timing) < 6 * len(case.scenario.threads):
@@ -325,8 +219,8 @@ def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
             "fewer than 6 timing repetitions per thread count: with few baseline runs the gate needs many "
             "candidate runs to be able to fail (record with --repetitions 12)"
         )
-    paths = tuple(write_baseline(settings.baselines_dir, group) for group in _by_threads(runs).values())
-    return _closed(Outcome(tuple(runs), warnings=tuple(warnings), written=paths, group_id=group), session, settings)
+    paths = tuple(write_baseline(settings.baselines_dir, group) for group in by_threads(runs).values())
+    return closed(Outcome(tuple(runs), warnings=tuple(warnings), written=paths, group_id=group), session, settings)
 
 
 def compare(
@@ -346,7 +240,7 @@ def compare(
     servers = [t for s in specs for t in (s.base, s.head)] + [c.server for c in recordings]
     if not specs and not recordings:
         return Outcome(())
-    _checked(*((t, s.scenario) for s in specs for t in (s.base, s.head)), *((c.server, c.scenario) for c in recordings))
+    checked(*((t, s.scenario) for s in specs for t in (s.base, s.head)), *((c.server, c.scenario) for c in recordings))
     session = _session(settings, reporter, servers, session)
     kinds = settings.kinds()
     if any(s.base.provider == "external" or s.head.provider == "external" for s in specs) and "cost" in kinds:
@@ -358,19 +252,19 @@ def compare(
     group = new_group_id()
     for case in recordings:
         for kind in kinds:
-            runs += measure_case(session, _cases_for(settings, case, kind), kind=kind, label="record", group_id=group)
+            runs += measure_case(session, for_kind(settings, case, kind), kind=kind, label="record", group_id=group)
     if not specs:
         outcome = Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(warnings), group_id=group)
-        return _closed(outcome, session, settings)
+        return closed(outcome, session, settings)
     pairs = max(
         2,
         settings.repetitions
-        if _forced(settings) and settings.repetitions
+        if forced(settings) and settings.repetitions
         else max(s.scenario.repetitions for s in specs),
     )
     if settings.cost and settings.repetitions is not None:
         specs = [
-            dataclasses.replace(s, scenario=_cases_for(settings, Case(s.head, s.scenario), "cost").scenario)
+            dataclasses.replace(s, scenario=for_kind(settings, Case(s.head, s.scenario), "cost").scenario)
             for s in specs
         ]
     planned = [
@@ -386,12 +280,12 @@ def compare(
         )
         for s in specs
         for kind in kinds
-        for threads in _threads(s.scenario, kind)
+        for threads in kind_threads(s.scenario, kind)
         for n in ((s.scenario.cost.repetitions if kind == "cost" else pairs),)
     ]
     looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)
     first_alpha = stats.alpha_spending(options.alpha, 1, looks) if looks > 1 else options.alpha
-    decision = design.check(planned, alpha=first_alpha, forced=_forced(settings))
+    decision = design.check(planned, alpha=first_alpha, forced=forced(settings))
     if decision.repetitions is not None:
         pairs = decision.repetitions
         warnings.append(decision.note)
@@ -410,7 +304,7 @@ def compare(
         looks=result.looks,
         seed=result.seed,
     )
-    return _closed(outcome, session, settings)
+    return closed(outcome, session, settings)
 
 
 def history(

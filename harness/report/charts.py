@@ -33,6 +33,15 @@ _WIDTH = 520
 _HEIGHT = 240
 
 
+def _quartile_tooltips(metric: str, label: str, fmt: str) -> list[alt.Tooltip]:
+    """The median and quartiles of ``metric`` over the runs behind one point."""
+    return [
+        alt.Tooltip(f"{metric}:Q", title=f"{label} median", format=fmt),
+        alt.Tooltip(f"{metric}_q1:Q", title="25th percentile", format=fmt),
+        alt.Tooltip(f"{metric}_q3:Q", title="75th percentile", format=fmt),
+    ]
+
+
 @dataclass(frozen=True)
 class Selection:
     """The initial (or, for images, fixed) selection of scenario, server and threads."""
@@ -161,9 +170,7 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
         alt.Tooltip("server:N", title="server"),
         alt.Tooltip("testbed:N", title="testbed"),
         alt.Tooltip("server_version:N", title="server version"),
-        alt.Tooltip(f"{metric}:Q", title=f"{label} median", format=fmt),
-        alt.Tooltip(f"{metric}_q1:Q", title="25th percentile", format=fmt),
-        alt.Tooltip(f"{metric}_q3:Q", title="75th percentile", format=fmt),
+        *_quartile_tooltips(metric, label, fmt),
         alt.Tooltip(f"{metric}_min:Q", title="min", format=fmt),
         alt.Tooltip(f"{metric}_max:Q", title="max", format=fmt),
         alt.Tooltip("n:Q", title="runs"),
@@ -207,9 +214,7 @@ def _scaling_chart(metric: str, data: TrendData) -> Layered:
         alt.Tooltip("server_version:N", title="server version"),
         alt.Tooltip("config_hash:N", title="config hash"),
         alt.Tooltip("threads:Q", title="threads"),
-        alt.Tooltip(f"{metric}:Q", title=f"{label} median", format=fmt),
-        alt.Tooltip(f"{metric}_q1:Q", title="25th percentile", format=fmt),
-        alt.Tooltip(f"{metric}_q3:Q", title="75th percentile", format=fmt),
+        *_quartile_tooltips(metric, label, fmt),
         alt.Tooltip("n:Q", title="runs"),
         alt.Tooltip("testbed:N", title="testbed"),
     ]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.model import MetricVerdict, RunResult, Verdict
-from harness.report.markdown import cell
+from harness.report.mdtable import cell
 from harness.report.verdicts import (
     OUTCOME_EMOJI,
     comparison_label,

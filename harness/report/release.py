@@ -21,7 +21,8 @@ from typing import Any
 
 from harness import pipeline
 from harness.model import Verdict
-from harness.report.markdown import cell, render_markdown
+from harness.report.markdown import render_markdown
+from harness.report.mdtable import cell
 from harness.report.verdicts import OUTCOME_EMOJI, fmt_interval, fmt_pct, metric_label
 
 #: Metric order of the table's columns and the chart's panels.

@@ -21,6 +21,8 @@ from harness.model import (
     Testbed,
     Totals,
 )
+from harness.model.ids import config_hash
+from harness.servers.base import ServerInstance, read_variables
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,20 @@ class RunContext:
     label: str = ""
     kind: RunKind = "time"
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+
+
+@dataclass
+class Served:
+    """What a run has learnt of its server so far, filled in as it goes (a failed run keeps it)."""
+
+    version: str = ""
+    config: str = ""
+    variables: dict[str, str] = field(default_factory=dict)
+
+    def read(self, instance: ServerInstance) -> None:
+        """The server's version and effective variables, and the hash of those."""
+        self.variables = read_variables(instance.endpoint)
+        self.version, self.config = instance.version, config_hash(self.variables)
 
 
 def build_result(

@@ -29,13 +29,12 @@ from datetime import UTC, datetime
 
 import pymysql
 
-from harness.errors import HarnessError, ServerError, SysbenchError
+from harness.errors import ServerError, SysbenchError
 from harness.model import Metrics, RunResult
-from harness.model.ids import config_hash
 from harness.run.callgrind import read_dump
-from harness.run.context import RunContext, build_result
+from harness.run.context import RunContext, Served, build_result
 from harness.run.session import Session
-from harness.servers.base import Endpoint, ServerInstance, connect, read_variables
+from harness.servers.base import Endpoint, ServerInstance, connect
 from harness.servers.callgrind import Callgrind
 from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
 
@@ -76,53 +75,47 @@ def run_cost(session: Session, ctx: RunContext, instance: ServerInstance | None 
     """One cost repetition on a fresh server under callgrind; the result is stored before returning."""
     del instance  # a counted server is always its own: a shared, uncounted one cannot be used
     started = datetime.now(UTC)
+    return session.record(ctx, started, lambda served: _count(session, ctx, started, served))
+
+
+def _count(session: Session, ctx: RunContext, started: datetime, served: Served) -> RunResult:
     settings = ctx.scenario.cost
     label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t cost #{ctx.repetition}"
-    version, config, variables = "", "", {}
-    try:
-        identity = session.cost_identity(ctx.server, ctx.scenario)
-        session.reporter.phase(
-            f"counting {label} under callgrind ({settings.warmup_events:,} warm-up + {settings.events:,} transactions)"
-        )
-        with session.instance(ctx.server, ctx.scenario, callgrind=Callgrind()) as live:
-            control = live.control
-            if control is None:
-                raise ServerError(f"{ctx.server.name} was not started under callgrind")
-            variables = read_variables(live.endpoint)
-            version, config = live.version, config_hash(variables)
-            with read_view(live.endpoint) if settings.read_view else contextlib.nullcontext():
-                if settings.warmup_events:
-                    _sysbench(ctx, live, settings.warmup_events, "warm-up")
-                control.zero()
-                measured = _sysbench(ctx, live, settings.events, "measured")
-                dump = control.dump("measured")
-            profile = read_dump(dump)
-        totals = measured.totals
-        assert totals is not None  # checked by _sysbench
-        result = build_result(
-            ctx,
-            started,
-            "ok",
-            server_version=version,
-            config=config,
-            variables=variables,
-            options={"argv": " ".join(measured.argv), "warmup_events": str(settings.warmup_events)},
-            totals=totals,
-            metrics=Metrics.cost(totals, profile.total_ir),
-            notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *session.warnings),
-            cost=identity,
-            cost_profile=profile,
-        )
-        unnamed = profile.unnamed_ir / max(1, profile.total_ir)
-        session.reporter.phase(
-            f"{label}: {profile.total_ir / totals.events:,.0f} instructions per transaction "
-            f"({totals.events:,} transactions, {unnamed:.0%} in unnamed functions)"
-        )
-    except HarnessError as exc:
-        result = build_result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
-    except KeyboardInterrupt as exc:
-        session.mark_interrupted(ctx, started, exc)
-        raise
-    session.save(result)
-    session.reporter.finished(result)
+    identity = session.cost_identity(ctx.server, ctx.scenario)
+    session.reporter.phase(
+        f"counting {label} under callgrind ({settings.warmup_events:,} warm-up + {settings.events:,} transactions)"
+    )
+    with session.instance(ctx.server, ctx.scenario, callgrind=Callgrind()) as live:
+        control = live.control
+        if control is None:
+            raise ServerError(f"{ctx.server.name} was not started under callgrind")
+        served.read(live)
+        with read_view(live.endpoint) if settings.read_view else contextlib.nullcontext():
+            if settings.warmup_events:
+                _sysbench(ctx, live, settings.warmup_events, "warm-up")
+            control.zero()
+            measured = _sysbench(ctx, live, settings.events, "measured")
+            dump = control.dump("measured")
+        profile = read_dump(dump)
+    totals = measured.totals
+    assert totals is not None  # checked by _sysbench
+    result = build_result(
+        ctx,
+        started,
+        "ok",
+        server_version=served.version,
+        config=served.config,
+        variables=served.variables,
+        options={"argv": " ".join(measured.argv), "warmup_events": str(settings.warmup_events)},
+        totals=totals,
+        metrics=Metrics.cost(totals, profile.total_ir),
+        notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *session.warnings),
+        cost=identity,
+        cost_profile=profile,
+    )
+    unnamed = profile.unnamed_ir / max(1, profile.total_ir)
+    session.reporter.phase(
+        f"{label}: {profile.total_ir / totals.events:,.0f} instructions per transaction "
+        f"({totals.events:,} transactions, {unnamed:.0%} in unnamed functions)"
+    )
     return result

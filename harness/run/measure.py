@@ -24,14 +24,13 @@ from harness.model import (
     Server,
     Testbed,
 )
-from harness.model.ids import config_hash
 from harness.run import warmup
-from harness.run.context import RunContext, build_result
+from harness.run.context import RunContext, Served, build_result
 from harness.run.cost import run_cost
 from harness.run.neighbours import crowding_note
 from harness.run.probes import ProbeSession
 from harness.run.session import Session
-from harness.servers.base import ServerInstance, read_variables
+from harness.servers.base import ServerInstance
 from harness.sysbench.driver import run, run_argv, workdir
 
 
@@ -55,85 +54,84 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
     if ctx.kind == "cost":
         return run_cost(session, ctx, instance)
     started = datetime.now(UTC)
-    label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
     profile_warmup = ctx.scenario.warmup_s
     ctx = replace(ctx, scenario=session.adapted(ctx.scenario, ctx.threads))
-    version, config = "", ""
-    try:
-        with contextlib.ExitStack() as stack:
-            if instance is None:
-                instance = stack.enter_context(session.instance(ctx.server, ctx.scenario))
-            variables = read_variables(instance.endpoint)
-            version, config = instance.version, config_hash(variables)
-            probes = ProbeSession(instance.host_pid, instance.endpoint)
-            scenario = ctx.scenario
+    return session.record(ctx, started, lambda served: _time(session, ctx, started, served, instance, profile_warmup))
 
-            def on_interval(sample: IntervalSample) -> None:
-                if not probes.started and sample.t_s >= scenario.warmup_s - 0.05:
-                    probes.start()
-                session.reporter.interval(label, sample)
 
-            if scenario.warmup_s == 0:
+def _time(
+    session: Session,
+    ctx: RunContext,
+    started: datetime,
+    served: Served,
+    instance: ServerInstance | None,
+    profile_warmup: int,
+) -> RunResult:
+    label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
+    with contextlib.ExitStack() as stack:
+        if instance is None:
+            instance = stack.enter_context(session.instance(ctx.server, ctx.scenario))
+        served.read(instance)
+        probes = ProbeSession(instance.host_pid, instance.endpoint)
+        scenario = ctx.scenario
+
+        def on_interval(sample: IntervalSample) -> None:
+            if not probes.started and sample.t_s >= scenario.warmup_s - 0.05:
                 probes.start()
-            crowd = _crowding(session, ctx)
-            session.reporter.phase(f"running {label} ({scenario.warmup_s} s warm-up + {scenario.time_s} s)")
-            with workdir(scenario) as (folder, wrapper):
-                argv = run_argv(scenario, instance.endpoint, wrapper, ctx.threads, ctx.server.client_cpuset)
-                try:
-                    outcome = run(
-                        argv,
-                        cwd=folder,
-                        warmup_s=scenario.warmup_s,
-                        expected_s=scenario.warmup_s + scenario.time_s,
-                        on_interval=on_interval,
-                        timeout_s=(scenario.warmup_s + scenario.time_s) * 3 + 120,
-                    )
-                    readings = probes.stop() if instance.alive() else Probes(instructions_note="server died")
-                finally:
-                    probes.abort()
-            crowd = crowd or _crowding(session, ctx)
-            command = " ".join(outcome.argv)
-            if outcome.failure is not None:
-                reason = outcome.failure.message()
-                if not instance.alive():
-                    kept = session.keep_log(instance, ctx.run_id)
-                    reason = f"server died during the run ({instance.error_log_tail()}{kept}); {reason}"
-                result = build_result(
-                    ctx,
-                    started,
-                    "failed",
-                    failure=reason,
-                    server_version=version,
-                    config=config,
-                    variables=variables,
-                    options={"argv": command},
-                    intervals=outcome.intervals,
+            session.reporter.interval(label, sample)
+
+        if scenario.warmup_s == 0:
+            probes.start()
+        crowd = _crowding(session, ctx)
+        session.reporter.phase(f"running {label} ({scenario.warmup_s} s warm-up + {scenario.time_s} s)")
+        with workdir(scenario) as (folder, wrapper):
+            argv = run_argv(scenario, instance.endpoint, wrapper, ctx.threads, ctx.server.client_cpuset)
+            try:
+                outcome = run(
+                    argv,
+                    cwd=folder,
+                    warmup_s=scenario.warmup_s,
+                    expected_s=scenario.warmup_s + scenario.time_s,
+                    on_interval=on_interval,
+                    timeout_s=(scenario.warmup_s + scenario.time_s) * 3 + 120,
                 )
-            else:
-                found = warmup.trend(outcome.intervals)
-                _adapt(session, ctx, profile_warmup, found)
-                result = build_result(
-                    ctx,
-                    started,
-                    "ok",
-                    server_version=version,
-                    config=config,
-                    variables=variables,
-                    options={"argv": command, "rand_type": scenario.rand_type, **dict(scenario.options)},
-                    intervals=outcome.intervals,
-                    histogram=outcome.histogram,
-                    totals=outcome.totals,
-                    probes=readings,
-                    notes=(*session.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
-                )
-    except HarnessError as exc:
-        result = build_result(ctx, started, "failed", failure=str(exc), server_version=version, config=config)
-    except KeyboardInterrupt as exc:
-        session.mark_interrupted(ctx, started, exc)
-        raise
-    session.save(result)
-    session.reporter.finished(result)
-    return result
+                readings = probes.stop() if instance.alive() else Probes(instructions_note="server died")
+            finally:
+                probes.abort()
+        crowd = crowd or _crowding(session, ctx)
+        command = " ".join(outcome.argv)
+        if outcome.failure is not None:
+            reason = outcome.failure.message()
+            if not instance.alive():
+                kept = session.keep_log(instance, ctx.run_id)
+                reason = f"server died during the run ({instance.error_log_tail()}{kept}); {reason}"
+            return build_result(
+                ctx,
+                started,
+                "failed",
+                failure=reason,
+                server_version=served.version,
+                config=served.config,
+                variables=served.variables,
+                options={"argv": command},
+                intervals=outcome.intervals,
+            )
+        found = warmup.trend(outcome.intervals)
+        _adapt(session, ctx, profile_warmup, found)
+        return build_result(
+            ctx,
+            started,
+            "ok",
+            server_version=served.version,
+            config=served.config,
+            variables=served.variables,
+            options={"argv": command, "rand_type": scenario.rand_type, **dict(scenario.options)},
+            intervals=outcome.intervals,
+            histogram=outcome.histogram,
+            totals=outcome.totals,
+            probes=readings,
+            notes=(*session.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
+        )
 
 
 def plan_runs(

@@ -14,10 +14,10 @@ from typing import Protocol
 from harness.dataset import DatasetCache, Snapshot
 from harness.errors import HarnessError
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
-from harness.run.context import CostIdentity, RunContext, build_result
+from harness.run.context import CostIdentity, RunContext, Served, build_result
 from harness.run.fallback import Unsaved
 from harness.servers import provider_for
-from harness.servers.base import DatasetCredentials, Provider, ServerInstance
+from harness.servers.base import DatasetCredentials, Launch, Provider, ServerInstance
 from harness.servers.callgrind import Callgrind
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
@@ -76,6 +76,23 @@ class Session:
         with suppress(HarnessError):
             self.save(build_result(ctx, started, "failed", failure=f"interrupted ({what}) at {where}{group}"))
 
+    def record(self, ctx: RunContext, started: datetime, measure: Callable[[Served], RunResult]) -> RunResult:
+        """Store and report what ``measure`` returns; on a HarnessError, a failed run saying why (with the
+        server's version and configuration if it got that far); on an interrupt, the interrupted run."""
+        served = Served()
+        try:
+            result = measure(served)
+        except HarnessError as exc:
+            result = build_result(
+                ctx, started, "failed", failure=str(exc), server_version=served.version, config=served.config
+            )
+        except KeyboardInterrupt as exc:
+            self.mark_interrupted(ctx, started, exc)
+            raise
+        self.save(result)
+        self.reporter.finished(result)
+        return result
+
     def keep_log(self, instance: ServerInstance, run_id: str) -> str:
         """Keep a dead server's log beside the dataset cache (its run folder goes when it stops)."""
         destination = self.cache.root.parent / "logs" / f"{run_id}.log"
@@ -118,7 +135,7 @@ class Session:
         variables = effective_variables(server, scenario)
         if snapshot is None:
             credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
-            with provider.serve(None, credentials, variables, callgrind) as instance:
+            with provider.serve(Launch(None, credentials, variables, callgrind)) as instance:
                 key = (server.name, stable_hash(scenario.dataset_key()))
                 if key not in self._external_prepared:
                     self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server.name}")
@@ -129,7 +146,7 @@ class Session:
             return
         with (
             self.cache.restore(snapshot) as datadir,
-            provider.serve(datadir, snapshot.credentials, variables, callgrind) as instance,
+            provider.serve(Launch(datadir, snapshot.credentials, variables, callgrind)) as instance,
         ):
             yield instance
 

@@ -14,7 +14,7 @@ import pymysql
 
 from harness.errors import ServerError
 from harness.model import Server
-from harness.servers.callgrind import Callgrind, Control
+from harness.servers.callgrind import READY_TIMEOUT_S, Callgrind, Control
 
 BENCH_USER = "dbperf"
 
@@ -51,6 +51,49 @@ class DatasetCredentials:
     @staticmethod
     def generate() -> DatasetCredentials:
         return DatasetCredentials(BENCH_USER, secrets.token_urlsafe(18))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What one start of a server needs: its datadir (None for an external server), the account to
+    connect as, the server variables, and callgrind when the run counts instructions."""
+
+    datadir: Path | None
+    credentials: DatasetCredentials
+    variables: Mapping[str, str] = field(default_factory=dict)
+    callgrind: Callgrind | None = None
+
+    def needed_datadir(self, provider: str) -> Path:
+        """The datadir, which the ``provider`` provider cannot start without."""
+        if self.datadir is None:
+            raise ServerError(f"the {provider} provider needs a datadir")
+        return self.datadir
+
+    def server_variables(self, flavour: str) -> Mapping[str, str]:
+        """The variables to start with: callgrind's own added when the run is counted."""
+        if self.callgrind is None:
+            return self.variables
+        return Callgrind.variables(flavour, self.variables)
+
+    def ready(
+        self, server: Server, port: int, program: str, *, alive: Callable[[], bool], log_tail: Callable[[], str]
+    ) -> tuple[str, Endpoint]:
+        """Wait until the server started on 127.0.0.1:``port`` answers and check its version pin; its
+        version and the benchmark's endpoint."""
+        user, password = self.credentials.user, self.credentials.password
+        counted = self.callgrind is not None
+        version = wait_until_ready(
+            "127.0.0.1",
+            port,
+            user,
+            password,
+            alive=alive,
+            log_tail=log_tail,
+            what=f"{server.name} ({program}{' under callgrind' if counted else ''})",
+            timeout_s=READY_TIMEOUT_S if counted else 90.0,
+        )
+        check_version_pin(server, version)
+        return version, Endpoint("127.0.0.1", port, user, password, server.database)
 
 
 class ServerInstance(Protocol):
@@ -94,15 +137,9 @@ class Provider(Protocol):
         """Create a fresh datadir holding the benchmark user and an empty ``sbtest`` database."""
         ...
 
-    def serve(
-        self,
-        datadir: Path | None,
-        credentials: DatasetCredentials,
-        variables: Mapping[str, str],
-        callgrind: Callgrind | None = None,
-    ) -> AbstractContextManager[ServerInstance]:
-        """Start a server on ``datadir`` (under callgrind when asked); leaving the context stops it and
-        removes what it made."""
+    def serve(self, launch: Launch) -> AbstractContextManager[ServerInstance]:
+        """Start a server on the launch's datadir (under callgrind when asked); leaving the context
+        stops it and removes what it made."""
         ...
 
     def server_build(self) -> str:
@@ -112,6 +149,12 @@ class Provider(Protocol):
     def counting_tool(self) -> str:
         """The valgrind version that counts instructions for this server (on the host or in its image)."""
         ...
+
+
+def bootstrap(provider: Provider, datadir: Path, credentials: DatasetCredentials) -> None:
+    """Create the benchmark account and database in a fresh datadir, through a server started as root."""
+    with provider.serve(Launch(datadir, DatasetCredentials("root", ""))) as instance:
+        run_sql(instance.endpoint, bootstrap_sql(provider.server.flavour, credentials), as_root=True)
 
 
 def connect(

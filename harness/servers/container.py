@@ -19,7 +19,7 @@ import io
 import os
 import shutil
 import tarfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,13 +37,11 @@ from harness.model import Server
 from harness.servers.base import (
     DatasetCredentials,
     Endpoint,
-    bootstrap_sql,
-    check_version_pin,
+    Launch,
+    bootstrap,
     init_args,
-    run_sql,
-    wait_until_ready,
 )
-from harness.servers.callgrind import READY_TIMEOUT_S, Callgrind, Control
+from harness.servers.callgrind import Control
 from harness.servers.elf import build_id
 from harness.servers.local import free_port, summarise_log
 from harness.servers.variables import write_cnf
@@ -234,19 +232,12 @@ class ContainerProvider:
         finally:
             container.stop()
             space.untrack_container(container.get_wrapped_container().id)
-        with self.serve(datadir, DatasetCredentials("root", ""), {}) as instance:
-            run_sql(instance.endpoint, bootstrap_sql(self.server.flavour, credentials), as_root=True)
+        bootstrap(self, datadir, credentials)
 
     @contextmanager
-    def serve(
-        self,
-        datadir: Path | None,
-        credentials: DatasetCredentials,
-        variables: Mapping[str, str],
-        callgrind: Callgrind | None = None,
-    ) -> Iterator[ContainerInstance]:
-        if datadir is None:
-            raise ServerError("the container provider needs a datadir")
+    def serve(self, launch: Launch) -> Iterator[ContainerInstance]:
+        datadir = launch.needed_datadir("container")
+        callgrind = launch.callgrind
         self._check_image()
         with contextlib.suppress(ServerError):
             sweep_containers()
@@ -256,8 +247,7 @@ class ContainerProvider:
         try:
             if callgrind is not None:
                 self.counting_tool()  # a clear error when the image has no valgrind
-                variables = Callgrind.variables(self.server.flavour, variables)
-            cnf = write_cnf(run_dir / "my.cnf", self.server, variables)
+            cnf = write_cnf(run_dir / "my.cnf", self.server, launch.server_variables(self.server.flavour))
             cnf.chmod(0o644)
             port = free_port()
             binary = "mariadbd" if self.server.flavour == "mariadb" else "mysqld"
@@ -284,21 +274,11 @@ class ContainerProvider:
             except docker.errors.DockerException as exc:
                 raise ServerError(f"cannot start a container from {self.image}: {exc}") from exc
             space.track_container(container.get_wrapped_container().id)
-            instance = ContainerInstance(
-                Endpoint("127.0.0.1", port, credentials.user, credentials.password), container, ""
+            user, password = launch.credentials.user, launch.credentials.password
+            starting = ContainerInstance(Endpoint("127.0.0.1", port, user, password), container, "")
+            version, endpoint = launch.ready(
+                self.server, port, self.image, alive=starting.alive, log_tail=starting.error_log_tail
             )
-            version = wait_until_ready(
-                "127.0.0.1",
-                port,
-                credentials.user,
-                credentials.password,
-                alive=instance.alive,
-                log_tail=instance.error_log_tail,
-                what=f"{self.server.name} ({self.image}{' under callgrind' if callgrind else ''})",
-                timeout_s=READY_TIMEOUT_S if callgrind else 90.0,
-            )
-            check_version_pin(self.server, version)
-            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.server.database)
             control = None
             if callgrind is not None:
                 control = Control(out_dir, None, ["docker", "exec", container.get_wrapped_container().id])

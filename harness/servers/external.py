@@ -8,7 +8,7 @@ written to the store or printed. dbperf only ever touches the server's benchmark
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +17,8 @@ import pymysql
 
 from harness.errors import ServerError
 from harness.model import Server
-from harness.servers.base import DatasetCredentials, Endpoint, check_version_pin, connect
-from harness.servers.callgrind import Callgrind, Control
+from harness.servers.base import DatasetCredentials, Endpoint, Launch, check_version_pin, connect
+from harness.servers.callgrind import Control
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class ExternalProvider:
 
     def build_id(self) -> str:
         creds = self.credentials()
-        with self.serve(None, creds, {}) as instance:
+        with self.serve(Launch(None, creds)) as instance:
             return f"external:{self.server.host}:{self.server.port}:{instance.version}"
 
     def server_build(self) -> str:
@@ -117,15 +117,10 @@ class ExternalProvider:
         """Nothing to initialise: the database must exist and the account must be allowed to use it."""
 
     @contextmanager
-    def serve(
-        self,
-        datadir: Path | None,
-        credentials: DatasetCredentials,
-        variables: Mapping[str, str],
-        callgrind: Callgrind | None = None,
-    ) -> Iterator[ExternalInstance]:
-        del datadir, variables  # an external server's configuration is its owner's business
-        if callgrind is not None:
+    def serve(self, launch: Launch) -> Iterator[ExternalInstance]:
+        # the datadir and variables are unused: an external server's configuration is its owner's business
+        credentials = launch.credentials
+        if launch.callgrind is not None:
             raise ServerError(_NO_COST.format(name=self.server.name))
         port = self.server.port or 3306
         try:

@@ -13,7 +13,7 @@ import signal
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +24,11 @@ from harness.model import Server
 from harness.servers.base import (
     DatasetCredentials,
     Endpoint,
-    bootstrap_sql,
-    check_version_pin,
+    Launch,
+    bootstrap,
     init_args,
-    run_sql,
-    wait_until_ready,
 )
-from harness.servers.callgrind import READY_TIMEOUT_S, Callgrind, Control, valgrind_version
+from harness.servers.callgrind import Control, valgrind_version
 from harness.servers.elf import file_build_id
 from harness.servers.variables import write_cnf
 
@@ -202,27 +200,17 @@ class LocalProvider:
         if code != 0:
             tail = " | ".join(output.strip().splitlines()[-5:])
             raise ServerError(f"initialising a {self.server.flavour} datadir failed: {tail}")
-        root = DatasetCredentials("root", "")
-        with self.serve(datadir, root, {}) as instance:
-            run_sql(instance.endpoint, bootstrap_sql(self.server.flavour, credentials), as_root=True)
+        bootstrap(self, datadir, credentials)
 
     @contextmanager
-    def serve(
-        self,
-        datadir: Path | None,
-        credentials: DatasetCredentials,
-        variables: Mapping[str, str],
-        callgrind: Callgrind | None = None,
-    ) -> Iterator[LocalInstance]:
-        if datadir is None:
-            raise ServerError("the local provider needs a datadir")
+    def serve(self, launch: Launch) -> Iterator[LocalInstance]:
+        datadir = launch.needed_datadir("local")
+        callgrind = launch.callgrind
         space = workspace.current()
         run_dir = space.make("local")
         process: subprocess.Popen[bytes] | None = None
         try:
-            if callgrind is not None:
-                variables = Callgrind.variables(self.server.flavour, variables)
-            cnf = write_cnf(run_dir / "my.cnf", self.server, variables)
+            cnf = write_cnf(run_dir / "my.cnf", self.server, launch.server_variables(self.server.flavour))
             port = free_port()
             log_path = run_dir / "error.log"
             argv = [
@@ -257,18 +245,9 @@ class LocalProvider:
             def log_tail() -> str:
                 return _tail(log_path) if log_path.exists() else _tail(run_dir / "stdout.log")
 
-            version = wait_until_ready(
-                "127.0.0.1",
-                port,
-                credentials.user,
-                credentials.password,
-                alive=lambda: proc.poll() is None,
-                log_tail=log_tail,
-                what=f"{self.server.name} ({self.binary}{' under callgrind' if callgrind else ''})",
-                timeout_s=READY_TIMEOUT_S if callgrind else 90.0,
+            version, endpoint = launch.ready(
+                self.server, port, self.binary, alive=lambda: proc.poll() is None, log_tail=log_tail
             )
-            check_version_pin(self.server, version)
-            endpoint = Endpoint("127.0.0.1", port, credentials.user, credentials.password, self.server.database)
             control = Control(out_dir, process.pid) if callgrind else None
             yield LocalInstance(endpoint, process, version, log_path, control)
         finally:

@@ -28,18 +28,17 @@ import contextlib
 import logging
 import random
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
 
 from harness.errors import StoreError
-from harness.model import RunResult
-from harness.store import lakeconn, queries
+from harness.store import lakeconn
+from harness.store.base import ResultStore
 from harness.store.location import LakeLocation
-from harness.store.rows import COLUMNS, TABLES, arrow_tables
+from harness.store.rows import COLUMNS, TABLES
 from harness.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -70,7 +69,7 @@ def _create(table: str) -> str:
     return f"CREATE TABLE IF NOT EXISTS {table} ({body})"
 
 
-class LakeStore:
+class LakeStore(ResultStore):
     """Results of every run of a fleet, in a DuckLake on PostgreSQL (see the module docstring)."""
 
     def __init__(self, where: LakeLocation, *, deadline_s: float = 600.0, max_attempts: int = 60) -> None:
@@ -246,7 +245,7 @@ class LakeStore:
         raise AssertionError("unreachable")
 
     @contextlib.contextmanager
-    def _read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+    def _reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """One read transaction: every query inside sees the same snapshot."""
         con = self.con
         con.execute("BEGIN TRANSACTION")
@@ -259,19 +258,6 @@ class LakeStore:
                 con.execute("ROLLBACK")
 
     # -- writing -------------------------------------------------------------------------------
-
-    def save(self, run: RunResult) -> None:
-        """Store one run (replacing a stored run with the same id) in one snapshot."""
-        self.save_many([run])
-
-    def save_many(self, runs: Sequence[RunResult]) -> None:
-        if not runs:
-            return
-        ids = [run.run_id for run in runs]
-        if len(set(ids)) != len(ids):
-            dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
-            raise StoreError(f"save_many: run ids repeat within the batch: {', '.join(dupes[:5])}")
-        self.save_tables(arrow_tables(runs))
 
     def save_tables(self, tables: dict[str, pa.Table]) -> None:
         """Replace-or-insert the runs of these Arrow tables (one per store table), in one snapshot."""
@@ -300,57 +286,6 @@ class LakeStore:
     def ingest_pending(self) -> int:
         """Nothing is ever pending in a lake: a save is queryable once it returns."""
         return 0
-
-    # -- reading -------------------------------------------------------------------------------
-
-    def runs(
-        self,
-        *,
-        scenario: str | None = None,
-        server: str | None = None,
-        threads: int | None = None,
-        status: str | None = None,
-        group_id: str | None = None,
-        source: str | None = None,
-        limit: int | None = None,
-        with_samples: bool = False,
-        with_profiles: bool = False,
-    ) -> list[RunResult]:
-        values = (scenario, server, threads, status, group_id, source)
-        filters = dict(zip(queries.FILTERS, values, strict=True))
-        with self._read() as con:
-            return queries.read_runs(con, filters, limit, with_samples=with_samples, with_profiles=with_profiles)
-
-    def get(self, run_id: str) -> RunResult:
-        with self._read() as con:
-            run = queries.read_one(con, run_id)
-        if run is None:
-            raise StoreError(f"no run {run_id!r} in {self.where}: `dbperf runs` lists the stored runs")
-        return run
-
-    def metrics_table(
-        self,
-        *,
-        scenario: str | None = None,
-        server: str | None = None,
-        threads: int | None = None,
-        status: str | None = None,
-        group_id: str | None = None,
-        source: str | None = None,
-        limit: int | None = None,
-    ) -> pa.Table:
-        values = (scenario, server, threads, status, group_id, source)
-        with self._read() as con:
-            return queries.metrics(con, dict(zip(queries.FILTERS, values, strict=True)), limit)
-
-    def count(self) -> int:
-        with self._read() as con:
-            return queries.count(con)
-
-    def export_tables(self, run_ids: Sequence[str] | None = None) -> dict[str, pa.Table]:
-        """Every table's rows (of these runs, or of all) from one snapshot, for copying the store elsewhere."""
-        with self._read() as con:
-            return queries.export(con, run_ids)
 
     # -- maintenance ---------------------------------------------------------------------------
 

@@ -42,8 +42,7 @@ import re
 import shutil
 import time
 import uuid
-from collections import Counter
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,7 +53,7 @@ import pyarrow.parquet as pq
 
 from harness.errors import StoreError
 from harness.model import RunResult
-from harness.store import queries
+from harness.store.base import ResultStore
 from harness.store.filecheck import diagnose, explain
 from harness.store.rows import COLUMNS, TABLES, arrow_tables
 from harness.store.schema import RENAMED, ensure_schema
@@ -79,7 +78,7 @@ class _OneByOne(Exception):  # noqa: N818 - internal signal, never escapes
     """Pending folders share a run id: merge them one at a time, in order, so the last one wins."""
 
 
-class Store:
+class Store(ResultStore):
     """Results of every run: Parquet folders beside a DuckDB file (see the module docstring)."""
 
     def __init__(self, path: Path, *, lock_timeout_s: float = 600.0, check: bool = True) -> None:
@@ -116,93 +115,25 @@ class Store:
         self._write_folder(name, arrow_tables([run]))
         self._merge_written(name)
 
-    def save_many(self, runs: Sequence[RunResult]) -> None:
-        """Save many runs as one combined Parquet folder (bulk imports, synthetic benchmark data)."""
-        if not runs:
-            return
-        ids = [run.run_id for run in runs]
-        if len(set(ids)) != len(ids):
-            dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
-            raise StoreError(f"save_many: run ids repeat within the batch: {', '.join(dupes[:5])}")
-        self.save_tables(arrow_tables(runs))
-
     def save_tables(self, tables: dict[str, pa.Table]) -> None:
         """Save the runs of these Arrow tables (one per store table) as one Parquet batch folder."""
         name = f"batch-{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         self._write_folder(name, tables)
         self._merge_written(name)
 
-    def export_tables(self, run_ids: Sequence[str] | None = None) -> dict[str, pa.Table]:
-        """Every table's rows (of these runs, or of all), for copying the store elsewhere."""
-        with self._locked() as con:
-            self._ingest(con)
-            return queries.export(con, run_ids)
-
     def ingest_pending(self) -> int:
         """Merge Parquet folders not yet in DuckDB; returns how many runs were merged."""
         with self._locked() as con:
             return self._ingest(con)[0]
 
-    # -- reading -------------------------------------------------------------------------------
-
-    def runs(
-        self,
-        *,
-        scenario: str | None = None,
-        server: str | None = None,
-        threads: int | None = None,
-        status: str | None = None,
-        group_id: str | None = None,
-        source: str | None = None,
-        limit: int | None = None,
-        with_samples: bool = False,
-        with_profiles: bool = False,
-    ) -> list[RunResult]:
-        """Stored runs matching every given filter, newest first; samples and cost profiles on request."""
-        values = (scenario, server, threads, status, group_id, source)
-        with self._locked() as con:
-            self._ingest(con)
-            return queries.read_runs(
-                con,
-                dict(zip(queries.FILTERS, values, strict=True)),
-                limit,
-                with_samples=with_samples,
-                with_profiles=with_profiles,
-            )
-
-    def get(self, run_id: str) -> RunResult:
-        """One run, with its intervals, histogram and cost profile."""
-        with self._locked() as con:
-            self._ingest(con)
-            run = queries.read_one(con, run_id)
-        if run is None:
-            raise StoreError(f"no run {run_id!r} in {self.path}: `dbperf runs` lists the stored runs")
-        return run
-
-    def metrics_table(
-        self,
-        *,
-        scenario: str | None = None,
-        server: str | None = None,
-        threads: int | None = None,
-        status: str | None = None,
-        group_id: str | None = None,
-        source: str | None = None,
-        limit: int | None = None,
-    ) -> pa.Table:
-        """A ``pyarrow.Table``, one row per run (newest first): identity columns and every metric."""
-        values = (scenario, server, threads, status, group_id, source)
-        with self._locked() as con:
-            self._ingest(con)
-            return queries.metrics(con, dict(zip(queries.FILTERS, values, strict=True)), limit)
-
-    def count(self) -> int:
-        """How many runs the store holds."""
-        with self._locked() as con:
-            self._ingest(con)
-            return queries.count(con)
-
     # -- internals -----------------------------------------------------------------------------
+
+    @contextmanager
+    def _reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The locked connection, once every pending Parquet folder is merged."""
+        with self._locked() as con:
+            self._ingest(con)
+            yield con
 
     @contextmanager
     def _locked(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -227,17 +227,17 @@ class SysbenchOutcome:
     output: str
 
 
+def _counts(record: Mapping[str, float]) -> dict[str, int]:
+    """The raw counts an interval and the totals both carry, under the records' own field names."""
+    return {name: int(record[name]) for name in ("events", "reads", "writes", "other", "errors", "reconnects")}
+
+
 def _interval(record: Mapping[str, float], warmup_s: float) -> IntervalSample:
     return IntervalSample(
         t_s=float(record["t"]),
         interval_s=float(record["dt"]),
         threads_running=int(record["threads"]),
-        events=int(record["events"]),
-        reads=int(record["reads"]),
-        writes=int(record["writes"]),
-        other=int(record["other"]),
-        errors=int(record["errors"]),
-        reconnects=int(record["reconnects"]),
+        **_counts(record),
         latency_pct_ms=float(record["lat_pct"]) * 1000.0,
         warmup=float(record["t"]) <= warmup_s + 0.5,
     )
@@ -246,12 +246,7 @@ def _interval(record: Mapping[str, float], warmup_s: float) -> IntervalSample:
 def _totals(record: Mapping[str, float]) -> Totals:
     return Totals(
         time_s=float(record["dt"]),
-        events=int(record["events"]),
-        reads=int(record["reads"]),
-        writes=int(record["writes"]),
-        other=int(record["other"]),
-        errors=int(record["errors"]),
-        reconnects=int(record["reconnects"]),
+        **_counts(record),
         latency_min_ms=float(record.get("lat_min", 0.0)) * 1000.0,
         latency_avg_ms=float(record.get("lat_avg", 0.0)) * 1000.0,
         latency_max_ms=float(record.get("lat_max", 0.0)) * 1000.0,

@@ -4,9 +4,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.config.options import OPTIONS
 from harness.config.scenarios import PROFILES, available_scenarios, load_all, load_scenario
 from harness.config.servers import available_servers, load_server
-from harness.config.settings import OPTIONS, parse_threads, resolve_settings
+from harness.config.settings import resolve_settings
+from harness.config.values import parse_threads
 from harness.errors import ConfigError
 from harness.model import Scenario
 from harness.servers.variables import derived_minimums, effective_variables, render_cnf
