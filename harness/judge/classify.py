@@ -27,13 +27,17 @@ cause                     when
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import Concatenate, Literal, ParamSpec
 
 from harness.judge import design
 from harness.judge.stats import SetAside, percent
+
+P = ParamSpec("P")
 
 Outcome = Literal["pass", "regression", "improvement", "inconclusive"]
 Cause = Literal[
@@ -127,6 +131,33 @@ def duration(seconds: float) -> str:
     return f"~{seconds / 86400:.1f} days"
 
 
+def _names_set_aside(
+    decide: Callable[Concatenate[Evidence, P], Classification],
+) -> Callable[Concatenate[Evidence, P], Classification]:
+    """A run a cost test set aside is named in the sentence and the clause: none is left out silently."""
+
+    @functools.wraps(decide)
+    def named(ev: Evidence, /, *args: P.args, **kwargs: P.kwargs) -> Classification:
+        decided = decide(ev, *args, **kwargs)
+        if ev.set_aside is None:
+            return decided
+        aside = ev.set_aside
+        ordinal = {0: "1st", 1: "2nd", 2: "3rd"}.get(aside.index, f"{aside.index + 1}th")
+        offset = f"{percent(aside.offset):+.2f} %"
+        note = (
+            f"the {ordinal} {aside.side} run counted {offset} against the other {aside.side} runs, which agree, "
+            "and was set aside as a lone event (a second one would make the result inconclusive)"
+        )
+        return dataclasses.replace(
+            decided,
+            reason=f"{decided.reason.rstrip('.')}; {note}.",
+            summary=f"{decided.summary}; 1 {aside.side} run set aside ({offset})",
+        )
+
+    return named
+
+
+@_names_set_aside
 def classify(
     ev: Evidence,
     *,
@@ -142,48 +173,8 @@ def classify(
     """Decide one metric: outcome, cause, a full sentence and a short clause (see the module docstring).
 
     ``p_adjusted`` is the Holm-adjusted p-value within the family of ``family_size`` gating tests;
-    ``seconds_per_repetition`` is what one more pair (or candidate run) costs, for the advice. A run a
-    cost test set aside is named in the sentence and the clause: no run is ever left out silently.
+    ``seconds_per_repetition`` is what one more pair (or candidate run) costs, for the advice.
     """
-    decided = _decide(
-        ev,
-        label=label,
-        p_adjusted=p_adjusted,
-        family_size=family_size,
-        alpha=alpha,
-        min_effect=min_effect,
-        higher_is_worse=higher_is_worse,
-        required_confidence=required_confidence,
-        seconds_per_repetition=seconds_per_repetition,
-    )
-    if ev.set_aside is None:
-        return decided
-    aside = ev.set_aside
-    ordinal = {0: "1st", 1: "2nd", 2: "3rd"}.get(aside.index, f"{aside.index + 1}th")
-    offset = f"{percent(aside.offset):+.2f} %"
-    note = (
-        f"the {ordinal} {aside.side} run counted {offset} against the other {aside.side} runs, which agree, and was "
-        "set aside as a lone event (a second one would make the result inconclusive)"
-    )
-    return dataclasses.replace(
-        decided,
-        reason=f"{decided.reason.rstrip('.')}; {note}.",
-        summary=f"{decided.summary}; 1 {aside.side} run set aside ({offset})",
-    )
-
-
-def _decide(
-    ev: Evidence,
-    *,
-    label: str,
-    p_adjusted: float,
-    family_size: int,
-    alpha: float,
-    min_effect: float,
-    higher_is_worse: bool,
-    required_confidence: float = 0.95,
-    seconds_per_repetition: float | None = None,
-) -> Classification:
     if min_effect <= 0.0 or not 0.0 < alpha < 1.0:
         raise ValueError("need min_effect > 0 and 0 < alpha < 1")
     sign = 1.0 if higher_is_worse else -1.0
