@@ -78,6 +78,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("baselines-dir", "path", "folder of baseline files", "baselines"),
     OptionSpec("cache-dir", "path", "folder for dataset snapshots", "~/.cache/dbperf"),
     OptionSpec(
+        "testbed-class",
+        "str",
+        "this machine's hardware class (e.g. a fleet's runner label): it names the runs' testbed and joins "
+        "its fingerprint, so classes never share a series or a baseline",
+        metavar="CLASS",
+    ),
+    OptionSpec(
         "cost",
         "switch",
         "cost mode: --cost measures only server instructions per transaction under callgrind (deterministic), "
@@ -169,6 +176,7 @@ class Settings:
     strict: bool = False
     min_effects: Mapping[str, float] = field(default_factory=dict)
     gate_metrics: tuple[str, ...] | None = None
+    testbed_class: str = ""
 
     def kinds(self, default: tuple[Kind, ...] = ("time", "cost")) -> tuple[Kind, ...]:
         """What an invocation measures: cost only, timing only, or the command's default."""
@@ -355,6 +363,7 @@ def resolve_settings(
         strict=bool(_as_bool("--strict", values["strict"])),
         min_effects=parse_min_effects(values["min-effect"]),
         gate_metrics=None if gate is None else parse_metrics(gate),
+        testbed_class=str(values["testbed-class"] or "").strip(),
     )
 
 
