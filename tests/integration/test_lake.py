@@ -326,5 +326,24 @@ def test_a_newer_lake_is_refused_with_the_fix(lake_url: str):
     with open_store(lake_url) as lake:
         assert isinstance(lake, LakeStore)
         lake.con.execute("UPDATE schema_version SET version = 99")
-    with pytest.raises(StoreError, match=r"schema version 99, this dbperf knows up to 3: upgrade dbperf"):
+    with pytest.raises(StoreError, match=r"schema version 99, this dbperf knows up to 4: upgrade dbperf"):
         open_store(lake_url)
+
+
+def test_a_version_3_lake_gains_the_hardware_class(lake_url: str):
+    """Runners with this dbperf add the ``testbed_class`` column (version 4) to a lake older runners made;
+    the runs already there keep their testbed and fingerprint."""
+    with open_store(lake_url) as lake:
+        assert isinstance(lake, LakeStore)
+        lake.save(synthetic("old", 0))
+        lake.con.execute("ALTER TABLE runs DROP COLUMN testbed_class")
+        lake.con.execute("UPDATE schema_version SET version = 3")
+    classed = dataclasses.replace(TESTBED_A, hardware_class="epyc-16")
+    with open_store(lake_url) as lake:
+        assert isinstance(lake, LakeStore)
+        ((version,),) = lake.con.execute("SELECT max(version) FROM schema_version").fetchall()
+        assert version == 4
+        lake.save(synthetic("new", 1, testbed=classed))
+        old, new = lake.get("old"), lake.get("new")
+    assert old.testbed == TESTBED_A and old.testbed.fingerprint == TESTBED_A.fingerprint
+    assert new.testbed.hardware_class == "epyc-16" and new.testbed.fingerprint != TESTBED_A.fingerprint
