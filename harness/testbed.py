@@ -60,7 +60,7 @@ def _container_engine() -> str | None:
     return f"docker {out.stdout.strip()}" if out.returncode == 0 and out.stdout.strip() else None
 
 
-def fingerprint(sysbench_version: str, *, with_engine: bool) -> Testbed:
+def fingerprint(sysbench_version: str, *, with_engine: bool, hardware_class: str = "") -> Testbed:
     return Testbed(
         cpu_model=_cpu_model(),
         cores=os.cpu_count() or 1,
@@ -70,6 +70,7 @@ def fingerprint(sysbench_version: str, *, with_engine: bool) -> Testbed:
         sysbench_version=sysbench_version,
         container_engine=_container_engine() if with_engine else None,
         hostname=platform.node(),
+        hardware_class=hardware_class,
     )
 
 

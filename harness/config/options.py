@@ -60,6 +60,13 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec("baselines-dir", "path", "folder of baseline files", "baselines"),
     OptionSpec("cache-dir", "path", "folder for dataset snapshots", "~/.cache/dbperf"),
     OptionSpec(
+        "testbed-class",
+        "str",
+        "this machine's hardware class (e.g. a fleet's runner label): it names the runs' testbed and joins "
+        "its fingerprint, so classes never share a series or a baseline",
+        metavar="CLASS",
+    ),
+    OptionSpec(
         "cost",
         "switch",
         "cost mode: --cost measures only server instructions per transaction under callgrind (deterministic), "

@@ -101,6 +101,7 @@ class Settings:
     strict: bool = False
     min_effects: Mapping[str, float] = field(default_factory=dict)
     gate_metrics: tuple[str, ...] | None = None
+    testbed_class: str = ""
 
     def kinds(self, default: tuple[Kind, ...] = ("time", "cost")) -> tuple[Kind, ...]:
         """What an invocation measures: cost only, timing only, or the command's default."""
@@ -201,6 +202,7 @@ def resolve_settings(
         strict=bool(as_bool("--strict", values["strict"])),
         min_effects=parse_min_effects(values["min-effect"]),
         gate_metrics=None if gate is None else parse_metrics(gate),
+        testbed_class=str(values["testbed-class"] or "").strip(),
     )
 
 

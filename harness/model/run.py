@@ -50,21 +50,28 @@ class Testbed:
     sysbench_version: str
     container_engine: str | None
     hostname: str = ""
+    #: The hardware class the machine was given (a fleet's runner label, ``--testbed-class``), or "".
+    hardware_class: str = ""
 
     @property
     def fingerprint(self) -> str:
-        """Hash of what changes results; the hostname is deliberately left out (fixed-hardware pools)."""
-        return stable_hash(
-            {
-                "cpu": self.cpu_model,
-                "cores": self.cores,
-                "mem": round(self.memory_gb),
-                "kernel": self.kernel,
-                "disk": self.disk,
-                "sysbench": self.sysbench_version,
-                "engine": self.container_engine,
-            }
-        )
+        """Hash of what changes results; the hostname is deliberately left out (fixed-hardware pools).
+
+        A hardware class joins it when set, so two classes never share a series or a baseline even on
+        look-alike machines; without one the fingerprint is what it always was.
+        """
+        identity: dict[str, object] = {
+            "cpu": self.cpu_model,
+            "cores": self.cores,
+            "mem": round(self.memory_gb),
+            "kernel": self.kernel,
+            "disk": self.disk,
+            "sysbench": self.sysbench_version,
+            "engine": self.container_engine,
+        }
+        if self.hardware_class:
+            identity["class"] = self.hardware_class
+        return stable_hash(identity)
 
 
 @dataclass(frozen=True)

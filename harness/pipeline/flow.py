@@ -67,7 +67,7 @@ def open_session(settings: Settings, reporter: Reporter, *, containers: bool, ch
     if swept:
         reporter.phase(f"removed what dbperf processes that died left behind: {'; '.join(swept)}")
     version = check_version()
-    testbed = fingerprint(version, with_engine=containers)
+    testbed = fingerprint(version, with_engine=containers, hardware_class=settings.testbed_class)
     warnings = preflight() if check else []
     for warning in warnings:
         reporter.phase(f"warning: {warning}")

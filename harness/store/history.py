@@ -48,10 +48,14 @@ def _check_metrics(metrics: Sequence[str]) -> None:
 _CPU_NOISE = re.compile(r"\((?:R|TM|tm|r)\)|\b(?:CPU|Processor|\d+-Core)\b|@\s*[\d.]+\s*GHz", re.IGNORECASE)
 
 
-def testbed_label(cpu_model: str | None, cores: int | None, fingerprint: str | None) -> str:
-    """A short, unique name for a testbed: ``AMD EPYC 7763 x16 (1a2b3c)``."""
+def testbed_label(cpu_model: str | None, cores: int | None, fingerprint: str | None, hardware_class: str | None) -> str:
+    """A short, unique name for a testbed: ``AMD EPYC 7763 x16 (1a2b3c)``, or its hardware class
+    when it has one: ``epyc-16 (1a2b3c)``."""
+    short = (fingerprint or "unknown")[:6]
+    if hardware_class:
+        return f"{hardware_class} ({short})"
     cpu = " ".join(_CPU_NOISE.sub(" ", cpu_model or "").split()) or "unknown CPU"
-    return f"{cpu} x{cores or '?'} ({(fingerprint or 'unknown')[:6]})"
+    return f"{cpu} x{cores or '?'} ({short})"
 
 
 def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:
@@ -61,9 +65,10 @@ def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:
     con.execute("SET TimeZone = 'UTC'")
     con.register("_metrics", table)
     beds = con.execute(
-        "SELECT DISTINCT testbed_fingerprint, testbed_cpu_model, testbed_cores FROM _metrics WHERE status = 'ok'"
+        "SELECT DISTINCT testbed_fingerprint, testbed_cpu_model, testbed_cores, testbed_class "
+        "FROM _metrics WHERE status = 'ok'"
     ).fetchall()
-    labels = {fp: testbed_label(cpu, cores, fp) for fp, cpu, cores in beds}
+    labels = {fp: testbed_label(cpu, cores, fp, cls) for fp, cpu, cores, cls in beds}
     con.register(
         "_testbeds",
         pa.table(

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from harness.errors import StoreError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "VARCHAR": pa.string(),
@@ -102,6 +102,8 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("arch", "VARCHAR"),
     ("notes", "VARCHAR"),  # JSON list text
     ("instr_per_query", "DOUBLE"),
+    # added in version 4
+    ("testbed_class", "VARCHAR"),  # the hardware class (a fleet's runner label); NULL or "" = none
 )
 
 INTERVAL_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -167,6 +169,7 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "backend",
     "testbed_cpu_model",  # for the trend site's testbed labels
     "testbed_cores",
+    "testbed_class",
 )
 METRIC_COLUMNS: tuple[str, ...] = (
     "qps",
@@ -184,6 +187,7 @@ METRIC_COLUMNS: tuple[str, ...] = (
 
 _V2_ADDED = ("group_id", "label", "server_cpuset", "client_cpuset", "cpu_per_txn", "instr_per_txn")
 _V3_ADDED = ("kind", "backend", "build_id", "requested_hash", "tool", "arch", "notes", "instr_per_query")
+_V4_ADDED = ("testbed_class",)
 #: Columns renamed since version 1 (current name -> the name in older files and Parquet folders).
 RENAMED: dict[str, str] = {"server": "target"}  # version 3: one name, "server", for a server definition
 
@@ -227,6 +231,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         ),
         _create("functions", FUNCTION_COLUMNS),
         _create("profiles", PROFILE_COLUMNS),
+    ),
+    3: tuple(
+        f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V4_ADDED
     ),
 }
 

@@ -14,15 +14,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import dbperf_argv
+from conftest import PASSWORD, Catalog, dbperf_argv
 
 from harness import model
 from harness.errors import StoreError
@@ -36,61 +33,7 @@ from .test_ci_run import git
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-PASSWORD = "fleet-secret"
 QUICK = ["--profile", "quick", "--time", "2", "--warmup", "0", "--repetitions", "1", "--threads", "1"]
-
-
-@dataclass(frozen=True)
-class Catalog:
-    """A running throwaway PostgreSQL: its folder and port."""
-
-    root: Path
-    port: int
-
-    def tool(self, *args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, str(REPO / "tools" / "postgres.py"), *args, str(self.root)],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=300,
-        )
-        return result.stdout
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Iterator[Catalog]:
-    # not pytest's tmp_path: its 0700 folders are out of the postgres user's reach
-    base = Path(tempfile.mkdtemp(prefix="dbperf-pg-"))
-    base.chmod(0o755)
-    secret = base / "password"
-    secret.write_text(PASSWORD)
-    started = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "tools" / "postgres.py"),
-            "start",
-            str(base / "pg"),
-            "--password-file",
-            str(secret),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert started.returncode == 0, started.stderr
-    port = int(started.stdout.split("port=")[1].split()[0])
-    try:
-        yield Catalog(base / "pg", port)
-    finally:
-        subprocess.run(
-            [sys.executable, str(REPO / "tools" / "postgres.py"), "destroy", str(base / "pg")],
-            capture_output=True,
-            check=False,
-            timeout=120,
-        )
-        shutil.rmtree(base, ignore_errors=True)
 
 
 _databases = iter(range(1_000_000))
@@ -99,15 +42,9 @@ _databases = iter(range(1_000_000))
 @pytest.fixture
 def lake_url(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A brand-new lake: its own catalog database and data folder; PGPASSWORD set for this process."""
-    name = f"lake_{os.getpid()}_{next(_databases)}"
-    subprocess.run(
-        [sys.executable, str(REPO / "tools" / "postgres.py"), "createdb", str(catalog.root), name],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    url = catalog.new_lake(f"lake_{os.getpid()}_{next(_databases)}", tmp_path / "lake")
     monkeypatch.setenv("PGPASSWORD", PASSWORD)
-    return f"ducklake:postgres:dbname={name} host=127.0.0.1 port={catalog.port} user=postgres data_path={tmp_path}/lake"
+    return url
 
 
 @pytest.fixture
@@ -389,5 +326,24 @@ def test_a_newer_lake_is_refused_with_the_fix(lake_url: str):
     with open_store(lake_url) as lake:
         assert isinstance(lake, LakeStore)
         lake.con.execute("UPDATE schema_version SET version = 99")
-    with pytest.raises(StoreError, match=r"schema version 99, this dbperf knows up to 3: upgrade dbperf"):
+    with pytest.raises(StoreError, match=r"schema version 99, this dbperf knows up to 4: upgrade dbperf"):
         open_store(lake_url)
+
+
+def test_a_version_3_lake_gains_the_hardware_class(lake_url: str):
+    """Runners with this dbperf add the ``testbed_class`` column (version 4) to a lake older runners made;
+    the runs already there keep their testbed and fingerprint."""
+    with open_store(lake_url) as lake:
+        assert isinstance(lake, LakeStore)
+        lake.save(synthetic("old", 0))
+        lake.con.execute("ALTER TABLE runs DROP COLUMN testbed_class")
+        lake.con.execute("UPDATE schema_version SET version = 3")
+    classed = dataclasses.replace(TESTBED_A, hardware_class="epyc-16")
+    with open_store(lake_url) as lake:
+        assert isinstance(lake, LakeStore)
+        ((version,),) = lake.con.execute("SELECT max(version) FROM schema_version").fetchall()
+        assert version == 4
+        lake.save(synthetic("new", 1, testbed=classed))
+        old, new = lake.get("old"), lake.get("new")
+    assert old.testbed == TESTBED_A and old.testbed.fingerprint == TESTBED_A.fingerprint
+    assert new.testbed.hardware_class == "epyc-16" and new.testbed.fingerprint != TESTBED_A.fingerprint

@@ -44,11 +44,13 @@ def _series(*, qps: float, testbed: object, commits: int = 12, step_at: int | No
 
 def test_labels_are_short_and_unique() -> None:
     assert (
-        trends.testbed_label("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", 8, "abcdef123456")
+        trends.testbed_label("Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", 8, "abcdef123456", None)
         == "Intel Xeon Gold 6338 x8 (abcdef)"
     )
-    assert trends.testbed_label("AMD EPYC 7763 64-Core Processor", 16, "0123456789") == "AMD EPYC 7763 x16 (012345)"
-    assert trends.testbed_label(None, None, None) == "unknown CPU x? (unknow)"
+    assert trends.testbed_label("AMD EPYC 7763 64-Core Processor", 16, "0123456789", "") == "AMD EPYC 7763 x16 (012345)"
+    assert trends.testbed_label(None, None, None, None) == "unknown CPU x? (unknow)"
+    # a hardware class (a fleet's runner label) names the testbed
+    assert trends.testbed_label("AMD EPYC 7763 64-Core Processor", 16, "0123456789", "epyc-16") == "epyc-16 (012345)"
 
 
 def test_two_testbeds_are_two_series_never_averaged() -> None:
@@ -59,7 +61,7 @@ def test_two_testbeds_are_two_series_never_averaged() -> None:
     assert len({p["series"] for p in points}) == 2
     lines = {p["line"] for p in points}
     assert lines == {
-        f"mariadb-local · {trends.testbed_label(t.cpu_model, t.cores, t.fingerprint)}" for t in (TESTBED, OTHER)
+        f"mariadb-local · {trends.testbed_label(t.cpu_model, t.cores, t.fingerprint, None)}" for t in (TESTBED, OTHER)
     }
     marks = change_marks(commit_points(table))
     assert [
@@ -83,3 +85,15 @@ def test_charts_colour_by_server_and_testbed() -> None:
     assert "'field': 'testbed'" in text  # tooltips name the testbed
     assert len({row["line"] for row in spec["datasets"]["versions"]}) == 2
     assert len({row["line"] for row in spec["datasets"]["scaling"]}) == 2
+
+
+def test_two_hardware_classes_on_look_alike_machines_are_two_series() -> None:
+    """The same machine under two runner labels (classes): two testbeds, each named by its class."""
+    a, b = (dataclasses.replace(TESTBED, hardware_class=c) for c in ("dbperf-a", "dbperf-b"))
+    assert len({TESTBED.fingerprint, a.fingerprint, b.fingerprint}) == 3
+    assert dataclasses.replace(TESTBED, hardware_class="").fingerprint == TESTBED.fingerprint  # unchanged without
+    points = commit_points(_table(_series(qps=1000.0, testbed=a) + _series(qps=1100.0, testbed=b))).to_pylist()
+    assert {p["line"] for p in points} == {
+        f"mariadb-local · dbperf-a ({a.fingerprint[:6]})",
+        f"mariadb-local · dbperf-b ({b.fingerprint[:6]})",
+    }

@@ -231,7 +231,8 @@ def test_migrates_a_version_1_file(tmp_path: Path) -> None:
     v1_columns = {row[0] for row in con.sql("DESCRIBE runs").fetchall()}
     assert not v1_columns & set(v2_only)
     v3_only = ["kind", "backend", "build_id", "requested_hash", "tool", "arch", "notes", "instr_per_query"]
-    v1_runs = runs_t.drop_columns(v2_only + v3_only)
+    v4_only = ["testbed_class"]
+    v1_runs = runs_t.drop_columns(v2_only + v3_only + v4_only)
     v1_runs = v1_runs.rename_columns(["target" if n == "server" else n for n in v1_runs.column_names])
     con.register("v1_runs", v1_runs)
     con.register("v1_intervals", intervals_t)

@@ -99,6 +99,20 @@ class ActRun:
             return []
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
+    def job_results(self) -> list[tuple[str, str]]:
+        """(job name, success | failure) of every job run, matrix jobs one by one (``jobs`` keys by id).
+
+        act logs a job as ``<workflow>/<name>``, and a matrix job's with ``-<n>`` appended: both go.
+        """
+        log = self.folder / "act.log"
+        entries = _entries(log.read_text(errors="replace")) if log.exists() else []
+        out = []
+        for e in entries:
+            if "jobResult" in e:
+                name = str(e.get("job", e.get("jobID", ""))).split("/", 1)[-1]
+                out.append((re.sub(r"\)-\d+$", ")", name.strip()), str(e["jobResult"])))
+        return out
+
     def tail(self, lines: int = 80) -> str:
         return "\n".join(self.log.splitlines()[-lines:])
 
@@ -180,9 +194,13 @@ class Act:
         secrets: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         jobs: Sequence[str] = (),
+        labels: Sequence[str] = (),
         timeout_s: float = 1800,
     ) -> ActRun:
-        """Run one event through one workflow file; returns when act has finished (or was stopped)."""
+        """Run one event through one workflow file; returns when act has finished (or was stopped).
+
+        ``labels``: more ``runs-on`` labels to run on the host (e.g. a fleet's runner classes).
+        """
         for rc in (".actrc", ".env", ".secrets", ".vars", ".input"):
             if (self.repo / rc).exists():
                 raise RuntimeError(f"{self.repo / rc} would change what act does: remove it")
@@ -203,7 +221,7 @@ class Act:
         command = [
             str(self.binary), event,
             "-C", str(self.repo), "-W", f".github/workflows/{workflow}", "-e", str(event_file),
-            *(arg for label in LABELS for arg in ("-P", f"{label}=-self-hosted")),
+            *(arg for label in (*LABELS, *labels) for arg in ("-P", f"{label}=-self-hosted")),
             "--pull=false", "--action-offline-mode", "--container-daemon-socket", "-", "--no-cache-server",
             "--action-cache-path", str(self.state / "act-cache"), "--rm",
             "--defaultbranch", "main",

@@ -42,7 +42,7 @@ def test_no_workflow_level_concurrency_that_drops_runs() -> None:
 
 def test_every_sweep_all_can_be_switched_off() -> None:
     sweeps = [s for s in steps("perf.yml") if "dbperf sweep --all" in s]
-    assert len(sweeps) == 4
+    assert len(sweeps) == 6  # before and after each of compare, record and fleet
     for step in sweeps:
         assert "vars.DBPERF_SWEEP != 'false'" in step, step
 
