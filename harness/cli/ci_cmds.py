@@ -194,7 +194,7 @@ def print_design(found: PlanDesign) -> None:
 @click.option("--seed", type=int, help="seed of the randomised balanced order")
 @click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
 @json_option
-@shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost", *JUDGE_OPTIONS)
+@shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost", "store", *JUDGE_OPTIONS)
 def run_cmd(
     base: str, head: str, out: Path, seed: int | None, max_repetitions: int | None, as_json: bool, **kwargs: Any
 ) -> int:
@@ -202,8 +202,10 @@ def run_cmd(
 
     The base side comes from BASE's servers/ and scenarios/, the head side from the working tree.
     OUT receives the store, report.md (also appended to $GITHUB_STEP_SUMMARY), comment.md (the
-    pull-request comment), verdicts.json, plan.json, bmf.json and the charts. Exit 0 pass
-    (inconclusive too unless --strict), 1 regression, 2 error or failed run.
+    pull-request comment), verdicts.json, plan.json, bmf.json and the charts. When --store (or
+    DBPERF_STORE) names a DuckLake shared by a fleet, every run also goes there as it finishes; a
+    local store file is left alone (a pull request's runs stay in OUT). Exit 0 pass (inconclusive too
+    unless --strict), 1 regression, 2 error or failed run.
 
     \b
     Example:

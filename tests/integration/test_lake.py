@@ -134,7 +134,7 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
     ]  # fmt: skip
     out = tmp_path / "ci-out"
     ci = subprocess.Popen(
-        [*dbperf_argv(), "ci", "run", "--base", "main", "--head", "new-server", "--scenarios", "oltp_point_select",
+        [*dbperf_argv(), "ci", "run", "--base", "main", "--head", "new-server", "--scenario", "oltp_point_select",
          "--out", str(out), "--profile", "quick", "--time", "1", "--warmup", "0", "--threads", "1"],
         cwd=fleet_repo, env={**lake_env, "DBPERF_COST": "false"},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -152,7 +152,8 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
     with open_store(lake_env["DBPERF_STORE"]) as lake:
         assert isinstance(lake, LakeStore)
         stored = {r.run_id: r for r in lake.runs(with_samples=True)}
-        assert set(stored) == set(run_ids) | set(ci_runs)  # every run, nothing else
+        missing = {'runs': sorted(set(run_ids) - set(stored)), 'ci': sorted(set(ci_runs) - set(stored))}
+        assert set(stored) == set(run_ids) | set(ci_runs), (missing, len(stored))  # every run, nothing else
         assert duplicates(lake) == {"runs": 0, "intervals": 0, "histogram": 0, "profiles": 0}
         for run_id in run_ids:
             run = stored[run_id]
