@@ -152,7 +152,7 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
     with open_store(lake_env["DBPERF_STORE"]) as lake:
         assert isinstance(lake, LakeStore)
         stored = {r.run_id: r for r in lake.runs(with_samples=True)}
-        missing = {'runs': sorted(set(run_ids) - set(stored)), 'ci': sorted(set(ci_runs) - set(stored))}
+        missing = {"runs": sorted(set(run_ids) - set(stored)), "ci": sorted(set(ci_runs) - set(stored))}
         assert set(stored) == set(run_ids) | set(ci_runs), (missing, len(stored))  # every run, nothing else
         assert duplicates(lake) == {"runs": 0, "intervals": 0, "histogram": 0, "profiles": 0}
         for run_id in run_ids:
