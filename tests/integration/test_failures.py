@@ -125,7 +125,7 @@ def test_two_runs_at_once_both_stored(dbperf, store_path, tmp_path):
                     "--threads",
                     "2",
                     "--time",
-                    "2",
+                    "8",  # long enough to overlap when one server starts seconds later on a loaded machine
                     "--warmup",
                     "1",
                     "--store",

@@ -73,7 +73,9 @@ def pr_run(act: Act, scratch_repo: ScratchRepo, quick_env: dict[str, str], commo
             workflow="perf.yml",
             variables={**common_vars, "DBPERF_SCENARIO": "oltp_point_select"},
             secrets=SECRETS,
-            env=quick_env,
+            # as in production, the check judges timing and cost runs: cost (instructions per transaction
+            # under callgrind) decides this change on any machine, timing only on a quiet one
+            env={k: v for k, v in quick_env.items() if k != "DBPERF_COST"},
             timeout_s=1800,
         )
     finally:
@@ -162,8 +164,9 @@ def test_pull_request_ab_check_fails_on_the_regression(pr_run: ActRun) -> None:
     summary = pr_run.summary("compare")
     assert "## dbperf performance check" in summary, summary
     assert "❌ **Performance check failed**" in summary
-    # QPS is noisy on a loaded machine; CPU per transaction always shows this change
-    assert re.search(r"\| oltp_point_select \| 2 \| (QPS|CPU µs/txn) \|.*🔴 regression", summary), summary
+    # QPS and CPU per transaction are noisy on a loaded machine (both were inconclusive at load 12); the
+    # server's instructions per transaction show this change (+5 % at the 6 MB buffer pool) every time
+    assert re.search(r"\| oltp_point_select \| 1 \| instructions/txn \|.*🔴 regression", summary), summary
     assert "mariadb-local@base" in summary and "](site/png/" not in summary  # no broken images
 
 
@@ -176,13 +179,15 @@ def test_pull_request_artifacts(pr_run: ActRun) -> None:
     assert [(c["base_server"], c["head_server"], c["scenario"]) for c in plan["comparisons"]] == [
         ("mariadb-local@base", "mariadb-local", "oltp_point_select")
     ]
-    [verdict] = json.loads((results / "verdicts.json").read_text())["verdicts"]
-    assert verdict["outcome"] == "regression"
-    metrics = {m["metric"]: m for m in verdict["metrics"]}
-    assert metrics["qps"]["estimate_pct"] < -10
-    assert {"qps", "cpu_per_txn"} & {name for name, m in metrics.items() if m["outcome"] == "regression"}
+    verdicts = {v["kind"]: v for v in json.loads((results / "verdicts.json").read_text())["verdicts"]}
+    assert set(verdicts) == {"time", "cost"}
+    cost = {m["metric"]: m for m in verdicts["cost"]["metrics"]}
+    assert verdicts["cost"]["outcome"] == "regression"
+    assert cost["instr_per_txn"]["outcome"] == "regression" and cost["instr_per_txn"]["estimate_pct"] > 1
+    timing = {m["metric"]: m for m in verdicts["time"]["metrics"]}
+    assert {"qps", "p95_ms", "cpu_per_txn"} <= set(timing)  # judged, whatever the machine's load made of them
     bmf = json.loads((pr_run.artifact("bmf") / "bmf.json").read_text())
-    assert list(bmf) == ["mariadb-local/oltp_point_select/ci/2t"]
+    assert sorted(bmf) == ["mariadb-local/oltp_point_select/ci/1t/cost", "mariadb-local/oltp_point_select/ci/2t"]
     assert (pr_run.artifact("bmf") / "pr-number.txt").read_text().strip() == str(PR_NUMBER)
     comment = (pr_run.artifact("pr-comment") / "comment.md").read_text()
     assert comment.startswith(MARKER + "\n") and len(comment) <= 65536
