@@ -95,12 +95,22 @@ def dbperf(env: dict[str, str], *args: str, cwd: Path = REPO) -> subprocess.Comp
 
 
 def duplicates(store: LakeStore) -> dict[str, int]:
-    """Rows that appear more than once (same run id and sample key) in any table."""
-    keys = {"runs": "run_id", "intervals": "run_id, seq", "histogram": "run_id, value_ms", "profiles": "run_id"}
+    """Rows that appear more than once (same run id and sample key) in any table.
+
+    Histogram buckets have no unique key: sysbench prints their values with 3 decimals, so two buckets
+    below ~0.05 ms can share a value within one run. A run saved twice shows as a run whose every
+    bucket appears twice.
+    """
+    keys = {"runs": "run_id", "intervals": "run_id, seq", "profiles": "run_id"}
     found = {}
     for table, key in keys.items():
         sql = f"SELECT count(*) FROM (SELECT {key} FROM {table} GROUP BY ALL HAVING count(*) > 1)"
         found[table] = int(store.con.execute(sql).fetchall()[0][0])
+    sql = (
+        "SELECT count(*) FROM (SELECT run_id FROM histogram GROUP BY run_id "
+        "HAVING count(*) >= 2 * count(DISTINCT (value_ms, count)))"
+    )
+    found["histogram"] = int(store.con.execute(sql).fetchall()[0][0])
     return found
 
 
