@@ -2,14 +2,18 @@
 
 Integration tests run real servers, so they share one dataset-snapshot cache for the whole session
 (each dataset is prepared once and restored for every run), while every test gets its own store.
-Nothing here is autouse and nothing starts a server: unit tests pay nothing for these fixtures.
+Nothing here starts a server: unit tests pay nothing for these fixtures. The one autouse fixture,
+``_reap_started``, kills and reaps every dbperf process a test started and left running (a test that
+failed half-way), so no process, pipe or server outlives the test that made it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -105,9 +109,11 @@ class Streamed:
                     return line
             seen = len(lines)
             if self.proc.poll() is not None:
-                time.sleep(0.2)  # let the readers drain
+                for thread in self._threads:  # the readers end at end of file: every line is in
+                    thread.join(timeout=10)
                 if len(self.stderr) == seen:
                     break
+                continue
             time.sleep(0.05)
         self.kill()
         pytest.fail(
@@ -137,11 +143,36 @@ class Streamed:
             self.proc.wait(timeout=30)
         self.close()
 
+    def end(self) -> None:
+        """Stop a process a test left running: SIGTERM (dbperf stops its servers), SIGKILL after 60 s."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)  # a test may have stopped it
+            self.proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=60)
+        self.kill()
+
     def stdout_text(self) -> str:
         return "\n".join(self.stdout)
 
     def stderr_text(self) -> str:
         return "\n".join(line for _, line in self.stderr)
+
+
+#: dbperf processes started by the running test (``Dbperf.start``); ``_reap_started`` ends them.
+_STARTED: list[Streamed] = []
+
+
+@pytest.fixture(autouse=True)
+def _reap_started() -> Iterator[None]:
+    """After every test: kill and wait for the dbperf processes it started, and close their pipes.
+
+    A test that fails half-way (an assertion while its dbperf still runs) would otherwise leave the
+    process running and its pipes open; their ResourceWarnings then surface in a later test.
+    """
+    yield
+    while _STARTED:
+        _STARTED.pop().end()
 
 
 @dataclass
@@ -175,6 +206,7 @@ class Dbperf:
         )
         streamed = Streamed(proc)
         streamed.start_readers()
+        _STARTED.append(streamed)
         return streamed
 
     def runs(self, store: Path, *extra: str) -> list[dict[str, object]]:

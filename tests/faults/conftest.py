@@ -10,10 +10,7 @@ run stored before the fault is still readable. Each case adds a row to ``artifac
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -60,7 +57,7 @@ class Fault:
     data_home: Path
     earlier: str
     extra_env: dict[str, str] = field(default_factory=dict)
-    pids: list[int] = field(default_factory=list)
+    started: list[Any] = field(default_factory=list)  # Streamed: the dbperf processes this case started
 
     @property
     def env(self) -> dict[str, str]:
@@ -73,7 +70,7 @@ class Fault:
     def start(self, *args: str | Path):
         args = (*args, "--store", self.store) if _takes_store(args) else args
         streamed = self.dbperf.start(*args, env=self.env)
-        self.pids.append(streamed.proc.pid)
+        self.started.append(streamed)
         return streamed
 
     def runs(self) -> list[dict[str, Any]]:
@@ -89,8 +86,8 @@ class Fault:
         """Everything this case's dbperf processes left: temporary folders, processes, containers, snapshots."""
         found = [f"temp folder {p.name}" for p in self.tmpdir.iterdir()]
         found += [f"process {p}" for p in processes_mentioning(str(self.tmpdir))]
-        for pid in self.pids:
-            found += [f"container {c}" for c in containers_of(pid)]
+        for streamed in self.started:
+            found += [f"container {c}" for c in containers_of(streamed.proc.pid)]
         if cache_dir is not None:
             found += [f"unfinished snapshot {p.name}" for p in (cache_dir / "snapshots").glob("tmp-*")]
         return found
@@ -123,9 +120,8 @@ def fault(dbperf: Any, earlier_store: tuple[Path, str], tmp_path: Path) -> Itera
     tmpdir.mkdir()
     case = Fault(dbperf, tmp_path, tmpdir, store_dir / "dbperf.duckdb", tmp_path / "data-home", earlier_store[1])
     yield case
-    for pid in case.pids:  # a case that failed half-way must not leave its dbperf running
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    for streamed in case.started:  # a case that failed half-way must not leave its dbperf running
+        streamed.end()
 
 
 def record(case: str, code: int | None, message: str, stored: str, leaked: list[str] | str) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from harness.model import RunResult, Server
@@ -152,3 +155,24 @@ def server_pids_under(folder: Path) -> list[int]:
         if program in {"mariadbd", "mysqld"}:
             pids.append(int(pid))
     return pids
+
+
+@contextlib.contextmanager
+def reaping(*procs: subprocess.Popen[str]) -> Iterator[None]:
+    """On the way out, even after a failed assertion: end the processes still running and reap them all.
+
+    A process a failed test leaves running outlives the test, and its pipes surface as ResourceWarnings
+    ("subprocess N is still running", "unclosed file") in whatever test runs next.
+    """
+    try:
+        yield
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)  # dbperf stops its servers on SIGTERM
+        for proc in procs:
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate(timeout=30)

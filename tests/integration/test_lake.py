@@ -28,6 +28,7 @@ from harness.pipeline import history
 from harness.store import Store, open_store
 from harness.store.lake import LakeStore
 
+from .helpers import reaping
 from .test_ci_run import git
 
 pytestmark = pytest.mark.integration
@@ -150,12 +151,13 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     run_ids = []
-    for proc in writers:
-        stdout, stderr = proc.communicate(timeout=900)
-        assert proc.returncode == 0, stderr[-3000:]
-        run_ids.append(json.loads(stdout)["run_id"])
-    stdout, stderr = ci.communicate(timeout=900)
-    assert ci.returncode == 0, (stdout + stderr)[-3000:]
+    with reaping(*writers, ci):
+        for proc in writers:
+            stdout, stderr = proc.communicate(timeout=900)
+            assert proc.returncode == 0, stderr[-3000:]
+            run_ids.append(json.loads(stdout)["run_id"])
+        stdout, stderr = ci.communicate(timeout=900)
+        assert ci.returncode == 0, (stdout + stderr)[-3000:]
     ci_runs = [r.run_id for r in Store(out / "dbperf.duckdb").runs()]
     assert ci_runs, (stdout + stderr)[-3000:]
 
@@ -240,23 +242,25 @@ def test_writers_killed_mid_commit_leave_the_lake_readable(lake_url: str, tmp_pa
     watch = open_store(lake_url)
     assert isinstance(watch, LakeStore)
     steady = _python(STEADY, lake_url, "40", env=env)
-    log = tmp_path / "done.log"
-    log.touch()
-    outcomes = []
-    for round_number in range(3):
-        victim_url = f"{lake_url} application_name=victim{round_number}"
-        victim = _python(VICTIM, victim_url, str(log), str(round_number * 1000), env=env)
-        assert victim.stdout is not None
-        assert victim.stdout.readline().strip() == "ready", victim.stderr.read() if victim.stderr else ""
-        deadline = time.monotonic() + 240
-        while not _committing(watch, f"victim{round_number}") and time.monotonic() < deadline:
-            time.sleep(0.01)
-        victim.send_signal(signal.SIGKILL)
-        victim.communicate(timeout=60)  # reaps it and closes its pipes
-        outcomes.append(time.monotonic() < deadline)
-    assert all(outcomes), "never caught a victim committing"
-    _, steady_err = steady.communicate(timeout=600)
-    assert steady.returncode == 0, steady_err[-3000:]
+    with reaping(steady):
+        log = tmp_path / "done.log"
+        log.touch()
+        outcomes = []
+        for round_number in range(3):
+            victim_url = f"{lake_url} application_name=victim{round_number}"
+            victim = _python(VICTIM, victim_url, str(log), str(round_number * 1000), env=env)
+            with reaping(victim):
+                assert victim.stdout is not None
+                assert victim.stdout.readline().strip() == "ready", victim.stderr.read() if victim.stderr else ""
+                deadline = time.monotonic() + 240
+                while not _committing(watch, f"victim{round_number}") and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                victim.send_signal(signal.SIGKILL)
+                victim.communicate(timeout=60)  # reaps it and closes its pipes
+            outcomes.append(time.monotonic() < deadline)
+        assert all(outcomes), "never caught a victim committing"
+        _, steady_err = steady.communicate(timeout=600)
+        assert steady.returncode == 0, steady_err[-3000:]
 
     done = {int(line) for line in log.read_text().split()}
     with open_store(lake_url) as lake:

@@ -153,11 +153,13 @@ def _cmdline(pid: int) -> str:
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """SIGINT the step's dbperf processes (they stop their servers), then act, then kill what is left."""
-    for pid in _descendants(proc.pid):
-        if "dbperf" in _cmdline(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGINT)
-    time.sleep(15)
+    stopping = [pid for pid in _descendants(proc.pid) if "dbperf" in _cmdline(pid)]
+    for pid in stopping:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
+    deadline = time.monotonic() + 60  # until they have stopped their servers and exited, not a fixed pause
+    while any(Path(f"/proc/{pid}").exists() for pid in stopping) and time.monotonic() < deadline:
+        time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     try:
         proc.wait(timeout=60)
@@ -263,6 +265,9 @@ class Act:
             except subprocess.TimeoutExpired:
                 _stop(proc)
                 code = -1
+            finally:
+                if proc.poll() is None:  # interrupted while waiting: never leave act and its servers running
+                    _stop(proc)
         seconds = time.monotonic() - started
         text = (folder / "act.log").read_text(errors="replace")
         (folder / "result.txt").write_text(f"exit {code}, wall {seconds:.1f} s, run id {run_id}\n")
