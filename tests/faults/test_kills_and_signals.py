@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 from pathlib import Path
 
 import pytest
-from integration.helpers import containers_of, processes_mentioning, server_pids_under
+from integration.helpers import REPO, containers_of, processes_mentioning, server_pids_under
 
 from .conftest import Fault, closing_line, quick, record, wait_for_progress
 
@@ -71,8 +72,7 @@ def test_kill9_dbperf_leftovers_are_swept(fault: Fault, cleaner: str):
     victim = streamed.proc.pid
     servers = server_pids_under(fault.tmpdir)
     assert len(servers) == 1
-    streamed.kill()  # SIGKILL: no clean-up at all, like the OOM killer or a CI timeout
-    time.sleep(0.5)
+    streamed.kill()  # SIGKILL: no clean-up at all, like the OOM killer or a CI timeout (and reaped)
     left = fault.leaks()
     # the fault is real: the server outlived dbperf, and everything it left is in one owner-stamped folder
     assert any(f"process {servers[0]}:" in item for item in left), left
@@ -183,11 +183,34 @@ def test_sigint_during_compare_marks_the_group_incomplete(fault: Fault):
     )
 
 
+def _slow_to_prepare(root: Path) -> Path:
+    """A copy of the catalogue whose quick oltp_point_select dataset takes seconds to prepare.
+
+    The quick dataset (2 x 10,000 rows) is ready in about 0.2 s on a fast machine, too short a window
+    to signal "during the build"; 4 x 150,000 rows keep the server busy inserting for seconds.
+    """
+    scenarios = root / "scenarios"
+    shutil.copytree(REPO / "scenarios", scenarios)
+    toml = scenarios / "oltp_point_select.toml"
+    text = toml.read_text()
+    quick_profile = text.split("[profiles.quick]", 1)[1].split("[profiles.", 1)[0]
+    slow = quick_profile.replace("tables = 2", "tables = 4").replace("table_size = 10000", "table_size = 150000")
+    assert slow != quick_profile, "the quick profile's dataset lines changed: update this test"
+    toml.write_text(text.replace(quick_profile, slow))
+    return scenarios
+
+
 def test_sigterm_during_prepare(fault: Fault):
     cache = fault.root / "fresh-cache"
-    streamed = fault.start(*quick("--cache-dir", str(cache)))
+    scenarios = _slow_to_prepare(fault.root)
+    streamed = fault.start(*quick("--cache-dir", str(cache), "--scenarios-dir", str(scenarios)))
     streamed.wait_for_stderr(lambda line: "preparing dataset" in line, timeout_s=300)
-    time.sleep(1.5)  # inside the build: the datadir is being initialised or filled
+    # inside the build: the half-built snapshot's server is up (it then inserts the rows, for seconds)
+    deadline = time.monotonic() + 120
+    while not server_pids_under(cache / "snapshots"):
+        assert streamed.proc.poll() is None, streamed.stderr_text()
+        assert time.monotonic() < deadline, "the build's server did not start: " + streamed.stderr_text()
+        time.sleep(0.05)
     assert list((cache / "snapshots").glob("tmp-*")), "the build had not started"
     streamed.proc.send_signal(signal.SIGTERM)
     code = streamed.wait(timeout_s=180)
