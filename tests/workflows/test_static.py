@@ -6,8 +6,15 @@ act ignores ``concurrency`` and ``permissions`` and hands every secret to every 
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
+
+from _pytest.mark.expression import Expression
 
 WORKFLOWS = Path(__file__).resolve().parents[2] / ".github" / "workflows"
 
@@ -76,3 +83,38 @@ def test_nightly_change_points_fail_loudly() -> None:
 def test_record_exports_every_run_of_its_store() -> None:
     step = next(s for s in steps("perf.yml") if "name: Export BMF for Bencher" in s)
     assert "export bmf --all" in step
+
+
+_MARKS_PLUGIN = """
+import json, os
+
+def pytest_collection_finish(session):
+    with open(os.environ["DBPERF_MARKS_OUT"], "w") as out:
+        json.dump({item.nodeid: sorted({m.name for m in item.iter_markers()}) for item in session.items}, out)
+"""
+
+
+def test_ci_yml_runs_every_test(tmp_path: Path) -> None:
+    # test_trend_site.py was marked only `browser`, and no job of ci.yml selected it. One collection
+    # of the whole suite, then each ci.yml pytest command's paths and -m expression applied to it.
+    (tmp_path / "dbperf_marks.py").write_text(_MARKS_PLUGIN)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "DBPERF_MARKS_OUT": str(tmp_path / "marks.json")}
+    repo = WORKFLOWS.parents[1]
+    argv = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-p", "dbperf_marks"]
+    out = subprocess.run([*argv, "tests"], check=False, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    marks: dict[str, list[str]] = json.loads((tmp_path / "marks.json").read_text())
+    commands = re.findall(r"\.venv/bin/pytest ([^\n]+)", text("ci.yml"))
+    assert commands
+    selected: set[str] = set()
+    for command in commands:
+        words = shlex.split(command)
+        expression = Expression.compile(words[words.index("-m") + 1]) if "-m" in words else None
+        paths = [w for w in words if w.startswith("tests")]
+        for nodeid, names in marks.items():
+            under = any(nodeid.startswith((p.rstrip("/") + "/", p + "::")) for p in paths)
+            if under and (expression is None or expression.evaluate(lambda name, names=names: name in names)):
+                selected.add(nodeid)
+    missing = sorted(set(marks) - selected)
+    files = sorted({nodeid.split("::")[0] for nodeid in missing})
+    assert not missing, f"{len(missing)} tests no ci.yml job selects, in {files}"
