@@ -6,22 +6,33 @@ the confidence they really have):
 ========================  ==========================================================================
 cause                     when
 ========================  ==========================================================================
-``regression``            significant after the multiplicity adjustment, the interval wholly on the
+``regression``            the whole interval lies beyond the minimum effect on the harmful side; or
+                          significant after the multiplicity adjustment, the interval wholly on the
                           harmful side, and the estimate beyond the minimum effect
 ``improvement``           the same on the beneficial side
 ``pass``                  the interval's harmful end is inside the minimum effect (a harmful change
                           of that size is ruled out), whether or not a smaller change is significant
 ``multiplicity``          the interval excludes no change and ``p < alpha``, but the adjustment for
                           the family of gating tests (Holm) lifts it to ``alpha`` or above
-``significance``          the 95 % interval excludes no change but ``p >= alpha`` (alpha is stricter
+``significance``          the interval excludes no change but ``p >= alpha`` (alpha is stricter
                           than the 5 % of the interval)
 ``small``                 significant, but the estimate is inside the minimum effect and the interval
                           does not rule the minimum effect out
 ``repetitions``           too few repetitions for a 95 % interval at all (exact intervals come in steps)
 ``noise``                 the interval is too wide to decide: the noise, and what would decide it
-``not-deterministic``     a cost metric whose runs disagree beyond what a deterministic count may
+``not-deterministic``     a cost metric whose runs disagree beyond what a deterministic count may,
+                          and whose interval (from that observed spread) does not decide
 ``one-run``               a cost metric with a single run on a side
 ========================  ==========================================================================
+
+A reason never contradicts its interval: an interval (at the confidence asked for or more) wholly
+beyond the minimum effect is a regression or an improvement, and one wholly inside it is a pass. The
+interval shown is normally the 95 % one; when it lies wholly beyond the minimum effect but the
+multiplicity-adjusted test is not significant, the judge (:func:`harness.judge.gate.conclude`)
+widens it to the confidence the family needs (``1 - alpha / family size``, Bonferroni, which Holm
+never exceeds) and decides on that one, saying so. A cost metric whose runs disagree beyond what a
+deterministic count may (``noisy``) is judged on its observed spread, and the reason says by how much
+the count was noisier than it should be.
 """
 
 from __future__ import annotations
@@ -63,7 +74,8 @@ class Evidence:
 
     ``kind`` is the test (``signed-rank`` for A/B pairs, ``rank-sum`` against baseline samples,
     ``cost`` for deterministic counts); ``noise_sd`` is the SD of one comparison unit (per-pair log
-    ratios; one run's logs for two samples); ``refusal`` is set when a cost test declines to decide.
+    ratios; one run's logs for two samples); ``refusal`` is set when a cost test declines to decide;
+    ``noisy`` when a cost metric's runs disagree beyond ``ceiling_cv``, what a deterministic count may.
     """
 
     kind: design.Kind
@@ -75,9 +87,10 @@ class Evidence:
     noise_sd: float
     n_base: int
     n_head: int
-    refusal: Literal["noise", "repetitions"] | None = None
+    refusal: Literal["repetitions"] | None = None
     ceiling_cv: float | None = None
     set_aside: SetAside | None = None
+    noisy: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,12 +182,63 @@ def classify(
     higher_is_worse: bool,
     required_confidence: float = 0.95,
     seconds_per_repetition: float | None = None,
+    widened: bool = False,
 ) -> Classification:
     """Decide one metric: outcome, cause, a full sentence and a short clause (see the module docstring).
 
     ``p_adjusted`` is the Holm-adjusted p-value within the family of ``family_size`` gating tests;
-    ``seconds_per_repetition`` is what one more pair (or candidate run) costs, for the advice.
+    ``seconds_per_repetition`` is what one more pair (or candidate run) costs, for the advice;
+    ``widened`` says the interval is at the confidence the family needs (``required_confidence``)
+    rather than the usual 95 %.
     """
+    decided = _decide(
+        ev,
+        label=label,
+        p_adjusted=p_adjusted,
+        family_size=family_size,
+        alpha=alpha,
+        min_effect=min_effect,
+        higher_is_worse=higher_is_worse,
+        required_confidence=required_confidence,
+        seconds_per_repetition=seconds_per_repetition,
+        widened=widened,
+    )
+    if not ev.noisy or ev.refusal is not None:
+        return decided
+    ceiling = ev.ceiling_cv or 0.0
+    times = f", {ev.noise_sd / math.log1p(ceiling):.1f}x" if ceiling > 0 else ""
+    text = (
+        f"the runs disagree by {ev.noise_sd * 100:.3g} % (SD){times} the {ceiling * 100:.3g} % a deterministic "
+        f"count may vary for a {min_effect * 100:g} % minimum effect"
+    )
+    check = "check the event counts, the warm-up and the held read view"
+    if decided.outcome == "inconclusive" and decided.cause != "repetitions":
+        return dataclasses.replace(
+            decided,
+            cause="not-deterministic",
+            reason=f"{decided.reason.rstrip('.')}; {text}: the count is not deterministic ({check}).",
+            summary=f"{decided.summary}; not deterministic ({ev.noise_sd * 100:.2g} % SD)",
+        )
+    return dataclasses.replace(
+        decided,
+        reason=f"{decided.reason.rstrip('.')}; judged on that spread, since {text} ({check}).",
+        summary=f"{decided.summary}; noisy count ({ev.noise_sd * 100:.2g} % SD)",
+    )
+
+
+def _decide(
+    ev: Evidence,
+    *,
+    label: str,
+    p_adjusted: float,
+    family_size: int,
+    alpha: float,
+    min_effect: float,
+    higher_is_worse: bool,
+    required_confidence: float,
+    seconds_per_repetition: float | None,
+    widened: bool,
+) -> Classification:
     if min_effect <= 0.0 or not 0.0 < alpha < 1.0:
         raise ValueError("need min_effect > 0 and 0 < alpha < 1")
     sign = 1.0 if higher_is_worse else -1.0
@@ -188,49 +252,41 @@ def classify(
     if ev.refusal == "repetitions":
         text = f"a cost metric needs at least 2 runs a side to show they agree ({ev.n_base} base, {ev.n_head} head)"
         return Classification("inconclusive", "one-run", f"Inconclusive: {label}: {text}; no verdict.", text, 2)
-    if ev.refusal == "noise":
-        ceiling = (ev.ceiling_cv or 0.0) * 100
-        text = (
-            f"runs disagree by {ev.noise_sd * 100:.3g} % (SD), above the {ceiling:.3g} % a deterministic count "
-            f"may vary for a {me} minimum effect"
-        )
-        sentence = (
-            f"Inconclusive: {label}: the {text}; the measurement is not deterministic (check the event "
-            "counts, the warm-up and the held read view), so no verdict."
-        )
-        return Classification("inconclusive", "not-deterministic", sentence, text)
 
     conf = f"{ev.confidence * 100:.3g} %"
+    why_wide = f", widened to the confidence alpha {alpha:g} over {family_size} gating tests needs" if widened else ""
     numbers = (
         f"{label} {percent(ev.estimate):+.1f} % ({conf} interval {percent(ev.low):+.1f} % to "
-        f"{percent(ev.high):+.1f} %, adjusted p = {p_adjusted:.3g})"
+        f"{percent(ev.high):+.1f} %{why_wide}, adjusted p = {p_adjusted:.3g})"
     )
     significant = p_adjusted < alpha
-    if significant and h_lo > 0.0 and e > threshold:
+    short_conf = ev.confidence < required_confidence - 1e-9
+    if (significant and h_lo > 0.0 and e > threshold) or (not short_conf and h_lo > threshold):
+        whole = "" if significant else "; the whole interval lies beyond it"
         return Classification(
             "regression",
             "regression",
-            f"Regression: {numbers}, a {worse} beyond the minimum effect of {me}.",
+            f"Regression: {numbers}, a {worse} beyond the minimum effect of {me}{whole}.",
             f"{worse} beyond the {me} minimum effect (adjusted p = {p_adjusted:.2g})",
         )
-    if significant and h_hi < 0.0 and e < -threshold:
+    if (significant and h_hi < 0.0 and e < -threshold) or (not short_conf and h_hi < -threshold):
+        whole = "" if significant else "; the whole interval lies beyond it"
         return Classification(
             "improvement",
             "improvement",
-            f"Improvement: {numbers}, a {better} beyond the minimum effect of {me}.",
+            f"Improvement: {numbers}, a {better} beyond the minimum effect of {me}{whole}.",
             f"{better} beyond the {me} minimum effect (adjusted p = {p_adjusted:.2g})",
         )
 
-    short_conf = ev.confidence < required_confidence - 1e-9
     needed = _needed(ev, min_effect, alpha / max(1, family_size), seconds_per_repetition)
     advice = _advice(ev, needed, unit)
     if short_conf:
         full = next((n for n in range(max(ev.n_base, ev.n_head), 64) if _full_interval(ev, n, required_confidence)), 0)
         text = (
             f"{min(ev.n_base, ev.n_head)} {unit} give at most a {conf} interval, short of the "
-            f"{required_confidence * 100:g} % asked for"
+            f"{required_confidence * 100:.3g} % asked for"
         )
-        more = f"; {full} or more give a full {required_confidence * 100:g} % interval" if full else ""
+        more = f"; {full} or more give a full {required_confidence * 100:.3g} % interval" if full else ""
         return Classification(
             "inconclusive", "repetitions", f"Inconclusive: {numbers}: {text}{more}.", text, *(needed or (None, None))
         )

@@ -26,7 +26,7 @@ from typing import Literal
 
 from harness.judge import stats
 from harness.judge.baselines import Baseline, incomparable_reason, record_command
-from harness.judge.classify import Evidence, classify
+from harness.judge.classify import Classification, Evidence, classify
 from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
@@ -78,6 +78,10 @@ class _Pending:
     min_effect: float
     seconds_per_repetition: float | None
     backend: str
+    kind: Kind = "time"
+    mode: Literal["ab", "baseline"] = "baseline"
+    base_values: tuple[float, ...] = ()
+    head_values: tuple[float, ...] = ()
 
 
 def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
@@ -157,17 +161,19 @@ def _backend(runs: Sequence[RunResult]) -> str:
     return runs[0].backend if runs else ""
 
 
-def _evidence(kind: Kind, mode: str, base: list[float], head: list[float], *, min_effect: float) -> Evidence:
+def _evidence(
+    kind: Kind, mode: str, base: Sequence[float], head: Sequence[float], *, min_effect: float, confidence: float = 0.95
+) -> Evidence:
     if kind == "cost":
-        c = stats.cost_test(base, head, min_effect=min_effect)
+        c = stats.cost_test(base, head, min_effect=min_effect, confidence=confidence)
         return Evidence(
             "cost", c.estimate, c.low, c.high, c.confidence, c.p_value, c.noise_sd, c.n_base, c.n_head,
-            refusal=c.refusal, ceiling_cv=c.ceiling_cv, set_aside=c.set_aside,
+            refusal=c.refusal, ceiling_cv=c.ceiling_cv, set_aside=c.set_aside, noisy=c.noisy,
         )  # fmt: skip
     if mode == "ab":
-        p = paired_test(base, head)
+        p = paired_test(base, head, confidence=confidence)
         return Evidence("signed-rank", p.estimate, p.low, p.high, p.confidence, p.p_value, p.noise_sd, p.n, p.n)
-    t = two_sample_test(base, head)
+    t = two_sample_test(base, head, confidence=confidence)
     return Evidence(
         "rank-sum", t.estimate, t.low, t.high, t.confidence, t.p_value, t.noise_sd, t.n_baseline, t.n_candidate
     )
@@ -200,6 +206,10 @@ def _pending(
                 min_effect=min_effect,
                 seconds_per_repetition=seconds,
                 backend=_backend(head_runs) if metric == "instr_per_txn" else "",
+                kind=kind,
+                mode=mode,
+                base_values=tuple(base),
+                head_values=tuple(head),
             )
         )
     return pending
@@ -217,15 +227,17 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
     by_index: dict[int, list[MetricVerdict]] = {i: [] for i in range(len(shells))}
     for p in pending:
         p_adj = adjusted[(p.index, p.metric)]
-        ev = p.evidence
-        result = classify(
-            ev,
-            label=_LABELS.get(p.metric, p.metric),
+        ev, result = decide(
+            p.evidence,
+            p.base_values,
+            p.head_values,
+            kind=p.kind,
+            mode=p.mode,
+            metric=p.metric,
+            min_effect=p.min_effect,
             p_adjusted=p_adj,
             family_size=sizes[p.gating],
             alpha=alpha,
-            min_effect=p.min_effect,
-            higher_is_worse=METRICS[p.metric],
             seconds_per_repetition=p.seconds_per_repetition,
         )
         finite = math.isfinite(ev.low) and math.isfinite(ev.high)
@@ -264,6 +276,52 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
             continue
         out.append(replace(shell, metrics=tuple(by_index[i])))
     return out
+
+
+def decide(
+    ev: Evidence,
+    base: Sequence[float],
+    head: Sequence[float],
+    *,
+    kind: Kind,
+    mode: Literal["ab", "baseline"],
+    metric: str,
+    min_effect: float,
+    p_adjusted: float,
+    family_size: int,
+    alpha: float,
+    seconds_per_repetition: float | None = None,
+) -> tuple[Evidence, Classification]:
+    """Classify one metric's evidence after the multiplicity adjustment; the evidence the verdict shows.
+
+    A 95 % interval wholly beyond the minimum effect whose test is not significant after the adjustment
+    is computed again at the confidence the family needs (``1 - alpha / family_size``, Bonferroni, which
+    Holm never exceeds), and the metric is decided on that interval, so the reason never contradicts
+    the interval it shows (:mod:`harness.judge.classify`).
+    """
+    required, widened = 0.95, False
+    if p_adjusted >= alpha and _beyond(ev, min_effect) and base and head:
+        required, widened = 1.0 - alpha / max(1, family_size), True
+        ev = _evidence(kind, mode, base, head, min_effect=min_effect, confidence=required)
+    result = classify(
+        ev,
+        label=_LABELS.get(metric, metric),
+        p_adjusted=p_adjusted,
+        family_size=family_size,
+        alpha=alpha,
+        min_effect=min_effect,
+        higher_is_worse=METRICS[metric],
+        required_confidence=required,
+        seconds_per_repetition=seconds_per_repetition,
+        widened=widened,
+    )
+    return ev, result
+
+
+def _beyond(ev: Evidence, min_effect: float) -> bool:
+    """Whether the interval lies wholly beyond the minimum effect, on either side."""
+    threshold = math.log1p(min_effect)
+    return ev.refusal is None and (ev.low > threshold or ev.high < -threshold)
 
 
 _LABELS = {

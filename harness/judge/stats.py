@@ -128,7 +128,8 @@ class CostEstimate:
     ``estimate`` is the difference of the mean logs (the log ratio of geometric means); ``low``/``high``
     the Student interval with the floored noise; ``p_value`` what goes into the multiplicity family
     (1 when the test refuses); ``noise_sd`` the pooled within-side SD of the logs (about the CV);
-    ``refusal`` why the test declines to decide, if it does; ``set_aside`` the one run left out as a
+    ``refusal`` why the test declines to decide, if it does (one run on a side); ``noisy`` whether the
+    runs disagree beyond ``ceiling_cv``, what a deterministic count may vary; ``set_aside`` the one run left out as a
     lone outlier (its side, its position on that side, and how far it lies from the others, as a log
     ratio), if one was.
     """
@@ -142,8 +143,9 @@ class CostEstimate:
     n_head: int
     noise_sd: float
     ceiling_cv: float
-    refusal: Literal["noise", "repetitions"] | None
+    refusal: Literal["repetitions"] | None
     set_aside: SetAside | None = None
+    noisy: bool = False
 
 
 @dataclass(frozen=True)
@@ -205,15 +207,17 @@ def cost_test(
     ``noise_floor_cv`` before use, so identical counts do not claim infinite precision (a floor only
     makes the test more conservative). With equal counts per side the statistic is Welch's, but the
     pooled degrees of freedom keep 2-3 runs a side usable (Welch's fall to 1; Scheffé 1959, ch. 10, on
-    the robustness of the pooled test with equal counts). The test refuses (p = 1, INCONCLUSIVE) when
-    ``s`` exceeds ``ceiling_cv`` (default ``min_effect / 4``): runs that disagree that much are not
-    deterministic, and a normal model of two or three runs cannot be trusted; it also refuses with a
-    single run on a side, where that side's noise cannot be seen.
+    the robustness of the pooled test with equal counts). When ``s`` exceeds ``ceiling_cv`` (default
+    ``min_effect / 4``) the runs disagree more than a deterministic count may, and ``noisy`` says so:
+    the interval and p-value then use that observed spread as it is (no floor can make them narrower),
+    so an effect far beyond the noise is still decided and one within it is not, while the verdict names
+    the excess. The test refuses (p = 1, INCONCLUSIVE) only with a single run on a side, where that
+    side's noise cannot be seen.
 
-    One exception, for the rare lone event of a write workload (about one run in 13 of oltp_insert
-    counts +0.5 % more while every other run repeats to 0.01 %): when exactly one run of a side of three
-    or more is what breaks the ceiling (:func:`lone_outlier`), it is set aside, named in the result, and
-    the test runs on the others. Two such runs still refuse.
+    For the rare lone event of a write workload (about one run in 13 of oltp_insert counts +0.5 % more
+    while every other run repeats to 0.01 %): when exactly one run of a side of three or more is what
+    breaks the ceiling (:func:`lone_outlier`), it is set aside, named in the result, and the test runs
+    on the others. With two such runs the test keeps them all and is ``noisy``.
     """
     check_confidence(confidence)
     if min_effect <= 0.0 or noise_floor_cv < 0.0:
@@ -238,17 +242,17 @@ def cost_test(
     se = max(s, math.log1p(noise_floor_cv)) * math.sqrt(1.0 / nb + 1.0 / nh)
     p = min(1.0, 2.0 * float(special.stdtr(df, -abs(estimate / se))))
     half = float(special.stdtrit(df, 1.0 - (1.0 - confidence) / 2.0)) * se
-    refusal: Literal["noise"] | None = "noise" if s > math.log1p(ceiling) else None
     return CostEstimate(
         estimate=estimate,
         low=estimate - half,
         high=estimate + half,
         confidence=confidence,
-        p_value=1.0 if refusal else p,
+        p_value=p,
         n_base=nb,
         n_head=nh,
         noise_sd=s,
         ceiling_cv=ceiling,
-        refusal=refusal,
+        refusal=None,
         set_aside=set_aside,
+        noisy=s > math.log1p(ceiling),
     )
