@@ -7,10 +7,13 @@ with one timing case per scenario x server x thread count and one cost case per 
 Test ids name them (``test_scenario[oltp_point_select-mariadb-local-2t]``,
 ``test_scenario[oltp_point_select-mariadb-local-cost]``) so ``-k`` selects on each.
 
-Each case runs its repetitions on fresh servers, stores every run, and is judged through
-:func:`harness.pipeline.gate` against its baseline: timing against this testbed's, cost against the
-committed cost baseline (a regression fails the test with the evidence; no baseline passes and says how
-to record one). The design is checked before running, as for ``dbperf gate``. The session ends with a
+The cases come from :func:`harness.pipeline.cases.scenario_cases`. Each runs its repetitions on fresh
+servers, stores every run, and is judged through :func:`harness.pipeline.gate` against its baseline:
+timing against this testbed's, cost against the committed cost baseline. The test's result follows the
+outcome's exit code, as ``dbperf gate``'s would: exit 2 (a failed run, runs the store could not take)
+is a pytest error, exit 1 (a regression) a failure with the evidence, and a case nothing was judged for
+(no comparable baseline) a skip that says how to record one; each in one line, no traceback. The
+design is checked before running, as for ``dbperf gate``. The session ends with a
 summary table of every run, the verdicts, and the notes the measurements made.
 """
 
@@ -26,11 +29,10 @@ import pytest
 
 from harness import pipeline
 from harness.config.options import OPTIONS
-from harness.config.scenarios import available_scenarios, load_scenario, select_scenarios
-from harness.config.servers import load_server
-from harness.config.settings import Settings, apply_overrides, resolve_settings
+from harness.config.settings import Settings, resolve_settings
 from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
-from harness.model import IntervalSample, Kind, RunResult, Scenario, Verdict
+from harness.model import IntervalSample, RunResult, Verdict
+from harness.pipeline.cases import ScenarioCase, scenario_cases
 from harness.run.session import QuietReporter, Reporter, Session
 
 _RUNS_KEY = pytest.StashKey[list[RunResult]]()
@@ -101,44 +103,11 @@ def settings_from_config(config: pytest.Config) -> Settings:
     return resolve_settings(flags, root=None if not config.rootpath else config.rootpath)
 
 
-@dataclass(frozen=True)
-class Case:
-    """One parametrized scenario test: a scenario on one server, timing at one thread count or cost.
-
-    Ids: ``oltp_point_select-mariadb-local-2t`` (timing) and ``oltp_point_select-mariadb-local-cost``
-    (instructions per transaction under callgrind, at the scenario's cost thread counts).
-    """
-
-    scenario: Scenario
-    server_name: str
-    threads: int
-    kind: Kind = "time"
-
-    @property
-    def id(self) -> str:
-        what = "cost" if self.kind == "cost" else f"{self.threads}t"
-        return f"{self.scenario.name}-{self.server_name}-{what}"
-
-
-def _cases(settings: Settings) -> list[Case]:
-    cases: list[Case] = []
-    kinds = settings.kinds()
-    names = select_scenarios(settings.scenarios, settings.scenarios_dir) or available_scenarios(settings.scenarios_dir)
-    for name in names:
-        scenario = apply_overrides(load_scenario(name, settings.scenarios_dir, settings.profile), settings)
-        for server in settings.servers:
-            if "time" in kinds:
-                cases.extend(Case(scenario, server, threads) for threads in scenario.threads)
-            if "cost" in kinds and load_server(server, settings.servers_dir).provider != "external":
-                cases.append(Case(scenario, server, scenario.cost.threads[0], "cost"))
-    return cases
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "dbperf_case" not in metafunc.fixturenames:
         return
     try:
-        cases = _cases(settings_from_config(metafunc.config))
+        cases = scenario_cases(settings_from_config(metafunc.config))
     except HarnessError as exc:
         raise pytest.UsageError(f"dbperf: {exc}") from None
     metafunc.parametrize("dbperf_case", cases, ids=[c.id for c in cases])
@@ -165,18 +134,16 @@ class Runner:
             return QuietReporter()
         return NoticeReporter(terminal, progress=not quiet)
 
-    def run_case(self, case: Case) -> pipeline.Outcome:
+    def run_case(self, case: ScenarioCase) -> pipeline.Outcome:
         """Measure the case's repetitions and judge them against this testbed's baseline."""
         settings = dataclasses.replace(self.settings, cost=case.kind == "cost")
-        resolved = pipeline.resolve(settings, case.scenario.name, case.server_name)
-        scenario = case.scenario.with_overrides(threads=[case.threads]) if case.kind == "time" else case.scenario
-        containers = resolved.server.provider == "container"
+        containers = case.case.server.provider == "container"
         if containers not in self._sessions:
             self._sessions[containers] = pipeline.open_session(self.settings, self._reporter(), containers=containers)
         session = self._sessions[containers]
         outcome = pipeline.gate(
             settings,
-            [pipeline.Case(resolved.server, scenario)],
+            [case.measured()],
             session.reporter,
             pipeline.JudgeOptions(alpha=self.settings.alpha, strict=self.settings.strict),
             session=session,
@@ -188,28 +155,58 @@ class Runner:
         notes.extend(f"{case.id}: {w}" for w in outcome.warnings if f"{case.id}: {w}" not in notes)
         return outcome
 
-    def check(self, case: Case, outcome: pipeline.Outcome) -> None:
-        """Fail on a failed run, and on a regression (or, with --dbperf-strict, an inconclusive verdict)."""
-        failed = [r for r in outcome.runs if not r.ok]
-        if failed:
-            pytest.fail(f"{case.id}: run {failed[0].run_id} failed: {failed[0].failure}", pytrace=False)
-        strict = self.settings.strict
-        for verdict in outcome.verdicts:
-            bad = [
-                m
-                for m in verdict.metrics
-                if m.gating and (m.outcome == "regression" or (strict and m.outcome == "inconclusive"))
-            ]
-            if not bad:
-                continue
-            regressions = [m for m in bad if m.outcome == "regression"]
-            what = "regression" if regressions else "inconclusive (--dbperf-strict)"
-            lines = [f"{case.id}: {what} against the {verdict.kind} baseline"]
-            lines += [f"  {m.metric}: {m.reason}" for m in (regressions or bad)]
-            lines += [f"  note: {w}" for w in verdict.warnings]
-            if regressions:
-                raise PerformanceRegression("\n".join(lines))
-            raise InconclusiveVerdict("\n".join(lines))
+    def check(self, case: ScenarioCase, outcome: pipeline.Outcome) -> None:
+        """The test's result from the outcome, as ``dbperf gate``'s exit code decides it.
+
+        Exit 2 (a failed run, runs the store could not take) errors, exit 1 (a regression, or an
+        inconclusive verdict under ``--dbperf-strict``) fails with the evidence, and a case nothing was
+        judged for (no comparable baseline) is skipped with the reason; each with a one-line message.
+        """
+        if outcome.exit_code == pipeline.EXIT_ERROR or outcome.error:
+            pytest.fail(f"{case.id}: {_error_line(outcome)}", pytrace=False)
+        if outcome.exit_code == pipeline.EXIT_REGRESSION:
+            pytest.fail(_failure(case, outcome, strict=self.settings.strict), pytrace=False)
+        judged = [m for v in outcome.verdicts for m in v.metrics if m.outcome in _JUDGED]
+        if not judged:
+            reasons = dict.fromkeys(m.reason for v in outcome.verdicts for m in v.metrics) or {"no verdict": None}
+            pytest.skip(f"{case.id}: nothing judged: {'; '.join(reasons)}")
+
+
+_JUDGED = ("pass", "regression", "improvement", "inconclusive")
+
+
+def _error_line(outcome: pipeline.Outcome) -> str:
+    failed = [r for r in outcome.runs if not r.ok]
+    if failed:
+        return f"run {failed[0].run_id} failed: {failed[0].failure}"
+    return outcome.error or "error (exit 2)"
+
+
+def _failure(case: ScenarioCase, outcome: pipeline.Outcome, *, strict: bool) -> str:
+    """``PerformanceRegression: <case>: ...`` then one line per metric that decided it, then notes."""
+    lines: list[str] = []
+    kinds: set[str] = set()
+    for verdict in outcome.verdicts:
+        regressions = [m for m in verdict.metrics if m.gating and m.outcome == "regression"]
+        bad = regressions or [m for m in verdict.metrics if strict and m.gating and m.outcome == "inconclusive"]
+        if not bad:
+            continue
+        kinds.add("regression" if regressions else "inconclusive")
+        lines.append(f"against the {verdict.kind} baseline:")
+        lines += [f"  {m.metric}: {m.reason}" for m in bad]
+        lines += [f"  note: {w}" for w in verdict.warnings]
+    name = PerformanceRegression.__name__ if "regression" in kinds else InconclusiveVerdict.__name__
+    what = "regression" if "regression" in kinds else "inconclusive (--dbperf-strict)"
+    return "\n".join([f"{name}: {case.id}: {what}", *lines])
+
+
+@pytest.fixture
+def dbperf_outcome(dbperf_case: ScenarioCase, dbperf_runner: Runner) -> pipeline.Outcome:
+    """The case measured and judged; a case that cannot be (exit 2) errors here, in one line."""
+    outcome = dbperf_runner.run_case(dbperf_case)
+    if outcome.exit_code == pipeline.EXIT_ERROR or outcome.error:
+        pytest.fail(f"{dbperf_case.id}: {_error_line(outcome)}", pytrace=False)
+    return outcome
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.config.scenarios import load_scenario
+from harness.config.scenarios import available_scenarios, load_scenario, select_scenarios
 from harness.config.servers import load_server
 from harness.config.settings import Settings, apply_overrides
 from harness.model import Kind, RunResult, Scenario, Server
@@ -28,6 +28,54 @@ def resolve(settings: Settings, scenario_name: str, server_name: str | None = No
     """The scenario (profile and overrides from ``settings``) and the server it runs on."""
     scenario = apply_overrides(load_scenario(scenario_name, settings.scenarios_dir, settings.profile), settings)
     return Case(load_server(server_name or settings.server, settings.servers_dir), scenario)
+
+
+@dataclass(frozen=True)
+class ScenarioCase:
+    """One scenario test of ``pytest scenarios/``: a case at one thread count (timing) or its cost runs.
+
+    Ids: ``oltp_point_select-mariadb-local-2t`` (timing) and ``oltp_point_select-mariadb-local-cost``
+    (instructions per transaction under callgrind, at the scenario's first cost thread count).
+    """
+
+    case: Case
+    server_name: str
+    threads: int
+    kind: Kind = "time"
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.case.scenario
+
+    @property
+    def id(self) -> str:
+        what = "cost" if self.kind == "cost" else f"{self.threads}t"
+        return f"{self.scenario.name}-{self.server_name}-{what}"
+
+    def measured(self) -> Case:
+        """The case as the pipeline measures it: timing at this item's thread count only."""
+        if self.kind == "cost":
+            return self.case
+        return Case(self.case.server, self.scenario.with_overrides(threads=[self.threads]))
+
+
+def scenario_cases(settings: Settings) -> list[ScenarioCase]:
+    """Every scenario x server x (thread count | cost) the settings select, resolved as :func:`resolve` does.
+
+    The scenarios are ``settings.scenarios`` (names or globs) or the whole catalogue; cost items only for
+    servers dbperf starts itself (an external server cannot run under callgrind).
+    """
+    out: list[ScenarioCase] = []
+    kinds = settings.kinds()
+    names = select_scenarios(settings.scenarios, settings.scenarios_dir) or available_scenarios(settings.scenarios_dir)
+    for name in names:
+        for server in settings.servers:
+            case = resolve(settings, name, server)
+            if "time" in kinds:
+                out.extend(ScenarioCase(case, server, threads) for threads in case.scenario.threads)
+            if "cost" in kinds and case.server.provider != "external":
+                out.append(ScenarioCase(case, server, case.scenario.cost.threads[0], "cost"))
+    return out
 
 
 def checked(*pairs: tuple[Server, Scenario]) -> None:

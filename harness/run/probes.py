@@ -3,8 +3,9 @@
 On shared machines QPS varies ~30 % between identical runs while server CPU time per transaction
 varies ~10 % and instructions per transaction ~1 % (FACTS.md), so these costs are recorded beside
 QPS and p95. CPU time comes from the server process's CPU-time clock (nanoseconds, all threads; the
-process is visible from the host for containers too; ``/proc/<pid>/stat`` ticks where the clock is not); instructions from ``perf stat -e instructions -p PID``
-where the kernel allows it (recorded as absent, with the reason, otherwise).
+process is visible from the host for containers too; ``/proc/<pid>/stat`` ticks where the clock is
+not); instructions from ``perf stat -e instructions -p PID`` where the kernel allows it (recorded as
+absent, with the reason, otherwise).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.config.settings import resolve_settings
-from harness.plugin import _cases
+from harness.pipeline.cases import scenario_cases as _cases
 
 ROOT = Path(__file__).parents[2]
 

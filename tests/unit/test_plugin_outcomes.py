@@ -1,0 +1,79 @@
+"""The pytest plugin decides each scenario test from the outcome's exit code, as ``dbperf gate`` does.
+
+In-process pytest runs (``pytester``, as pytest-benchmark tests its plugin) of the shipped
+``scenarios/test_scenarios.py`` with the pipeline stubbed to return a crafted outcome: exit 2 (runs the
+store could not take) is an error, a regression a failure, a case with nothing judged a skip, a pass a
+pass; each reported in one line, without a traceback. Before this, the plugin read the verdicts itself
+and passed a case whose runs the store had refused (``dbperf gate`` exited 2 on the same case).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.model import MetricVerdict, Verdict
+from harness.pipeline import Outcome
+from harness.plugin import Runner
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _verdict(*metrics: MetricVerdict) -> Verdict:
+    return Verdict(
+        mode="baseline", scenario="oltp_point_select", threads=2, base="baseline", head="mariadb-local",
+        metrics=metrics,
+    )  # fmt: skip
+
+
+PASS = MetricVerdict("qps", False, "pass", "Pass: QPS +0.4 % (95 % interval -2.0 % to +2.9 %) rules out a drop of 5 %.")
+REGRESSION = MetricVerdict("qps", False, "regression", "Regression: QPS -30.0 %, a drop beyond the minimum effect.")
+NO_BASELINE = MetricVerdict(
+    "baseline", False, "no_baseline", "no baseline for this testbed; record one with: dbperf baseline record",
+    gating=False,
+)  # fmt: skip
+STORE_ERROR = "the store could not take 8 runs (disk full); they were kept in unsaved-runs/: dbperf store import"
+
+
+def run_scenarios(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, outcome: Outcome) -> pytest.RunResult:
+    monkeypatch.setattr(Runner, "run_case", lambda self, case: outcome)
+    pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
+    return pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-rA",
+        "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir", REPO / "servers",
+        "--dbperf-scenario", "oltp_point_select", "--dbperf-server", "mariadb-local", "--dbperf-no-cost",
+        "--dbperf-profile", "quick",
+    )  # fmt: skip
+
+
+def test_a_store_that_cannot_take_the_runs_is_an_error(pytester, monkeypatch):
+    # the runs were measured and judged a pass, but the store refused them: dbperf gate exits 2
+    result = run_scenarios(
+        pytester, monkeypatch, Outcome(runs=(), verdicts=(_verdict(PASS),), exit_code=2, error=STORE_ERROR)
+    )
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*oltp_point_select-mariadb-local-2t: {STORE_ERROR}*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_a_regression_fails_with_a_one_line_led_message(pytester, monkeypatch):
+    result = run_scenarios(pytester, monkeypatch, Outcome(runs=(), verdicts=(_verdict(REGRESSION),), exit_code=1))
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "PerformanceRegression: oltp_point_select-mariadb-local-2t: regression" in text
+    assert "qps: Regression: QPS -30.0 %" in text
+    assert "Traceback" not in text and "harness/plugin.py" not in text
+
+
+def test_nothing_judged_is_a_skip_with_the_reason(pytester, monkeypatch):
+    result = run_scenarios(pytester, monkeypatch, Outcome(runs=(), verdicts=(_verdict(NO_BASELINE),), exit_code=0))
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*SKIPPED*nothing judged: no baseline for this testbed; record one with*"])
+
+
+def test_a_pass_passes(pytester, monkeypatch):
+    result = run_scenarios(pytester, monkeypatch, Outcome(runs=(), verdicts=(_verdict(PASS),), exit_code=0))
+    result.assert_outcomes(passed=1)
