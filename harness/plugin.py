@@ -31,7 +31,7 @@ from harness import pipeline
 from harness.config.options import OPTIONS
 from harness.config.settings import Settings, resolve_settings
 from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
-from harness.model import IntervalSample, RunResult, Verdict
+from harness.model import EXIT_ERROR, EXIT_REGRESSION, IntervalSample, Outcome, RunResult, Verdict
 from harness.pipeline.cases import ScenarioCase, scenario_cases
 from harness.run.session import QuietReporter, Reporter, Session
 
@@ -134,7 +134,7 @@ class Runner:
             return QuietReporter()
         return NoticeReporter(terminal, progress=not quiet)
 
-    def run_case(self, case: ScenarioCase) -> pipeline.Outcome:
+    def run_case(self, case: ScenarioCase) -> Outcome:
         """Measure the case's repetitions and judge them against this testbed's baseline."""
         settings = dataclasses.replace(self.settings, cost=case.kind == "cost")
         containers = case.case.server.provider == "container"
@@ -155,16 +155,16 @@ class Runner:
         notes.extend(f"{case.id}: {w}" for w in outcome.warnings if f"{case.id}: {w}" not in notes)
         return outcome
 
-    def check(self, case: ScenarioCase, outcome: pipeline.Outcome) -> None:
+    def check(self, case: ScenarioCase, outcome: Outcome) -> None:
         """The test's result from the outcome, as ``dbperf gate``'s exit code decides it.
 
         Exit 2 (a failed run, runs the store could not take) errors, exit 1 (a regression, or an
         inconclusive verdict under ``--dbperf-strict``) fails with the evidence, and a case nothing was
         judged for (no comparable baseline) is skipped with the reason; each with a one-line message.
         """
-        if outcome.exit_code == pipeline.EXIT_ERROR or outcome.error:
+        if outcome.exit_code == EXIT_ERROR or outcome.error:
             pytest.fail(f"{case.id}: {_error_line(outcome)}", pytrace=False)
-        if outcome.exit_code == pipeline.EXIT_REGRESSION:
+        if outcome.exit_code == EXIT_REGRESSION:
             pytest.fail(_failure(case, outcome, strict=self.settings.strict), pytrace=False)
         judged = [m for v in outcome.verdicts for m in v.metrics if m.outcome in _JUDGED]
         if not judged:
@@ -175,14 +175,14 @@ class Runner:
 _JUDGED = ("pass", "regression", "improvement", "inconclusive")
 
 
-def _error_line(outcome: pipeline.Outcome) -> str:
+def _error_line(outcome: Outcome) -> str:
     failed = [r for r in outcome.runs if not r.ok]
     if failed:
         return f"run {failed[0].run_id} failed: {failed[0].failure}"
     return outcome.error or "error (exit 2)"
 
 
-def _failure(case: ScenarioCase, outcome: pipeline.Outcome, *, strict: bool) -> str:
+def _failure(case: ScenarioCase, outcome: Outcome, *, strict: bool) -> str:
     """``PerformanceRegression: <case>: ...`` then one line per metric that decided it, then notes."""
     lines: list[str] = []
     kinds: set[str] = set()
@@ -201,10 +201,10 @@ def _failure(case: ScenarioCase, outcome: pipeline.Outcome, *, strict: bool) -> 
 
 
 @pytest.fixture
-def dbperf_outcome(dbperf_case: ScenarioCase, dbperf_runner: Runner) -> pipeline.Outcome:
+def dbperf_outcome(dbperf_case: ScenarioCase, dbperf_runner: Runner) -> Outcome:
     """The case measured and judged; a case that cannot be (exit 2) errors here, in one line."""
     outcome = dbperf_runner.run_case(dbperf_case)
-    if outcome.exit_code == pipeline.EXIT_ERROR or outcome.error:
+    if outcome.exit_code == EXIT_ERROR or outcome.error:
         pytest.fail(f"{dbperf_case.id}: {_error_line(outcome)}", pytrace=False)
     return outcome
 

@@ -32,10 +32,12 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from harness.errors import HarnessError
 
 PREFIX = "dbperf-"
 _NAME = re.compile(r"^dbperf-(\d+)-(\d+)$")
@@ -186,18 +188,39 @@ def _stop_tracked(folder: Path) -> list[str]:
     return stopped
 
 
-def _remove_containers(folder: Path, owner_pid: int) -> list[str]:
-    ids = [p.name for p in (folder / "containers").iterdir()] if (folder / "containers").is_dir() else []
-    if not ids:
-        return []
-    from harness.errors import HarnessError
+Remover = Callable[[list[str], int], list[str]]
+"""Removes a dead owner's tracked resources of one kind (ids, owner pid) and returns what it removed."""
 
-    try:
-        from harness.servers.container import remove_containers
+_REMOVERS: dict[str, Remover] = {}
 
-        return remove_containers(ids, owner_pid)
-    except HarnessError:
-        return []
+
+def register_remover(kind: str, remover: Remover) -> None:
+    """How tracked resources of ``kind`` (a folder of ids in a workspace, e.g. ``containers``) are removed.
+
+    Providers register here (:mod:`harness.servers` registers the container remover), so this module
+    imports no provider. A dead owner's folder that tracks resources no registered remover can take is
+    left in place for a process that can, never deleted with them still running.
+    """
+    _REMOVERS[kind] = remover
+
+
+def _remove_tracked(folder: Path, owner_pid: int) -> tuple[list[str], bool]:
+    """What the registered removers took away, and whether everything tracked could be handed to one."""
+    removed: list[str] = []
+    complete = True
+    for kind in ("containers",):
+        ids = [p.name for p in (folder / kind).iterdir()] if (folder / kind).is_dir() else []
+        if not ids:
+            continue
+        remover = _REMOVERS.get(kind)
+        if remover is None:
+            complete = False
+            continue
+        try:
+            removed += [f"{kind.rstrip('s')} {name}" for name in remover(ids, owner_pid)]
+        except HarnessError:
+            continue
+    return removed, complete
 
 
 def sweep(root: Path | None = None, cache_dir: Path | None = None) -> list[str]:
@@ -217,9 +240,11 @@ def sweep(root: Path | None = None, cache_dir: Path | None = None) -> list[str]:
             if owner.alive():
                 continue
             removed += _stop_tracked(entry)
-            removed += [f"container {c}" for c in _remove_containers(entry, owner.pid)]
-            shutil.rmtree(entry, ignore_errors=True)
-            removed.append(f"folder {entry} (dbperf process {owner.pid}, gone)")
+            taken, complete = _remove_tracked(entry, owner.pid)
+            removed += taken
+            if complete:
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(f"folder {entry} (dbperf process {owner.pid}, gone)")
     if cache_dir is not None:
         snapshots = cache_dir / "snapshots"
         with contextlib.suppress(OSError):

@@ -6,7 +6,7 @@ A case that cannot be judged (a failed run, a store that cannot take the runs) e
 fails, and a case with no comparable baseline is skipped with the reason.
 """
 
-from harness.pipeline import Outcome
+from harness.model import Outcome
 from harness.pipeline.cases import ScenarioCase
 from harness.plugin import Runner
 

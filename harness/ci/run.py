@@ -2,7 +2,7 @@
 
 The base side of each comparison is loaded from the base ref's ``servers/`` and ``scenarios/``
 (materialised with ``git archive`` into a temporary folder), the head side from the working tree.
-Everything lands in one output folder (:mod:`harness.report.folder`)::
+Everything lands in one output folder (:mod:`harness.ci.folder`)::
 
     out/dbperf.duckdb (+ .runs/)   every run, base and head, failed ones included
     out/report.md                  the Markdown report (also appended to $GITHUB_STEP_SUMMARY)
@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import pipeline, workspace
+from harness.ci.folder import write_outputs
 from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
 from harness.config.settings import Settings, apply_overrides
-from harness.model import RunResult, Scenario, Server
-from harness.report.folder import write_outputs
+from harness.model import Outcome, RunResult, Scenario, Server
 from harness.run.session import Reporter, Session
 from harness.store import is_lake, open_store
 
@@ -38,7 +38,7 @@ from harness.store import is_lake, open_store
 class CiOutcome:
     """The pipeline's outcome of the plan, and where its report went."""
 
-    outcome: pipeline.Outcome
+    outcome: Outcome
     seconds: float
     report: Path
 

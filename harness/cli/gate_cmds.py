@@ -21,7 +21,7 @@ from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
 from harness.judge.baselines import all_baselines
-from harness.model import Verdict
+from harness.model import Outcome, Verdict
 from harness.pipeline import JudgeOptions
 from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary
@@ -45,7 +45,7 @@ def baseline_record(as_json: bool, **kwargs: Any) -> int:
     settings = pop_shared(kwargs)
     server = settings.one_server()
     written: list[Path] = []
-    outcomes: list[pipeline.Outcome] = []
+    outcomes: list[Outcome] = []
     for name in scenario_names(settings):
         outcome = pipeline.record(settings, pipeline.resolve(settings, name, server), TerminalReporter(sys.stderr))
         outcomes.append(outcome)
@@ -156,7 +156,7 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     return outcome.exit_code
 
 
-def _closing(outcome: pipeline.Outcome) -> None:
+def _closing(outcome: Outcome) -> None:
     if outcome.error:
         click.echo(f"dbperf: error: {outcome.error}", err=True)
 

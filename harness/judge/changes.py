@@ -8,8 +8,7 @@ import numpy as np
 import pyarrow as pa
 
 from harness.judge.changepoints import detect_change_points
-from harness.model.history import ChangeMark
-from harness.store.history import TREND_METRICS
+from harness.model.history import TREND_METRICS, ChangeMark
 
 
 def change_marks(

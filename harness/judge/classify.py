@@ -50,7 +50,7 @@ from harness.judge.stats import SetAside, percent
 
 P = ParamSpec("P")
 
-Outcome = Literal["pass", "regression", "improvement", "inconclusive"]
+Decided = Literal["pass", "regression", "improvement", "inconclusive"]
 Cause = Literal[
     "regression",
     "improvement",
@@ -98,7 +98,7 @@ class Classification:
     """The outcome for one metric, why (a cause and one sentence), a short clause for tables, and what
     would decide it when it is inconclusive (repetitions and their wall time)."""
 
-    outcome: Outcome
+    outcome: Decided
     cause: Cause
     reason: str
     summary: str

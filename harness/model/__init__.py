@@ -11,7 +11,9 @@ The pipeline, and the record each stage hands on::
     Scenario              server)
 """
 
+from harness.model.endpoint import Endpoint
 from harness.model.ids import stable_hash
+from harness.model.outcome import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, Outcome, exit_code
 from harness.model.run import (
     METRIC_LABELS,
     METRICS,
@@ -30,13 +32,17 @@ from harness.model.run import (
 )
 from harness.model.scenario import CostSettings, Scenario
 from harness.model.server import Flavour, ProviderKind, Server
-from harness.model.verdict import FunctionDelta, Kind, MetricVerdict, Outcome, Verdict
+from harness.model.verdict import FunctionDelta, Kind, MetricVerdict, Verdict, VerdictOutcome
 
 __all__ = [
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_REGRESSION",
     "METRICS",
     "METRIC_LABELS",
     "CostProfile",
     "CostSettings",
+    "Endpoint",
     "Flavour",
     "FunctionCost",
     "FunctionDelta",
@@ -56,6 +62,8 @@ __all__ = [
     "Testbed",
     "Totals",
     "Verdict",
+    "VerdictOutcome",
+    "exit_code",
     "histogram_percentile",
     "stable_hash",
 ]

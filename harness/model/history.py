@@ -11,6 +11,9 @@ import pyarrow.compute as pc
 
 from harness.model.run import METRIC_LABELS
 
+TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms")
+"""Metrics the trend site charts."""
+
 
 def _fmt(value: float) -> str:
     if not math.isfinite(value):

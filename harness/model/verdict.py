@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Outcome = Literal["pass", "regression", "improvement", "inconclusive", "no_baseline", "failed"]
+VerdictOutcome = Literal["pass", "regression", "improvement", "inconclusive", "no_baseline", "failed"]
 #: What a comparison measured: wall-clock runs (QPS, latency, CPU time) or deterministic cost runs
 #: (instructions under callgrind). Each is judged on its own metrics, in one multiplicity family.
 Kind = Literal["time", "cost"]
@@ -37,7 +37,7 @@ class MetricVerdict:
 
     metric: str
     higher_is_worse: bool
-    outcome: Outcome
+    outcome: VerdictOutcome
     reason: str
     summary: str = ""
     cause: str = ""
@@ -78,10 +78,10 @@ class Verdict:
     explanation: tuple[FunctionDelta, ...] = ()  # cost comparisons: where the instructions went
 
     @property
-    def outcome(self) -> Outcome:
+    def outcome(self) -> VerdictOutcome:
         # failed and no-baseline describe the whole comparison; other outcomes count when they gate
         outcomes = {m.outcome for m in self.metrics if m.gating or m.outcome in {"failed", "no_baseline"}}
-        order: tuple[Outcome, ...] = ("failed", "regression", "no_baseline", "inconclusive", "improvement")
+        order: tuple[VerdictOutcome, ...] = ("failed", "regression", "no_baseline", "inconclusive", "improvement")
         for o in order:
             if o in outcomes:
                 return o

@@ -37,10 +37,11 @@ from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
 from harness.model import Kind, RunResult, Server
 from harness.model.history import TrendData
+from harness.model.outcome import Outcome, exit_code
 from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
-from harness.pipeline.outcome import Outcome, closed, exit_code
+from harness.pipeline.outcome import closed
 from harness.run.fallback import Saver, Unsaved, waiting_notice
 from harness.run.measure import measure, plan_runs
 from harness.run.session import Reporter, Session, new_group_id

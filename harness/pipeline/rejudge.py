@@ -29,7 +29,7 @@ from harness.errors import ConfigError, StoreError
 from harness.judge.baselines import find_baseline
 from harness.judge.gate import BaselineCase, PairedCase, judge_against_baselines, judge_pairs
 from harness.model import Kind, RunResult, Scenario
-from harness.pipeline.outcome import Outcome, exit_code
+from harness.model.outcome import Outcome, exit_code
 
 Mode = Literal["auto", "ab", "baseline"]
 _SUFFIX = re.compile(r"@[\w.-]+$")

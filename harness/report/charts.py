@@ -19,8 +19,7 @@ import altair as alt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.model.history import TrendData
-from harness.store.history import TREND_METRICS
+from harness.model.history import TREND_METRICS, TrendData
 
 _ALL = "all"
 

@@ -19,8 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import pipeline
-from harness.model import Verdict
+from harness.model import Outcome, Verdict
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
 from harness.report.verdicts import OUTCOME_EMOJI, fmt_interval, fmt_pct, metric_label
@@ -119,7 +118,7 @@ def chart_spec(verdicts: Sequence[Verdict], title: str) -> dict[str, Any] | None
     return dict(chart.to_dict())
 
 
-def write_release(out: Path, outcome: pipeline.Outcome, *, seconds: float, title: str = "") -> Path:
+def write_release(out: Path, outcome: Outcome, *, seconds: float, title: str = "") -> Path:
     """report.md, changes.png (+ its spec) and verdicts.json in ``out``; returns the report's path."""
     import vl_convert
 

@@ -16,12 +16,12 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.judge.classify import duration
-from harness.model import METRIC_LABELS, MetricVerdict, Outcome, Verdict
+from harness.model import METRIC_LABELS, MetricVerdict, Verdict, VerdictOutcome
 from harness.report.tables import Justify, new_table, show
 from harness.report.terminal import console
 
 #: Display order of outcomes (worst first), as used in headlines.
-OUTCOME_ORDER: tuple[Outcome, ...] = (
+OUTCOME_ORDER: tuple[VerdictOutcome, ...] = (
     "regression",
     "failed",
     "inconclusive",

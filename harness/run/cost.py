@@ -31,10 +31,11 @@ import pymysql
 
 from harness.errors import ServerError, SysbenchError
 from harness.model import Metrics, RunResult
+from harness.model.endpoint import Endpoint
 from harness.run.callgrind import read_dump
 from harness.run.context import RunContext, Served, build_result
 from harness.run.session import Session
-from harness.servers.base import Endpoint, ServerInstance, connect
+from harness.servers.base import ServerInstance, connect
 from harness.servers.callgrind import Callgrind
 from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from harness.errors import ServerError
 from harness.model import Probes
-from harness.servers.base import Endpoint, read_status
+from harness.model.endpoint import Endpoint
+from harness.servers.base import read_status
 
 #: Counters whose deltas are kept (the rest of SHOW GLOBAL STATUS is noise for our purposes).
 STATUS_COUNTERS = (

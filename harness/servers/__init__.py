@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from harness import workspace
 from harness.model import Server
-from harness.servers.base import DatasetCredentials, Endpoint, Provider, ServerInstance
+from harness.servers.base import DatasetCredentials, Provider, ServerInstance
+
+
+def _remove_containers(ids: list[str], owner_pid: int) -> list[str]:
+    from harness.servers.container import remove_containers  # Docker's client only when there is one to remove
+
+    return remove_containers(ids, owner_pid)
+
+
+workspace.register_remover("containers", _remove_containers)
 
 
 def provider_for(server: Server) -> Provider:
@@ -21,4 +31,4 @@ def provider_for(server: Server) -> Provider:
     return ExternalProvider(server)
 
 
-__all__ = ["DatasetCredentials", "Endpoint", "Provider", "ServerInstance", "provider_for"]
+__all__ = ["DatasetCredentials", "Provider", "ServerInstance", "provider_for"]

@@ -34,9 +34,9 @@ from testcontainers.core.container import DockerContainer
 from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
+from harness.model.endpoint import Endpoint
 from harness.servers.base import (
     DatasetCredentials,
-    Endpoint,
     Launch,
     bootstrap,
     init_args,

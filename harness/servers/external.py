@@ -17,7 +17,8 @@ import pymysql
 
 from harness.errors import ServerError
 from harness.model import Server
-from harness.servers.base import DatasetCredentials, Endpoint, Launch, check_version_pin, connect
+from harness.model.endpoint import Endpoint
+from harness.servers.base import DatasetCredentials, Launch, check_version_pin, connect
 from harness.servers.callgrind import Control
 
 

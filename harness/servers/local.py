@@ -21,9 +21,9 @@ from pathlib import Path
 from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
+from harness.model.endpoint import Endpoint
 from harness.servers.base import (
     DatasetCredentials,
-    Endpoint,
     Launch,
     bootstrap,
     init_args,

@@ -28,9 +28,7 @@ import pyarrow.compute as pc
 
 from harness.errors import ConfigError
 from harness.model import METRICS
-
-TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms")
-"""Metrics the trend site charts."""
+from harness.model.history import TREND_METRICS
 
 
 def version_key(version: str) -> tuple[tuple[int, int | str], ...]:

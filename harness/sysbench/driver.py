@@ -27,7 +27,7 @@ from harness import workspace
 from harness.config.scenarios import BUNDLED_SCRIPTS, resolve_script
 from harness.errors import SysbenchError
 from harness.model import IntervalSample, LatencyBucket, Scenario, Totals
-from harness.servers.base import Endpoint
+from harness.model.endpoint import Endpoint
 from harness.sysbench.failures import SysbenchFailure, classify_failure, overrun
 from harness.sysbench.histogram import parse_histogram
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import MetricVerdict, Verdict
-from harness.pipeline import Outcome
+from harness.model import MetricVerdict, Outcome, Verdict
 from harness.plugin import Runner
 
 pytest_plugins = ["pytester"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from test_report_markdown import CASES, check_golden, many_rows
 
-from harness.pipeline import Outcome
+from harness.model import Outcome
 from harness.report.release import change_rows, chart_spec, pivot_table, write_release
 
 

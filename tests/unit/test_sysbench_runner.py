@@ -7,7 +7,7 @@ import pytest
 from harness.config.scenarios import load_scenario
 from harness.errors import SysbenchError
 from harness.model import histogram_percentile
-from harness.servers.base import Endpoint
+from harness.model.endpoint import Endpoint
 from harness.sysbench.driver import SECRETS_FILE, mask, parse_output, prepare_argv, run_argv, workdir
 
 DATA = Path(__file__).parents[1] / "data" / "wrapper"

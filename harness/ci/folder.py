@@ -1,4 +1,8 @@
-"""Every report of a ``dbperf ci run`` in one folder: report.md, comment.md, verdicts.json, bmf.json, charts."""
+"""Every report of a ``dbperf ci run`` in one folder: report.md, comment.md, verdicts.json, bmf.json, charts.
+
+This is where `ci run` gathers what the renderers of :mod:`harness.report` need (the store's history,
+the `GITHUB_*` environment) and writes their output; the renderers themselves take records only.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 from harness import pipeline
 from harness.ci.records import CiPlan
 from harness.errors import HarnessError
+from harness.model import Outcome
 
 
 def run_url(environ: Mapping[str, str]) -> str:
@@ -18,7 +23,7 @@ def run_url(environ: Mapping[str, str]) -> str:
     return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}" if all(parts) else ""
 
 
-def write_outputs(out: Path, the_plan: CiPlan, outcome: pipeline.Outcome, *, seconds: float) -> Path:
+def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: float) -> Path:
     """Write the Markdown report (also appended to ``$GITHUB_STEP_SUMMARY``), verdicts, BMF and charts."""
     from harness.report.comment import Links, render_comment
     from harness.report.markdown import render_markdown
