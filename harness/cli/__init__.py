@@ -6,10 +6,13 @@ Exit codes: 0 success (or inconclusive without ``--strict``), 1 a performance re
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from types import FrameType
+from typing import cast
 
 import click
 
@@ -20,7 +23,66 @@ EXIT_REGRESSION = 1
 EXIT_ERROR = 2
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+#: Every command: the module that defines it and its one-line help. The module is imported only when
+#: the command runs (or its own --help is asked for), so `dbperf --help` and `dbperf runs` do not load
+#: the pipeline, scipy or Docker's client. tests/unit/test_cli_lazy.py checks this table against the
+#: commands themselves.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "baseline": (
+        "gate_cmds",
+        "Record and inspect baselines (baselines/<testbed>/<server>/<scenario>/<threads>t.json).",
+    ),
+    "cache": ("run_cmds", "Dataset snapshots (prepared once, restored for every run)."),
+    "changes": ("report_cmds", "Find change points in the stored history: every series, or those the filters select."),
+    "ci": ("ci_cmds", "Pull-request performance checks, decided from the git diff between two refs."),
+    "compare": ("gate_cmds", "A/B-compare two servers (or one with --head-var) on scenarios, interleaved."),
+    "export": ("report_cmds", "Write stored results in other tools' formats."),
+    "gate": ("gate_cmds", "Run scenarios and judge them against this testbed's baselines."),
+    "import": ("run_cmds", "Bring existing results into the store."),
+    "judge": ("gate_cmds", "Judge stored runs again, without running anything."),
+    "report": (
+        "report_cmds",
+        "Show stored runs: medians per scenario x server x threads, failures, testbed and versions.",
+    ),
+    "run": ("run_cmds", "Run scenarios on a server and store every run."),
+    "runs": ("run_cmds", "List stored runs, newest first."),
+    "scenarios": ("run_cmds", "List the scenario catalogue for a profile (validating every file)."),
+    "servers": ("run_cmds", "List the servers (validating every file)."),
+    "store": (
+        "store_cmds",
+        "Inspect, copy, rebuild and maintain the result store (a local file or a shared DuckLake).",
+    ),
+    "sweep": ("run_cmds", "Remove leftover servers, containers and temporary folders of dbperf processes that died."),
+    "trend": ("report_cmds", "Build a static chart site of the stored history (opens from disk, no network needed)."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported when used; its --help lists them from :data:`COMMANDS`."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module = importlib.import_module(f"harness.cli.{COMMANDS[cmd_name][0]}")
+            register = cast(Callable[[click.Group], None], module.register)
+            register(self)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [
+            (name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit))
+            for name in names
+            if name in COMMANDS
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="dbperf")
 def cli() -> None:
     """dbperf: performance-regression checks for MySQL and MariaDB with real servers and sysbench.
@@ -36,16 +98,6 @@ def cli() -> None:
 
     Settings resolve as: flag > DBPERF_* environment > [tool.dbperf] in pyproject.toml > default.
     """
-
-
-def _register() -> None:
-    from harness.cli import ci_cmds, gate_cmds, report_cmds, run_cmds, store_cmds
-
-    for module in (run_cmds, gate_cmds, report_cmds, ci_cmds, store_cmds):
-        module.register(cli)
-
-
-_register()
 
 
 _signals: list[int] = []

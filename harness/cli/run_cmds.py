@@ -11,7 +11,6 @@ from typing import Any
 import click
 from rich.console import Console
 
-from harness import pipeline
 from harness.cli.options import RUN_OPTIONS, filters, json_option, pop_shared, shared
 from harness.cli.selection import pop_filter
 from harness.config.scenarios import PROFILES, available_scenarios, load_scenario, select_scenarios
@@ -21,7 +20,6 @@ from harness.errors import ConfigError, HarnessError
 from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
 from harness.store import open_store
-from harness.sysbench.importer import import_logs
 
 
 def scenario_names(settings: Settings) -> tuple[str, ...]:
@@ -49,6 +47,8 @@ def run_cmd(as_json: bool, **kwargs: Any) -> int:
     Example:
       dbperf run --scenario oltp_point_select --server mariadb-local --threads 8 --time 30
     """
+    from harness import pipeline  # the whole pipeline only for the commands that run
+
     settings = pop_shared(kwargs)
     names = scenario_names(settings)
     server = settings.one_server()
@@ -118,6 +118,8 @@ def import_sysbench_log(
     Every file is checked before any is stored; an unreadable one is named with its line.
     """
     settings = pop_shared(kwargs)
+    from harness.sysbench.importer import import_logs
+
     runs = import_logs(list(files), scenario=scenario, server=server, server_version=server_version)
     store = open_store(settings.store)
     for run in runs:

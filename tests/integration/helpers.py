@@ -96,7 +96,8 @@ def assert_plausible(
     assert all(b.count > 0 and b.value_ms > 0 for b in run.histogram)
 
     # server CPU per transaction from /proc of the server process (local and container alike)
-    assert run.probes.server_cpu_s is not None and run.probes.server_cpu_s > 0, where
+    cpu_s = run.probes.server_cpu_s
+    assert cpu_s is not None and cpu_s > 0, f"{where}: server CPU {cpu_s} s for {totals.events} events; {run.probes}"
     assert m.cpu_per_txn is not None and m.cpu_per_txn > 0, f"{where}: cpu/txn {m.cpu_per_txn}"
     expected_cpu = run.probes.server_cpu_s * 1e6 / totals.events
     assert abs(m.cpu_per_txn - expected_cpu) <= 0.01 * expected_cpu
