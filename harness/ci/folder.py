@@ -60,7 +60,8 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     report = out / "report.md"
     report.write_text(markdown + footer)
     document = outcome.document()
-    (out / "verdicts.json").write_text(json.dumps({"verdicts": document["verdicts"]}, indent=2, default=str) + "\n")
+    verdicts = {"format": document["format"], "verdicts": document["verdicts"]}
+    (out / "verdicts.json").write_text(json.dumps(verdicts, indent=2, default=str) + "\n")
     links = Links(run_url=run_url(os.environ))
     comment = render_comment(
         outcome.verdicts,

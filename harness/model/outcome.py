@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from harness.errors import ConfigError
 from harness.model.run import RunResult
 from harness.model.verdict import Verdict
+
+DOCUMENT_FORMAT = 1
+"""The version of the ``--json`` document and ``verdicts.json`` (``"format"``); raised when a field changes
+meaning or goes away, not when one is added."""
 
 EXIT_OK = 0
 
@@ -37,7 +44,7 @@ class Outcome:
     def document(self) -> dict[str, object]:
         """The JSON document of ``--json`` (verdicts with their outcome, exit code, what ran)."""
         verdicts = [{**dataclasses.asdict(v), "outcome": v.outcome} for v in self.verdicts]
-        doc: dict[str, object] = {"verdicts": verdicts, "exit_code": self.exit_code}
+        doc: dict[str, object] = {"format": DOCUMENT_FORMAT, "verdicts": verdicts, "exit_code": self.exit_code}
         doc["run_ids"] = [r.run_id for r in self.runs]
         doc["warnings"] = list(self.warnings)
         if self.error:
@@ -61,3 +68,20 @@ def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, st
     if any(not r.ok for r in runs):
         return EXIT_ERROR
     return EXIT_OK
+
+
+def read_document(text: str, source: str = "<document>") -> dict[str, Any]:
+    """A ``--json`` document or ``verdicts.json`` read back; one line for anything this dbperf cannot read."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{source}: not a dbperf verdicts document ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(doc, dict) or "verdicts" not in doc:
+        raise ConfigError(f"{source}: not a dbperf verdicts document (no 'verdicts')")
+    found = doc.get("format", 0)
+    if not isinstance(found, int) or found > DOCUMENT_FORMAT:
+        raise ConfigError(
+            f"{source}: verdicts document format {found} is newer than this dbperf reads ({DOCUMENT_FORMAT}); "
+            "upgrade dbperf to read it"
+        )
+    return doc

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from conftest import dbperf_argv
 
+from harness.model.outcome import read_document
+
 pytestmark = pytest.mark.integration
 
 RUN_ARGS = [
@@ -135,7 +137,9 @@ def test_ci_run_judges_the_change(
     assert written.split("### Testbed and servers")[0] == report.split("### Testbed and servers")[0]
     assert "](site/png/" not in written
     assert (out / "comment.md").read_text().startswith("<!-- dbperf-pr-check -->\n")
-    verdicts = {v["kind"]: v for v in json.loads((out / "verdicts.json").read_text())["verdicts"]}
+    document = read_document((out / "verdicts.json").read_text(), "verdicts.json")
+    assert document["format"] == 1
+    verdicts = {v["kind"]: v for v in document["verdicts"]}
     cost = {m["metric"]: m for m in verdicts["cost"]["metrics"]}["instr_per_txn"]
     if outcome == "regression":
         assert cost["outcome"] == "regression", cost["reason"]
