@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,11 +124,24 @@ class ProbeSession:
     _perf_out: Path | None = None
     _note: str = ""
     started: bool = False
+    _closed: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
-        if self.started:
-            return
-        self.started = True
+        """Open the window (once; the interval line and the clock may both ask, from two threads)."""
+        with self._lock:
+            if self.started or self._closed:
+                return
+            self.started = True
+            self._open()
+
+    def timer(self, after_s: float) -> threading.Timer:
+        """A timer (not yet started) that opens the window ``after_s`` seconds after it starts."""
+        clock = threading.Timer(after_s, self.start)
+        clock.daemon = True
+        return clock
+
+    def _open(self) -> None:
         if self.endpoint is not None:
             try:
                 self._status0 = read_status(self.endpoint)
@@ -153,6 +167,11 @@ class ProbeSession:
             )
 
     def stop(self) -> Probes:
+        with self._lock:
+            self._closed = True
+            return self._close()
+
+    def _close(self) -> Probes:
         if not self.started:
             return Probes(instructions_note="probes never started (run failed before the measured window)")
         cpu = None
@@ -197,6 +216,8 @@ class ProbeSession:
         return None
 
     def abort(self) -> None:
+        with self._lock:
+            self._closed = True  # a late clock start after the run must not open a window
         if self._perf is not None and self._perf.poll() is None:
             self._perf.kill()
             self._perf.wait()
