@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -123,27 +124,18 @@ class Baseline:
         return self.samples.get(metric, ())
 
     def warnings_for(self, runs: Sequence[RunResult]) -> list[str]:
-        """What a reader must know when judging ``runs`` by this cost baseline: a new build or configuration."""
+        """What a reader must know when judging ``runs`` by this cost baseline: the configuration it gates."""
         run = runs[0]
-        if self.kind != "cost":
+        if self.kind != "cost" or not self.requested_hash or self.requested_hash == run.requested_hash:
             return []
-        found = []
-        if self.build_id and run.build_id and self.build_id != run.build_id:
-            found.append(
-                f"the server build differs from the baseline's ({self.server_version}, build {self.build_id[:12]} "
-                f"-> {run.server_version}, build {run.build_id[:12]}): a change here may come from the new build"
-            )
-        if self.requested_hash and self.requested_hash != run.requested_hash:
-            changed = _variable_changes(self.variables, config_variables(run.variables))
-            found.append(
-                "the configuration differs from the baseline's"
-                + (f" ({changed})" if changed else "")
-                + ": a change here may come from it"
-            )
-        if found:
-            command = record_command(self.scenario, self.server, self.profile, cost=True)
-            found.append(f"record the baseline again if this is the new normal: {command}")
-        return found
+        changed = _variable_changes(self.variables, config_variables(run.variables))
+        command = record_command(self.scenario, self.server, self.profile, cost=True)
+        return [
+            "the configuration differs from the baseline's"
+            + (f" ({changed})" if changed else "")
+            + ": a change here comes from it",
+            f"record the baseline again if this is the new normal: {command}",
+        ]
 
 
 def baseline_path(
@@ -269,6 +261,7 @@ def load_baseline(path: Path) -> Baseline:
     unknown = sorted(set(spec.samples) - set(METRICS) - _LEGACY_SAMPLES)
     if unknown:
         raise BaselineError(f"{path}: unknown metric(s) {unknown} in samples; allowed: {', '.join(METRICS)}")
+    _check_samples(path, spec.kind, spec.samples)
     cost = spec.cost
     return Baseline(
         path=path,
@@ -295,6 +288,35 @@ def load_baseline(path: Path) -> Baseline:
     )
 
 
+#: The metric every run of a kind measures: a baseline of that kind without its samples judges nothing.
+_PRIMARY: dict[RunKind, str] = {"time": "qps", "cost": "instr_per_txn"}
+
+
+def _check_samples(path: Path, kind: RunKind, samples: Mapping[str, list[float] | None]) -> None:
+    """Samples a judge can use: the kind's primary metric present, no empty list, every value finite and > 0.
+
+    ``null`` stays legal (the metric was not measured where the baseline was recorded, said as "not measured
+    here"); an empty list or a missing primary metric cannot come from ``baseline record`` and would judge
+    over nothing, and NaN, infinities, zero or negative values have no meaning for any judged metric (QPS,
+    latencies, CPU time and instructions per transaction are all positive).
+    """
+    again = "fix it or record the baseline again"
+    primary = _PRIMARY[kind]
+    if samples.get(primary) is None:
+        raise BaselineError(f"{path}: field 'samples.{primary}' is missing: every {kind} baseline has it; {again}")
+    for metric, values in samples.items():
+        if values is None or metric not in METRICS:
+            continue
+        if not values:
+            raise BaselineError(f"{path}: field 'samples.{metric}' is an empty list (no samples to judge by); {again}")
+        for i, value in enumerate(values):
+            if not math.isfinite(value) or value <= 0:
+                raise BaselineError(
+                    f"{path}: field 'samples.{metric}[{i}]' is {value!r}; a sample must be a finite number above 0; "
+                    f"{again}"
+                )
+
+
 def find_baseline(
     root: Path, testbed: Testbed, server: str, scenario: str, profile: str, threads: int, kind: RunKind = "time"
 ) -> Baseline | None:
@@ -303,17 +325,33 @@ def find_baseline(
 
 
 def incomparable_reason(baseline: Baseline, runs: Sequence[RunResult]) -> str | None:
-    """Why the runs cannot be judged against this baseline (None when they can)."""
+    """Why the runs cannot be judged against this baseline (None when they can).
+
+    A baseline judges one server build (version and build id) running one scenario definition. A
+    timing baseline also pins the machine and the configuration; a cost baseline pins the counting
+    tool and the architecture and judges a new configuration of the same build (that change is what
+    a cost gate is for, and the verdict names the variables that differ). A new build is measured
+    against the old one side by side (``dbperf compare --cost``), never against a file that says it
+    was recorded on another build.
+    """
     run = runs[0]
     if baseline.scenario_hash != run.scenario_hash:
         return f"the scenario definition changed (hash {baseline.scenario_hash} -> {run.scenario_hash})"
+    other_build = bool(baseline.build_id and run.build_id and baseline.build_id != run.build_id)
+    if baseline.server_version != run.server_version or other_build:
+        command = record_command(baseline.scenario, baseline.server, baseline.profile, cost=baseline.kind == "cost")
+        return (
+            f"the baseline was recorded on server {baseline.server_version} (build {baseline.build_id[:12] or '?'}), "
+            f"this is {run.server_version} (build {run.build_id[:12] or '?'}); compare the two builds side by side "
+            f"with 'dbperf compare', or record the baseline again: {command}"
+        )
     if baseline.kind == "cost":
         if (baseline.backend, baseline.tool, baseline.arch) != (run.backend, run.tool, run.arch):
             return (
                 f"instructions were counted by {baseline.backend} {baseline.tool} on {baseline.arch}, these by "
                 f"{run.backend} {run.tool} on {run.arch}: counts from different tools or architectures differ"
             )
-        return None  # a new build or configuration is compared, and said (Baseline.warnings_for)
+        return None  # a new configuration of the same build is judged, and said (Baseline.warnings_for)
     if baseline.testbed_fingerprint != run.testbed.fingerprint:
         return f"the baseline was recorded on testbed {baseline.testbed_fingerprint}, this is {run.testbed.fingerprint}"
     if baseline.config_hash != run.config_hash:

@@ -32,6 +32,8 @@ _VOLATILE_VARIABLES = {
     "relay_log_index",
     "relay_log",
     "tmpdir",
+    "slave_load_tmpdir",  # follows TMPDIR (the config hash of two runs in two TMPDIRs differed by it)
+    "replica_load_tmpdir",
     "innodb_data_home_dir",
     "innodb_log_group_home_dir",
     "innodb_undo_directory",

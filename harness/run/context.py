@@ -84,6 +84,7 @@ def build_result(
     metrics: Metrics | None = None,
     cost: CostIdentity | None = None,
     cost_profile: CostProfile | None = None,
+    build_id: str = "",
 ) -> RunResult:
     """The one place a measured run's record is built: identity from the context, outcome from the run."""
     readings = probes or Probes()
@@ -124,7 +125,7 @@ def build_result(
         backend=cost.backend if cost else ("perf" if readings.instructions is not None else ""),
         tool=cost.tool if cost else "",
         arch=cost.arch if cost else "",
-        build_id=cost.build_id if cost else "",
+        build_id=cost.build_id if cost else build_id,
         requested_hash=cost.requested_hash if cost else "",
         cost_profile=cost_profile,
     )

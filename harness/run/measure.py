@@ -136,6 +136,7 @@ def _time(
             histogram=outcome.histogram,
             totals=outcome.totals,
             probes=readings,
+            build_id=session.server_build(ctx.server),
             notes=(*session.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
         )
 

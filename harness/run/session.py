@@ -64,6 +64,7 @@ class Session:
     _snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
     _external_prepared: set[tuple[str, str]] = field(default_factory=set)
     _cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _builds: dict[str, str] = field(default_factory=dict)
 
     def mark_interrupted(self, ctx: RunContext, started: datetime, exc: KeyboardInterrupt) -> None:
         """Store the interrupted run as failed, so its group never looks complete to reports and judging."""
@@ -103,11 +104,16 @@ class Session:
         warmup = self.warmups.get((scenario.name, threads))
         return scenario if warmup is None or warmup <= scenario.warmup_s else scenario.with_overrides(warmup_s=warmup)
 
+    def server_build(self, server: Server) -> str:
+        """The GNU build-id of the server's binary ("" where it cannot be read): part of a baseline's identity."""
+        if server.name not in self._builds:
+            self._builds[server.name] = provider_for(server).server_build()
+        return self._builds[server.name]
+
     def cost_identity(self, server: Server, scenario: Scenario) -> CostIdentity:
         """What a cost count of ``server`` depends on: counting tool, architecture, build, requested config."""
-        provider = provider_for(server)
         if server.name not in self._cost_identity:
-            self._cost_identity[server.name] = (provider.counting_tool(), provider.server_build())
+            self._cost_identity[server.name] = (provider_for(server).counting_tool(), self.server_build(server))
         tool, build = self._cost_identity[server.name]
         requested = {
             "flavour": server.flavour,

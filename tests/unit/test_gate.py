@@ -57,6 +57,12 @@ def test_recording_refuses_failed_runs(tmp_path: Path):
         (lambda d: {**d, "format_version": 9}, "newer than this dbperf"),
         (lambda d: {**d, "format": "other"}, "not a dbperf baseline"),
         (lambda d: {**d, "threads": "many"}, "field 'threads'"),
+        (lambda d: {**d, "samples": {**d["samples"], "qps": []}}, "field 'samples.qps' is an empty list"),
+        (lambda d: {**d, "samples": {k: v for k, v in d["samples"].items() if k != "qps"}}, "'samples.qps' is missing"),
+        (lambda d: {**d, "samples": {**d["samples"], "p95_ms": [1.0, float("nan")]}}, "'samples.p95_ms[1]' is nan"),
+        (lambda d: {**d, "samples": {**d["samples"], "qps": [float("inf"), 1.0]}}, "'samples.qps[0]' is inf"),
+        (lambda d: {**d, "samples": {**d["samples"], "qps": [0, 1.0]}}, "'samples.qps[0]' is 0"),
+        (lambda d: {**d, "samples": {**d["samples"], "cpu_per_txn": [-3.0, 1.0]}}, "'samples.cpu_per_txn[0]' is -3.0"),
     ],
 )
 def test_malformed_baselines_name_file_and_fix(tmp_path: Path, mutate, message: str):
@@ -82,6 +88,18 @@ def test_incomparable_baseline_is_never_compared(tmp_path: Path):
     verdict = judge_against_baselines([BaselineCase(scenario(), 8, "mariadb-local", baseline, candidate)])[0]
     assert verdict.outcome == "no_baseline"
     assert "server configuration changed" in verdict.metrics[0].reason
+
+
+@pytest.mark.parametrize(("field", "value"), [("server_version", "11.8.3-MariaDB"), ("build_id", "another-build")])
+def test_a_baseline_of_another_build_is_not_comparable(tmp_path: Path, field: str, value: str):
+    """A baseline edited (or recorded) on another server version or build id is never judged."""
+    from dataclasses import replace
+
+    baseline = load_baseline(write_baseline(tmp_path, [replace(run(q), build_id="build-a") for q in (100, 101, 99)]))
+    candidate = [replace(run(50.0), **{"build_id": "build-a", field: value})] * 3
+    verdict = judge_against_baselines([BaselineCase(scenario(), 8, "mariadb-local", baseline, candidate)])[0]
+    assert verdict.outcome == "no_baseline"
+    assert "recorded on server" in verdict.metrics[0].reason and "dbperf compare" in verdict.metrics[0].reason
 
 
 def test_baseline_mode_finds_a_real_drop_and_passes_no_change(tmp_path: Path):

@@ -1,0 +1,106 @@
+"""The second fault round (issue 21): baselines that lie, inputs that reach the server, secrets, hangs.
+
+Each case runs ``dbperf`` as a user would, against real servers, and records a row of the fault matrix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Fault, closing_line, quick, record
+
+pytestmark = pytest.mark.integration
+
+
+def _one_line_error(out: subprocess.CompletedProcess[str]) -> str:
+    line = closing_line(out.stderr)
+    assert line.startswith("dbperf: error: "), line
+    return line
+
+
+def _baseline_of_earlier(fault: Fault, *, cost: bool = False) -> tuple[Path, dict[str, Any]]:
+    """A real baseline file written from the case's earlier run (a cost one: the same, relabelled)."""
+    from harness.judge.baselines import write_baseline
+    from harness.store import Store
+
+    baselines = fault.root / "baselines"
+    path = write_baseline(baselines, [Store(fault.store).get(fault.earlier)])
+    doc = json.loads(path.read_text())
+    if cost:
+        path.unlink()
+        path = baselines / "cost" / "mariadb-local" / "oltp_point_select" / "quick" / "1t.json"
+        path.parent.mkdir(parents=True)
+        doc |= {"kind": "cost", "cost": {"backend": "callgrind", "tool": "valgrind-3.19.0", "arch": "x86_64"}}
+        doc["samples"] = {"instr_per_txn": [21_000.0]}
+    return path, doc
+
+
+# -- 2, 3: baselines with no samples or meaningless numbers ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("what", "kind", "field", "value", "command"),
+    [
+        ("cost baseline with instr_per_txn: []", "cost", "instr_per_txn", [], "gate"),
+        ("timing baseline with a NaN sample", "time", "qps", [math.nan], "gate"),
+        ("timing baseline with an Infinity sample", "time", "p95_ms", [math.inf], "judge"),
+        ("cost baseline with a 0 sample", "cost", "instr_per_txn", [0.0], "gate"),
+        ("timing baseline with a negative sample", "time", "qps", [-5.0], "judge"),
+    ],
+)
+def test_baselines_with_no_or_meaningless_samples(
+    fault: Fault, what: str, kind: str, field: str, value: list[float], command: str
+):
+    path, doc = _baseline_of_earlier(fault, cost=kind == "cost")
+    doc["samples"][field] = value
+    path.write_text(json.dumps(doc))  # json writes NaN and Infinity as Python reads them back
+    root = fault.root / "baselines"
+    if command == "gate":
+        args = ["gate", *quick()[1:], "--baselines-dir", str(root), *(["--cost"] if kind == "cost" else [])]
+    else:
+        args = ["judge", "--all", "--mode", "baseline", "--baselines-dir", str(root), "--store", str(fault.store)]
+    out = fault.run(*args, timeout_s=300)
+    line = _one_line_error(out)
+    assert out.returncode == 2, line  # a harness error, never 0 (a false pass) or 1 (a regression)
+    assert str(path) in line and f"samples.{field}" in line, line
+    assert "not measured here" not in out.stdout + out.stderr  # the machine is not blamed
+    assert fault.runs() == fault.runs()[:1]  # nothing was measured: the design check read the file first
+    leaks = fault.leaks()
+    assert leaks == []
+    record(f"{what}: dbperf {command}", out.returncode, line, "nothing new", leaks)
+
+
+# -- 4: a baseline whose identity is not the run's -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("what", "field", "value"),
+    [
+        ("timing baseline edited to another server_version", "server_version", "11.8.3-MariaDB"),
+        ("timing baseline edited to another build_id", "build_id", "0" * 40),
+    ],
+)
+def test_a_baseline_of_another_server_is_not_judged(fault: Fault, what: str, field: str, value: str):
+    path, doc = _baseline_of_earlier(fault)
+    doc["server"][field] = value
+    doc["samples"] = {k: None if v is None else v * 12 for k, v in doc["samples"].items()}  # enough to decide
+    doc["provenance"]["run_ids"] *= 12
+    path.write_text(json.dumps(doc))
+    args = quick("--baselines-dir", str(fault.root / "baselines"), "--json")[1:]
+    args[args.index("--repetitions") + 1] = "6"
+    out = fault.run("gate", *args, timeout_s=300)
+    assert out.returncode == 0, out.stderr  # not a regression and not an error: nothing could be judged
+    verdict = json.loads(out.stdout)["verdicts"][0]
+    assert verdict["outcome"] == "no_baseline", verdict
+    reason = verdict["metrics"][0]["reason"]
+    assert "not comparable" in reason and value[:12] in reason and "dbperf compare" in reason, reason
+    assert all(m["outcome"] not in {"pass", "regression", "improvement"} for m in verdict["metrics"])
+    leaks = fault.leaks()
+    assert leaks == []
+    record(what + ": dbperf gate", out.returncode, "nothing judged: " + reason[:140], "the measured run", leaks)
