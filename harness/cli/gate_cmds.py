@@ -17,6 +17,7 @@ from harness import pipeline
 from harness.cli.options import GATE_OPTIONS, JUDGE_OPTIONS, RUN_OPTIONS, filters, json_option, pop_shared, shared
 from harness.cli.run_cmds import scenario_names
 from harness.cli.selection import pop_filter
+from harness.config.servers import check_variables
 from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
@@ -179,6 +180,7 @@ def parse_head_vars(values: Sequence[str]) -> dict[str, str]:
         if not sep or not name.strip():
             raise ConfigError(f"--head-var takes NAME=VALUE (e.g. thread_handling=pool-of-threads), got {item!r}")
         out[name.strip()] = value.strip()
+    check_variables(out, "--head-var")
     return out
 
 

@@ -20,6 +20,7 @@ A server names a flavour and a version pin, a provider (``local`` binaries, a ``
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -30,6 +31,118 @@ from harness.errors import ConfigError
 from harness.model import Server
 
 _CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+_VARIABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+#: Server variables that make the server run code or SQL from elsewhere, or open its files to SQL. A
+#: benchmark never needs them, and a server file or ``--head-var`` from a pull request could use them to
+#: run anything on the runner: refused unless the server file says ``allow_unsafe_variables = true``
+#: (``--head-var`` never sets them). Names as in my.cnf, lower case, ``-`` read as ``_``, ``loose_``
+#: ignored.
+UNSAFE_VARIABLES: dict[str, str] = {
+    "init_file": "runs the SQL in a file at start",
+    "init_connect": "runs SQL on every connection",
+    "init_slave": "runs SQL when replication starts",
+    "init_replica": "runs SQL when replication starts",
+    "plugin_load": "loads a shared library into the server",
+    "plugin_load_add": "loads a shared library into the server",
+    "early_plugin_load": "loads a shared library into the server",
+    "plugin_dir": "chooses where shared libraries are loaded from",
+    "secure_file_priv": "lets SQL read and write files (LOAD DATA, SELECT ... INTO OUTFILE)",
+    "local_infile": "lets the server ask the client for its files",
+    "basedir": "reads the server's files from another folder",
+    "character_sets_dir": "reads files from another folder",
+    "lc_messages_dir": "reads files from another folder",
+    "user": "runs the server as another account",
+    "chroot": "changes the server's root folder",
+}
+
+#: Server variables that name a file or folder the server writes. A plain name or a relative path stays
+#: in the run's data folder (``log_bin = binlog`` turns binary logging on there); an absolute path or
+#: one with ``..`` would write anywhere the server's account can, so it is refused like the above.
+PATH_VARIABLES = frozenset(
+    {
+        "log_bin",
+        "log_bin_index",
+        "log_bin_basename",
+        "relay_log",
+        "relay_log_index",
+        "general_log_file",
+        "slow_query_log_file",
+        "log_error",
+        "pid_file",
+        "socket",
+        "datadir",
+        "tmpdir",
+        "innodb_tmpdir",
+        "innodb_data_home_dir",
+        "innodb_log_group_home_dir",
+        "innodb_undo_directory",
+        "aria_log_dir_path",
+        "server_audit_file_path",
+    }
+)
+
+
+def _unsafe(name: str, value: str | None) -> str:
+    """Why setting ``name`` (to ``value``; None: any value) is refused, or ''."""
+    option = _option(name)
+    if option in UNSAFE_VARIABLES:
+        return UNSAFE_VARIABLES[option]
+    if option in PATH_VARIABLES and (value is None or value.startswith(("/", "~")) or ".." in Path(value).parts):
+        return "names a path outside the server's data folder (give a plain file name)"
+    return ""
+
+
+def _option(name: str) -> str:
+    return name.strip().lower().replace("-", "_").removeprefix("loose_")
+
+
+def check_variables(variables: Mapping[str, str], where: str, *, allow_unsafe: bool = False) -> None:
+    """Refuse what would not stay one ``name = value`` line of my.cnf, and the variables that run code.
+
+    ``where`` names the source in the message (a file, ``--head-var``). A newline in a name or value
+    would add a line of the user's choosing to the generated my.cnf; control characters have no place
+    in either.
+    """
+    for name, value in variables.items():
+        if not _VARIABLE_NAME.match(name):
+            raise ConfigError(
+                f"{where}: server variable name {name!r} is not a name (letters, digits, '_' and '-' only)"
+            )
+        if _CONTROL.search(value):
+            raise ConfigError(
+                f"{where}: the value of server variable '{name}' holds a newline or another control character "
+                f"({value!r}); give it on one line"
+            )
+        unsafe = _unsafe(name, value)
+        if unsafe and not allow_unsafe:
+            raise ConfigError(
+                f"{where}: server variable '{name}' {unsafe}; dbperf refuses it unless the server file says "
+                "allow_unsafe_variables = true (see servers/README.md)"
+            )
+
+
+def _check_config_file(path: Path, where: str, *, allow_unsafe: bool) -> None:
+    """The options of a my.cnf the server file names: no includes and no unsafe variables, unless allowed."""
+    if allow_unsafe:
+        return
+    for raw in path.read_text(errors="replace").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("!"):
+            raise ConfigError(
+                f"{where}: {path.name} has {line.split()[0]!r}, which reads other files; put the options in "
+                "the file itself, or set allow_unsafe_variables = true"
+            )
+        if not line or line.startswith(("[", ";")):
+            continue
+        name, sep, value = line.partition("=")
+        unsafe = _unsafe(name, value.strip().strip("'\"") if sep else "")
+        if unsafe:
+            raise ConfigError(
+                f"{where}: {path.name} sets '{name.strip()}', which {unsafe}; dbperf refuses it unless the "
+                "server file says allow_unsafe_variables = true (see servers/README.md)"
+            )
 
 
 class _ServerFile(BaseModel):
@@ -53,6 +166,7 @@ class _ServerFile(BaseModel):
     user: str | None = None
     password_env: str | None = None
     database: str = "sbtest"
+    allow_unsafe_variables: bool = False
 
     @field_validator("cpuset", "client_cpuset")
     @classmethod
@@ -83,9 +197,18 @@ def load_server_file(path: Path) -> Server:
         raise ConfigError(f"{path}: name '{spec.name}' must match the file name '{path.stem}'")
     config_file = None
     if spec.config_file:
-        config_file = (path.parent / spec.config_file).resolve()
+        folder = path.parent.resolve()
+        config_file = (folder / spec.config_file).resolve()
+        if not config_file.is_relative_to(folder):
+            raise ConfigError(
+                f"{path}: config_file '{spec.config_file}' is outside the servers folder {folder}; "
+                "keep the my.cnf beside the server files (e.g. conf/mariadb.cnf)"
+            )
         if not config_file.is_file():
             raise ConfigError(f"{path}: config_file '{spec.config_file}' does not exist next to it")
+        _check_config_file(config_file, str(path), allow_unsafe=spec.allow_unsafe_variables)
+    variables = {k: _to_str(v) for k, v in spec.variables.items()}
+    check_variables(variables, str(path), allow_unsafe=spec.allow_unsafe_variables)
     return Server(
         name=spec.name,
         flavour=spec.flavour,
@@ -95,7 +218,7 @@ def load_server_file(path: Path) -> Server:
         image=spec.image,
         binary=spec.binary,
         config_file=config_file,
-        variables={k: _to_str(v) for k, v in spec.variables.items()},
+        variables=variables,
         cpuset=spec.cpuset,
         client_cpuset=spec.client_cpuset,
         cpus=spec.cpus,

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from integration.helpers import REPO
 
 from .conftest import Fault, closing_line, quick, record
 
@@ -104,3 +106,84 @@ def test_a_baseline_of_another_server_is_not_judged(fault: Fault, what: str, fie
     leaks = fault.leaks()
     assert leaks == []
     record(what + ": dbperf gate", out.returncode, "nothing judged: " + reason[:140], "the measured run", leaks)
+
+
+# -- 11: inputs that reach the server's my.cnf ----------------------------------------------------
+
+
+def _servers_with(fault: Fault, name: str, text: str, *, conf: tuple[str, str] | None = None) -> Path:
+    servers = fault.root / "servers"
+    if not servers.exists():
+        shutil.copytree(REPO / "servers", servers)
+    local = (servers / "mariadb-local.toml").read_text().replace('"mariadb-local"', f'"{name}"')
+    (servers / f"{name}.toml").write_text(local + text)
+    if conf is not None:
+        (servers.parent / conf[0]).write_text(conf[1])
+    return servers
+
+
+@pytest.mark.parametrize(
+    ("what", "how", "mention"),
+    [
+        ("--head-var init_file=<file.sql>", "head-var-init", "'init_file' runs the SQL in a file"),
+        ("--head-var with a newline in its value", "head-var-newline", "newline"),
+        ("--head-var with a newline in its name", "head-var-name", "is not a name"),
+        ("--head-var log_error=/etc/x (a path outside)", "head-var-path", "outside the server's data folder"),
+        ("server file: config_file = '../secret.txt'", "config-outside", "outside the servers folder"),
+        ("server file: [variables] plugin_load_add", "server-plugin", "'plugin_load_add' loads a shared library"),
+        ("server file's my.cnf: init-connect", "cnf-init", "'init-connect', which runs SQL on every connection"),
+        ("server file's my.cnf: !include", "cnf-include", "'!include', which reads other files"),
+    ],
+)
+def test_server_inputs_that_would_run_code_are_refused(fault: Fault, what: str, how: str, mention: str):
+    secret = fault.root / "secret.sql"
+    secret.write_text("CREATE DATABASE planted;\n")
+    args: list[str]
+    if how.startswith("head-var"):
+        var = {
+            "head-var-init": f"init_file={secret}",
+            "head-var-newline": "max_connections=500\ninit_file=/tmp/x.sql",
+            "head-var-name": "max_connections\ninit_file=/tmp/x.sql",
+            "head-var-path": "log_error=/etc/dbperf-planted.log",
+        }[how]
+        args = ["compare", *quick()[1:], "--base", "mariadb-local", "--head-var", var]
+    else:
+        text = {
+            "config-outside": 'config_file = "../secret.sql"\n',
+            "server-plugin": '\n[variables]\nplugin_load_add = "ha_blackhole"\n',
+            "cnf-init": 'config_file = "conf/evil.cnf"\n',
+            "cnf-include": 'config_file = "conf/evil.cnf"\n',
+        }[how]
+        servers = _servers_with(fault, "planted", "")
+        body = (servers / "planted.toml").read_text()
+        if "config_file" in text:
+            body = body.replace('config_file = "conf/mariadb.cnf"\n', text)
+        else:
+            body += text
+        (servers / "planted.toml").write_text(body)
+        cnf = {"cnf-init": "[mysqld]\ninit-connect = 'DROP DATABASE sbtest'\n", "cnf-include": f"!include {secret}\n"}
+        if how in cnf:
+            (servers / "conf" / "evil.cnf").write_text(cnf[how])
+        args = [*quick("--servers-dir", str(servers), "--server", "planted")]
+    out = fault.run(*args, timeout_s=120)
+    line = _one_line_error(out)
+    assert out.returncode == 2, line
+    assert mention in line, line
+    assert fault.runs() == fault.runs()[:1]  # refused before any server started
+    leaks = fault.leaks()
+    assert leaks == []
+    record(what, out.returncode, line, "nothing", leaks)
+
+
+def test_an_allowed_unsafe_variable_reaches_the_server(fault: Fault):
+    """The way out works: a server file that says allow_unsafe_variables = true gets its init_file run."""
+    sql = fault.root / "servers" / "conf" / "init.sql"
+    servers = _servers_with(fault, "trusted", f'allow_unsafe_variables = true\n\n[variables]\ninit_file = "{sql}"\n')
+    sql.write_text("SET GLOBAL max_statement_time = 1000;\n")
+    out = fault.run(*quick("--servers-dir", str(servers), "--server", "trusted", "--json"), timeout_s=300)
+    assert out.returncode == 0, out.stderr
+    (run,) = [r for r in fault.runs() if r["server"] == "trusted"]
+    from harness.store import Store
+
+    stored = Store(fault.store).get(str(run["run_id"]))
+    assert stored.variables["max_statement_time"].startswith("1000"), stored.variables.get("max_statement_time")
