@@ -31,6 +31,7 @@ from harness.model import Scenario, Server, stable_hash
 from harness.servers.base import DatasetCredentials, Launch, Provider
 from harness.servers.variables import effective_variables, requested_values, size_bytes
 from harness.sysbench.driver import prepare
+from harness.workspace import child_environment
 
 #: Server variables that change what a prepared datadir contains (so they belong in the key).
 DATADIR_SHAPING = (
@@ -127,6 +128,7 @@ def copy_datadir(source: Path, destination: Path) -> float:
         capture_output=True,
         text=True,
         check=False,
+        env=child_environment(),
     )
     if result.returncode != 0:
         raise ServerError(f"copying datadir {source} failed: {result.stderr.strip()}; is the disk full?")

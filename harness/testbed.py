@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from harness.model import Testbed
+from harness.workspace import child_environment
 
 
 def _cpu_model() -> str:
@@ -55,7 +56,11 @@ def _container_engine() -> str | None:
     if shutil.which("docker") is None:
         return None
     out = subprocess.run(
-        ["docker", "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True, check=False
+        ["docker", "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_environment(),
     )
     return f"docker {out.stdout.strip()}" if out.returncode == 0 and out.stdout.strip() else None
 

@@ -32,7 +32,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +58,20 @@ def process_start(pid: int) -> int | None:
         return int(fields[19])  # field 22 overall
     except (IndexError, ValueError):
         return None
+
+
+#: Environment variables a child process never needs and must never see (``/proc/<pid>/environ`` is
+#: readable by the child's own account, and by whatever runs as it): libpq's catalog password and
+#: password file, and anything named like a credential (tokens of Bencher and GitHub, the
+#: ``password_env`` of external servers, whose value dbperf hands to sysbench in a 0600 file).
+_SECRET_NAMES = frozenset({"PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "DBPERF_STORE"})
+_SECRET_PATTERN = re.compile(r"PASSWORD|PASSWD|TOKEN|SECRET|API_KEY|ACCESS_KEY|CREDENTIAL", re.IGNORECASE)
+
+
+def child_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment every process dbperf starts gets: this one without the store's or anyone's secrets."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k not in _SECRET_NAMES and not _SECRET_PATTERN.search(k)}
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,14 @@ from pathlib import Path
 
 from harness.ci.records import SCENARIOS, SERVERS, Area, FileChange
 from harness.errors import GitError
+from harness.workspace import child_environment
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+        return subprocess.run(
+            ["git", "-C", str(repo), *args], capture_output=True, check=False, env=child_environment()
+        )
     except OSError as exc:
         raise GitError(f"cannot run git ({exc.strerror}); install git") from exc
 

@@ -29,6 +29,7 @@ from harness.config.values import (
 )
 from harness.errors import ConfigError
 from harness.model import Kind, Scenario
+from harness.workspace import child_environment
 
 #: Where the catalogue shipped inside the package lives (used outside a project checkout).
 PACKAGE_CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue"
@@ -243,7 +244,13 @@ def current_git_sha(root: Path) -> str:
         if os.environ.get(var):
             return os.environ[var]
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=child_environment(),
+        )
     except OSError:
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""

@@ -27,6 +27,7 @@ from harness.errors import ServerError
 from harness.model import Probes
 from harness.model.endpoint import Endpoint
 from harness.servers.base import read_status
+from harness.workspace import child_environment
 
 #: Counters whose deltas are kept (the rest of SHOW GLOBAL STATUS is noise for our purposes).
 STATUS_COUNTERS = (
@@ -103,7 +104,11 @@ def perf_support() -> str:
     if shutil.which("perf") is None:
         return "perf is not installed (apt-get install linux-perf)"
     out = subprocess.run(
-        ["perf", "stat", "-x,", "-e", "instructions", "true"], capture_output=True, text=True, check=False
+        ["perf", "stat", "-x,", "-e", "instructions", "true"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=child_environment(),
     )
     first = next((ln for ln in out.stderr.splitlines() if "instructions" in ln), "")
     value = first.split(",", 1)[0]
@@ -164,6 +169,7 @@ class ProbeSession:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 stdin=subprocess.DEVNULL,
+                env=child_environment(),
             )
 
     def stop(self) -> Probes:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ServerError
+from harness.workspace import child_environment
 
 TOGGLE = "dispatch_command*"
 #: Start-up under valgrind takes 5-46 s on a quiet machine and several minutes on a loaded one.
@@ -67,7 +68,9 @@ def valgrind_version(prefix: Sequence[str] = ()) -> str:
     """``valgrind-3.19.0``: the version that counted (host, or ``docker exec C`` as ``prefix``)."""
     if not prefix and shutil.which("valgrind") is None:
         raise ServerError("valgrind is not installed; cost mode needs it: apt-get install valgrind")
-    out = subprocess.run([*prefix, "valgrind", "--version"], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [*prefix, "valgrind", "--version"], capture_output=True, text=True, check=False, env=child_environment()
+    )
     version = out.stdout.strip()
     if out.returncode != 0 or not version.startswith("valgrind-"):
         where = "in the server's image (rebuild it with tools/build-images.sh --force)" if prefix else "on this host"
@@ -101,7 +104,12 @@ class Control:
     def _run(self, argv: list[str], what: str, *, check: bool = True) -> str:
         try:
             out = subprocess.run(
-                [*self.prefix, *argv], capture_output=True, text=True, timeout=CONTROL_TIMEOUT_S, check=False
+                [*self.prefix, *argv],
+                capture_output=True,
+                text=True,
+                timeout=CONTROL_TIMEOUT_S,
+                check=False,
+                env=child_environment(),
             )
         except subprocess.TimeoutExpired:
             raise ServerError(f"callgrind did not answer '{what}' within {CONTROL_TIMEOUT_S:.0f} s") from None

@@ -31,6 +31,7 @@ from harness.servers.base import (
 from harness.servers.callgrind import Control, valgrind_version
 from harness.servers.elf import file_build_id
 from harness.servers.variables import write_cnf
+from harness.workspace import child_environment
 
 RUN_PREFIX = "dbperf-local-"
 _SBIN = ("/usr/sbin", "/usr/local/sbin", "/usr/bin")
@@ -155,7 +156,12 @@ def _run_group(argv: list[str], what: str) -> tuple[int, str]:
     """
     space = workspace.current()
     with subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=child_environment(),
     ) as proc:
         space.track(proc.pid, what)
         try:
@@ -183,7 +189,9 @@ class LocalProvider:
         return find_binary(self._binary)
 
     def build_id(self) -> str:
-        out = subprocess.run([self.binary, "--version"], capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            [self.binary, "--version"], capture_output=True, text=True, check=False, env=child_environment()
+        )
         return out.stdout.strip() or out.stderr.strip()
 
     def server_build(self) -> str:
@@ -238,6 +246,7 @@ class LocalProvider:
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
+                    env=child_environment(),
                 )
             space.track(process.pid, f"server {self.server.name}")
             proc = process

@@ -32,6 +32,9 @@ EXAMPLE = f"{LAKE_PREFIX}dbname=dbperf host=127.0.0.1 port=5432 user=dbperf data
 _KEYWORD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*")
 _REMOTE = re.compile(r"[a-z][a-z0-9+.-]*://")
 _SECRET_KEYWORDS = ("password",)
+#: libpq reads a ``dbname`` holding ``=`` as a whole connection string, so ``dbname='x password=y'``
+#: carries a password too (and any value may, quoted): refused the same way, never echoed.
+_NESTED_SECRET = re.compile(r"password\s*=", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,7 @@ def parse_lake(text: str, environ: Mapping[str, str] | None = None) -> LakeLocat
     repeated = sorted({k for k in keys if keys.count(k) > 1})
     if repeated:
         raise StoreError(f"the store setting repeats {', '.join(repeated)}: give each keyword once")
-    secret = [k for k in keys if k in _SECRET_KEYWORDS]
+    secret = [k for k, v in pairs if k in _SECRET_KEYWORDS or _NESTED_SECRET.search(v)]
     if secret:
         raise StoreError(
             "the store setting must not hold the catalog password (it is shown in logs): remove password=... "

@@ -30,6 +30,7 @@ from harness.model import IntervalSample, LatencyBucket, Scenario, Totals
 from harness.model.endpoint import Endpoint
 from harness.sysbench.failures import SysbenchFailure, classify_failure, overrun
 from harness.sysbench.histogram import parse_histogram
+from harness.workspace import child_environment
 
 PINNED_VERSION = "1.0.20"
 PREFIX = "@dbperf "
@@ -60,7 +61,7 @@ def installed_version(binary: str = "sysbench") -> str:
     path = shutil.which(binary)
     if path is None:
         raise SysbenchError("sysbench is not installed; run the README's set-up command (apt-get install sysbench)")
-    out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    out = subprocess.run([path, "--version"], capture_output=True, text=True, check=False, env=child_environment())
     match = re.search(r"sysbench (\d+\.\d+\.\d+)", out.stdout)
     if not match:
         raise SysbenchError(f"cannot read the sysbench version from '{out.stdout.strip()}'")
@@ -320,6 +321,7 @@ def run(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             text=True,
+            env=child_environment(),
         )
     except FileNotFoundError as exc:
         raise SysbenchError(f"cannot run {argv[0]}: {exc.strerror}; run the README's set-up command") from exc
@@ -361,7 +363,13 @@ def prepare(scenario: Scenario, endpoint: Endpoint, threads: int = 2) -> float:
         started = time.monotonic()
         space = workspace.current()
         with subprocess.Popen(
-            argv, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+            argv,
+            cwd=folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=child_environment(),
         ) as proc:
             space.track(proc.pid, "sysbench prepare")
             try:

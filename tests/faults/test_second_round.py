@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from integration.helpers import REPO
 
-from .conftest import Fault, closing_line, quick, record
+from .conftest import Fault, closing_line, quick, record, wait_for_progress
 
 pytestmark = pytest.mark.integration
 
@@ -187,3 +187,37 @@ def test_an_allowed_unsafe_variable_reaches_the_server(fault: Fault):
 
     stored = Store(fault.store).get(str(run["run_id"]))
     assert stored.variables["max_statement_time"].startswith("1000"), stored.variables.get("max_statement_time")
+
+
+# -- 12: secrets in the environment of child processes -------------------------------------------
+
+
+def _environs_with(marker: str) -> dict[str, bytes]:
+    """Command name -> environment of every live process whose environment holds ``marker``."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes()
+            name = (proc / "comm").read_text().strip()
+        except OSError:
+            continue
+        if marker.encode() in environ:
+            found[f"{name}[{proc.name}]"] = environ
+    return found
+
+
+def test_children_never_see_the_store_password_or_tokens(fault: Fault):
+    secret = "s3cr3t-" + fault.root.name
+    fault.extra_env.update({"PGPASSWORD": secret, "BENCHER_API_TOKEN": secret, "MY_SERVICE_PASSWORD": secret})
+    streamed = fault.start(*quick(time_s=20))
+    wait_for_progress(streamed, at_least_s=2)
+    children = _environs_with(str(fault.tmpdir))  # what dbperf started (they inherit the case's TMPDIR)
+    leaking = sorted(name for name, environ in children.items() if secret.encode() in environ)
+    names = " ".join(children)
+    streamed.end()
+    assert "mariadbd" in names and "sysbench" in names, names  # the check looked at the real children
+    parent = [n for n in leaking if n.startswith(("dbperf", "python"))]
+    assert sorted(set(leaking) - set(parent)) == [], leaking
+    record("PGPASSWORD and tokens set: /proc/<pid>/environ of mariadbd and sysbench", 0, f"not in {names}", "-", [])
