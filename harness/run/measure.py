@@ -100,6 +100,8 @@ def _time(
                     expected_s=scenario.warmup_s + scenario.time_s,
                     on_interval=on_interval,
                     timeout_s=(scenario.warmup_s + scenario.time_s) * 3 + 120,
+                    on_notice=lambda cause: session.reporter.phase(f"warning: {label}: {cause}"),
+                    server_pid=instance.host_pid,
                 )
                 readings = probes.stop() if instance.alive() else Probes(instructions_note="server died")
             finally:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -301,6 +303,54 @@ def parse_output(text: str, *, warmup_s: float, exit_code: int, expected_s: floa
     )
 
 
+#: Seconds without a progress line (an interval that did work, or any other output) before dbperf
+#: says so and names the cause; the notice repeats every ``_NOTICE_EVERY_S`` while it lasts.
+SILENCE_S = 10.0
+_NOTICE_EVERY_S = 30.0
+_EOF = object()
+
+
+def process_state(pid: int | None) -> str:
+    """The state letter of ``/proc/<pid>/stat`` ("R", "S", "D", "T" stopped, "Z"), "" when it is gone."""
+    if pid is None:
+        return "?"
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rindex(")") + 2 :].split(" ", 1)[0]
+
+
+def stall_cause(silent_s: float, client_pid: int, server_pid: int | None) -> str:
+    """Why no progress has come for ``silent_s`` seconds: the client stopped, the server stopped or gone, or waits."""
+    head = f"no progress from sysbench for {silent_s:.0f} s: "
+    if process_state(client_pid) in {"T", "t"}:
+        return head + (
+            f"sysbench itself (pid {client_pid}) is stopped (SIGSTOP, a debugger or a job-control stop): the "
+            "client stopped, not the server; continue it (kill -CONT) or stop the run"
+        )
+    server = process_state(server_pid)
+    if server in {"T", "t"}:
+        return head + (
+            f"the server process (pid {server_pid}) is stopped (SIGSTOP or a debugger): no statement can finish; "
+            "continue it (kill -CONT) or stop the run"
+        )
+    if server in {"", "Z"}:
+        return head + f"the server process (pid {server_pid}) is gone; sysbench is waiting on its connections"
+    return head + (
+        "sysbench and the server both run, so statements are waiting: locks held by other sessions, a "
+        "stalled disk, or a starved CPU"
+    )
+
+
+def _read_lines(stream: Iterator[str], into: queue.Queue[object]) -> None:
+    try:
+        for line in stream:
+            into.put(line)
+    finally:
+        into.put(_EOF)
+
+
 def run(
     argv: list[str],
     *,
@@ -309,8 +359,16 @@ def run(
     expected_s: float,
     on_interval: Callable[[IntervalSample], None] | None = None,
     timeout_s: float | None = None,
+    on_notice: Callable[[str], None] | None = None,
+    server_pid: int | None = None,
 ) -> SysbenchOutcome:
-    """Run sysbench, streaming interval records to ``on_interval`` as they arrive."""
+    """Run sysbench, streaming interval records to ``on_interval`` as they arrive.
+
+    The clock, not sysbench's output, keeps the time: a frozen sysbench is noticed within
+    :data:`SILENCE_S` seconds (``on_notice`` gets the cause: the client stopped, the server stopped or
+    gone, or statements waiting), and killed when ``timeout_s`` passes even if it never prints again;
+    the failure then names the cause.
+    """
     started = time.monotonic()
     lines: list[str] = []
     try:
@@ -328,22 +386,59 @@ def run(
     assert proc.stdout is not None
     space = workspace.current()
     space.track(proc.pid, "sysbench")
+    arrived: queue.Queue[object] = queue.Queue()
+    reader = threading.Thread(target=_read_lines, args=(proc.stdout, arrived), name="sysbench-output", daemon=True)
+    reader.start()
+    progress = noticed = started
+    stalled = ""
+    killed = False
     try:
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
-            if on_interval and line.startswith(PREFIX + '{"kind":"interval"'):
-                with suppress(json.JSONDecodeError, KeyError):
-                    on_interval(_interval(json.loads(line[len(PREFIX) :]), warmup_s))
-            if timeout_s is not None and time.monotonic() - started > timeout_s:
-                proc.kill()
+        while True:
+            try:
+                item = arrived.get(timeout=1.0)
+            except queue.Empty:
+                item = None
+            now = time.monotonic()
+            if item is _EOF:
+                break
+            if isinstance(item, str):
+                lines.append(item.rstrip("\n"))
+                sample = None
+                if item.startswith(PREFIX + '{"kind":"interval"'):
+                    with suppress(json.JSONDecodeError, KeyError):
+                        sample = _interval(json.loads(item[len(PREFIX) :]), warmup_s)
+                if sample is None or sample.qps > 0:  # an interval that did no work is no progress
+                    progress = now
+                if sample is not None and on_interval:
+                    on_interval(sample)
+            silent = now - progress
+            if silent >= SILENCE_S and now - noticed >= min(_NOTICE_EVERY_S, silent):
+                stalled = stall_cause(silent, proc.pid, server_pid)
+                noticed = now
+                if on_notice:
+                    on_notice(stalled)
+            if not killed and timeout_s is not None and now - started > timeout_s:
+                killed = True
+                proc.kill()  # SIGKILL ends a stopped process too
         exit_code = proc.wait()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        reader.join(timeout=10)
         proc.stdout.close()
         space.untrack(proc.pid)
     parsed = parse_output("\n".join(lines), warmup_s=warmup_s, exit_code=exit_code, expected_s=expected_s)
+    failure = parsed.failure
+    if killed:
+        failure = SysbenchFailure(
+            kind="overrun",
+            error_code=None,
+            excerpt=" | ".join(lines[-2:])[:300],
+            cause=f"sysbench did not finish within its time limit of {timeout_s:.0f} s and was killed"
+            + (f"; {stalled}" if stalled else ""),
+            fix="find what held the run (the cause above) and run it again",
+        )
     return SysbenchOutcome(
         argv=tuple(mask(argv)),
         exit_code=exit_code,
@@ -351,7 +446,7 @@ def run(
         intervals=parsed.intervals,
         totals=parsed.totals,
         histogram=parsed.histogram,
-        failure=parsed.failure,
+        failure=failure,
         output=parsed.output,
     )
 

@@ -221,3 +221,43 @@ def test_children_never_see_the_store_password_or_tokens(fault: Fault):
     parent = [n for n in leaking if n.startswith(("dbperf", "python"))]
     assert sorted(set(leaking) - set(parent)) == [], leaking
     record("PGPASSWORD and tokens set: /proc/<pid>/environ of mariadbd and sysbench", 0, f"not in {names}", "-", [])
+
+
+# -- 5, 7: a frozen sysbench, a stopped server ------------------------------------------------------
+
+
+def _child_pid(fault: Fault, comm: str) -> int:
+    """The pid of the process named ``comm`` that this case's dbperf started (it holds the case's TMPDIR)."""
+    (name,) = [n for n in _environs_with(str(fault.tmpdir)) if n.startswith(comm + "[")]
+    return int(name[len(comm) + 1 : -1])
+
+
+@pytest.mark.parametrize(
+    ("what", "comm", "cause"),
+    [
+        ("sysbench stopped (SIGSTOP) mid-run", "sysbench", "sysbench itself (pid {pid}) is stopped"),
+        ("the server stopped (SIGSTOP mariadbd) mid-run", "mariadbd", "the server process (pid {pid}) is stopped"),
+    ],
+)
+def test_a_frozen_client_or_server_is_named_within_seconds(fault: Fault, what: str, comm: str, cause: str):
+    import os
+    import signal
+    import time
+
+    streamed = fault.start(*quick(time_s=40))
+    wait_for_progress(streamed, at_least_s=2)
+    pid = _child_pid(fault, comm)
+    os.kill(pid, signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        line = streamed.wait_for_stderr(lambda text: "no progress from sysbench" in text, timeout_s=120)
+        noticed_s = time.monotonic() - stopped
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert cause.format(pid=pid) in line, line
+    assert noticed_s < 30, f"noticed after {noticed_s:.0f} s"  # 10 s of silence, then the notice (was 158-181 s)
+    code = streamed.wait(timeout_s=300)
+    assert "Traceback" not in streamed.stderr_text()
+    leaks = fault.leaks()
+    assert leaks == []
+    record(what, code, line.strip()[:200] + f" (after {noticed_s:.0f} s)", "the run", leaks)
