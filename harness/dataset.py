@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import shutil
 import subprocess
@@ -135,24 +136,69 @@ def copy_datadir(source: Path, destination: Path) -> float:
     return time.monotonic() - started
 
 
+class DamagedSnapshotError(HarnessError):
+    """A snapshot in the cache whose files no longer match what was written (internal: it is rebuilt)."""
+
+
+#: Snapshots whose checksums this process has verified (sizes are checked at every use, checksums once).
+_VERIFIED: set[str] = set()
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
+
+
+def manifest(datadir: Path) -> dict[str, list[int | str]]:
+    """Every file of a stopped server's datadir: relative path -> [size, blake2b checksum]."""
+    return {
+        str(f.relative_to(datadir)): [f.stat().st_size, _digest(f)]
+        for f in sorted(datadir.rglob("*"))
+        if f.is_file() and not f.is_symlink()
+    }
+
+
+def _verify(datadir: Path, files: dict[str, tuple[int, str]], *, full: bool) -> None:
+    """Raise :class:`DamagedSnapshotError` when a file is missing, resized or (``full``) changed."""
+    for name, (size, digest) in files.items():
+        path = datadir / name
+        try:
+            actual = path.stat().st_size
+        except OSError:
+            raise DamagedSnapshotError(f"{name} is missing") from None
+        if actual != size:
+            raise DamagedSnapshotError(f"{name} is {actual:,} bytes, {size:,} when it was made")
+        if full and _digest(path) != digest:
+            raise DamagedSnapshotError(f"{name} has changed since it was made (checksum)")
+
+
 class DatasetCache:
     """Prepared datadir snapshots under one cache folder."""
 
     def __init__(self, cache_dir: Path) -> None:
         self.root = cache_dir / "snapshots"
 
-    def _load(self, folder: Path) -> Snapshot | None:
+    def _load(self, folder: Path, *, verify: bool = True) -> Snapshot | None:
+        """The snapshot in ``folder``; None when there is none; :class:`DamagedSnapshotError` when it is damaged."""
         meta_path = folder / "meta.json"
         if not meta_path.is_file() or not (folder / "datadir").is_dir():
             return None
-        meta = json.loads(meta_path.read_text())
-        return Snapshot(
-            key=meta["key"],
-            datadir=folder / "datadir",
-            credentials=DatasetCredentials(meta["user"], meta["password"]),
-            prepare_s=float(meta["prepare_s"]),
-            key_parts=meta["key_parts"],
-        )
+        try:
+            meta = json.loads(meta_path.read_text())
+            snapshot = Snapshot(
+                key=meta["key"],
+                datadir=folder / "datadir",
+                credentials=DatasetCredentials(meta["user"], meta["password"]),
+                prepare_s=float(meta["prepare_s"]),
+                key_parts=meta["key_parts"],
+            )
+            files = {str(k): (int(v[0]), str(v[1])) for k, v in meta["files"].items()}
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise DamagedSnapshotError(f"its meta.json cannot be read ({type(exc).__name__}: {exc})") from exc
+        if verify:
+            _verify(snapshot.datadir, files, full=snapshot.key not in _VERIFIED)
+            _VERIFIED.add(snapshot.key)
+        return snapshot
 
     def ensure(
         self,
@@ -179,7 +225,11 @@ class DatasetCache:
                     f"({scenario.tables} x {scenario.table_size:,} rows for {server.flavour}; lock {lock_path})"
                 )
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            existing = None if force else self._load(folder)
+            try:
+                existing = None if force else self._load(folder)
+            except DamagedSnapshotError as exc:
+                say(f"warning: the dataset snapshot {folder} is damaged: {exc}; preparing it again")
+                existing = None
             if existing is not None:
                 return existing
             shutil.rmtree(folder, ignore_errors=True)
@@ -207,6 +257,7 @@ class DatasetCache:
                     "password": credentials.password,
                     "prepare_s": prepare_s,
                     "created": time.time(),
+                    "files": manifest(datadir),
                 }
                 (work / "meta.json").write_text(json.dumps(meta, indent=2))
                 work.rename(folder)
@@ -222,7 +273,8 @@ class DatasetCache:
                 shutil.rmtree(work, ignore_errors=True)
                 raise
             say(f"dataset prepared in {prepare_s:.1f} s")
-            snapshot = self._load(folder)
+            snapshot = self._load(folder, verify=False)
+            _VERIFIED.add(key)
             assert snapshot is not None
             return snapshot
 

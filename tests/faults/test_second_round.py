@@ -261,3 +261,44 @@ def test_a_frozen_client_or_server_is_named_within_seconds(fault: Fault, what: s
     leaks = fault.leaks()
     assert leaks == []
     record(what, code, line.strip()[:200] + f" (after {noticed_s:.0f} s)", "the run", leaks)
+
+
+# -- 8, 9: a damaged snapshot in the dataset cache -------------------------------------------------
+
+
+def _damage_snapshot(snapshot: Path, how: str) -> None:
+    table = next((snapshot / "datadir" / "sbtest").glob("sbtest1.ibd"))
+    if how == "deleted .ibd":
+        table.unlink()
+    elif how == "truncated .ibd":
+        with table.open("r+b") as handle:
+            handle.truncate(table.stat().st_size // 2)
+    elif how == "overwritten pages":
+        with table.open("r+b") as handle:
+            for offset in range(3 * 16384, table.stat().st_size, 4 * 16384):
+                handle.seek(offset + 100)
+                handle.write(b"\x5a" * 512)
+    else:  # truncated meta.json
+        meta = snapshot / "meta.json"
+        meta.write_bytes(meta.read_bytes()[:40])
+
+
+@pytest.mark.parametrize("how", ["deleted .ibd", "truncated .ibd", "overwritten pages", "truncated meta.json"])
+def test_a_damaged_snapshot_is_found_and_prepared_again(fault: Fault, how: str):
+    cache = fault.root / "cache"
+    first = fault.run(*quick("--cache-dir", str(cache)), timeout_s=300)
+    assert first.returncode == 0, first.stderr
+    (snapshot,) = (cache / "snapshots").glob("mariadb-*")
+    _damage_snapshot(snapshot, how)
+    out = fault.run(*quick("--cache-dir", str(cache)), timeout_s=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (line,) = [ln for ln in out.stderr.splitlines() if "is damaged" in ln]
+    assert str(snapshot) in line and "preparing it again" in line, line
+    assert "meta.json" in line if how == "truncated meta.json" else "sbtest1.ibd" in line, line
+    runs = fault.runs()
+    assert len(runs) == 3 and all(r["status"] == "ok" for r in runs), runs
+    again = fault.run(*quick("--cache-dir", str(cache)), timeout_s=300)  # the rebuilt snapshot is whole
+    assert again.returncode == 0 and "is damaged" not in again.stderr, again.stderr[-2000:]
+    leaks = fault.leaks(cache)
+    assert leaks == []
+    record(f"damaged snapshot in the cache ({how})", out.returncode, line.strip()[:200], "the run", leaks)
