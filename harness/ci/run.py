@@ -30,6 +30,7 @@ from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
 from harness.config.settings import Settings, apply_overrides
 from harness.model import Outcome, RunResult, Scenario, Server
+from harness.run.fallback import Saver
 from harness.run.session import Reporter, Session
 from harness.store import is_lake, open_store
 
@@ -103,10 +104,11 @@ def _also_shared(settings: Settings, shared: Path | str, reporter: Reporter, ser
     lake = open_store(shared)
     session = pipeline.open_session(settings, reporter, containers=any(s.provider == "container" for s in servers))
     save_locally = session.save
+    save_shared = Saver(lake.save, shared, reporter.phase)  # a lake that fails keeps the run in a file too
 
     def save(run: RunResult) -> None:
         save_locally(run)
-        lake.save(run)
+        save_shared(run)
 
     session.save = save
     return session

@@ -175,7 +175,9 @@ class Saver:
             note = f"still saving run {run.run_id} into {self.store}: waiting for its lock (another dbperf process?)"
             with waiting_notice(self.say, note):
                 self.save(run)
-        except StoreError as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure to save, wherever raised, keeps the run
+            if not isinstance(exc, StoreError):
+                exc = StoreError(f"saving into {self.store} failed ({type(exc).__name__}: {exc})")
             self.unsaved.cause = self.unsaved.cause or str(exc)
             path = write_unsaved(run, unsaved_folders(self.store))
             if path is None:
@@ -183,4 +185,7 @@ class Saver:
                 self.say(f"error: run {run.run_id} could not be saved anywhere: {json.dumps(run.summary_dict())}")
             else:
                 self.unsaved.files.append(path)
-                self.say(f"warning: the store could not take run {run.run_id} ({exc}); kept in {path}")
+                self.say(
+                    f"warning: the store could not take run {run.run_id} ({exc}); kept in {path}: store it later "
+                    f"with `dbperf import unsaved {path}`"
+                )

@@ -274,10 +274,13 @@ class LakeStore(ResultStore):
                 if tables[table].num_rows:
                     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {names[table]}")
 
-        for table, name in names.items():
-            self.con.register(name, tables[table])
+        what = f"save {tables['runs'].num_rows} run(s)"
         try:
-            self.write(write, what=f"save {tables['runs'].num_rows} run(s)")
+            for table, name in names.items():
+                self.con.register(name, tables[table])  # may fail when the catalog went away: a store error too
+            self.write(write, what=what)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot {what} in {self.where}: {' '.join(str(exc).split())[:400]}") from exc
         finally:
             for name in names.values():
                 with contextlib.suppress(duckdb.Error):

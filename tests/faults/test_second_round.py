@@ -302,3 +302,36 @@ def test_a_damaged_snapshot_is_found_and_prepared_again(fault: Fault, how: str):
     leaks = fault.leaks(cache)
     assert leaks == []
     record(f"damaged snapshot in the cache ({how})", out.returncode, line.strip()[:200], "the run", leaks)
+
+
+# -- 1: the PostgreSQL catalog goes away while the run measures ------------------------------------
+
+
+def test_a_catalog_gone_mid_run_keeps_every_repetition(fault: Fault, catalog, tmp_path: Path):
+    from conftest import PASSWORD
+
+    url = catalog.new_lake(f"gone_{tmp_path.name[-12:]}".replace("-", "_"), tmp_path / "lake")
+    fault.extra_env["PGPASSWORD"] = PASSWORD
+    args = quick("--store", url, time_s=6)
+    args[args.index("--repetitions") + 1] = "2"
+    streamed = fault.dbperf.start(*args, env=fault.env)
+    fault.started.append(streamed)
+    wait_for_progress(streamed, at_least_s=2)
+    catalog.tool("stop")  # the postmaster goes: the first save fails, and the second
+    try:
+        code = streamed.wait(timeout_s=600)
+    finally:
+        catalog.tool("start", "--port", str(catalog.port))  # the same catalog, back
+    stderr = streamed.stderr_text()
+    line = closing_line(stderr)
+    assert code == 2, stderr[-3000:]
+    kept = sorted({word.strip("`;:,") for word in line.split() if word.strip("`;:,").endswith(".json")})
+    assert len(kept) == 2 and "dbperf import unsaved" in line, line  # repetition 2 ran and was kept too
+    assert all(Path(k).is_file() for k in kept)
+    stored = fault.dbperf.run("import", "unsaved", *kept, "--store", url, env=fault.env, timeout_s=300)  # back
+    assert stored.returncode == 0, stored.stderr
+    leaks = fault.leaks()
+    assert leaks == []
+    record(
+        "PostgreSQL catalog stopped while the run measures (2 repetitions)", code, line[:220], "2 unsaved files", leaks
+    )
