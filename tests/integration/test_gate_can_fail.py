@@ -1,14 +1,16 @@
 """The timing gate can fail: a baseline recorded as the README says, then the server's CPU shared by two
 busy loops must FAIL `dbperf gate` and `pytest scenarios/ -k point_select` with a regression on QPS or
-p95, and the same without the busy loops must not.
+p95, and without the busy loops nothing of that size may be found.
 
 The planted slowdown is large (busy loops favoured over the server, see ``busy_loops``), because
 timing noise on shared VMs is large; small changes are the cost metric's job (tests/integration/test_cost.py). The
 candidate runs come minutes after the baseline, and a shared VM drifts by a few percent in that time
 (a quiet gate once judged QPS -5.3 % [-7.4, -2.4] a regression at the scenario's 5 % minimum effect, at
-load 3.5 from the suite itself). So both halves gate QPS and p95 at minimum effects set between the
-two: far above a machine's drift (QPS 15 %, p95 50 %) and far below the busy loops' effect, which
-the failing half also asserts (at least twice the minimum effect).
+load 3.5 from the suite itself; under two busy loops on the sysbench CPU and a second unit-test run a
+quiet gate drifted past 15 %). So the failing half gates QPS and p95 at minimum effects far above a
+quiet machine's drift (QPS 15 %, p95 50 %) and asserts an effect of at least twice that; the quiet
+half asserts what drift cannot fake: the gate without busy loops finds less than half their effect,
+and an interleaved A/A comparison (drift falls on both sides) finds no regression.
 
 The defaults of `pytest scenarios/` can fail on a real regression too, and say how before running:
 the quick profile runs one repetition, whose smallest possible p-value against a baseline of 8 runs
@@ -98,10 +100,20 @@ def harmful(doc: dict[str, object]) -> dict[str, float]:
     }
 
 
+def effects(doc: dict[str, object]) -> dict[str, float]:
+    """Every gating metric's estimated change (a fraction), whatever its verdict."""
+    return {
+        m["metric"]: m["estimate_pct"] / 100  # type: ignore[index]
+        for v in doc["verdicts"]  # type: ignore[attr-defined]
+        for m in v["metrics"]
+        if m["gating"] and m["estimate_pct"] is not None
+    }
+
+
 def test_busy_server_cpu_fails_the_gate_and_pytest(dbperf, inner_pytest, recorded):
     baselines, store = recorded
-    quiet = gate(dbperf, baselines, store)
-    assert quiet.returncode == 0, quiet.stdout[-3000:] + quiet.stderr[-2000:]
+    quiet = gate(dbperf, baselines, store)  # minutes after the baseline: the machine may have drifted
+    assert quiet.returncode in {0, 1}, quiet.stdout[-3000:] + quiet.stderr[-2000:]
 
     with busy_loops():
         busy = gate(dbperf, baselines, store)
@@ -117,11 +129,23 @@ def test_busy_server_cpu_fails_the_gate_and_pytest(dbperf, inner_pytest, recorde
     assert pytest_busy.returncode == 1, pytest_busy.stdout[-3000:]
     assert "PerformanceRegression" in pytest_busy.stdout
 
-    pytest_quiet = inner_pytest(
-        "scenarios/", "-k", "point_select", "--dbperf-no-cost", "--dbperf-repetitions", "8", *PYTEST_GATE,
-        "--dbperf-baselines-dir", baselines, "--dbperf-store", store,
+    # Without the busy loops nothing of their size is found: a shared VM drifts between the baseline
+    # and the gate (on a loaded machine by more than a minimum effect, so the quiet gate's exit code
+    # is not asserted), but never by half of what the busy loops did.
+    drift = effects(json.loads(quiet.stdout))
+    for metric, estimate in found.items():
+        assert abs(drift.get(metric, 0.0)) < abs(estimate) / 2, (metric, drift, found)
+
+
+def test_no_slowdown_does_not_fail_an_interleaved_comparison(dbperf, recorded):
+    """The same server against itself, interleaved (drift falls on both sides alike): never a regression."""
+    _, store = recorded
+    aa = dbperf.run(
+        "compare", "--base", "mariadb-local", "--head", "mariadb-local", "--scenario", "oltp_point_select",
+        *TIMING, *GATE, "--store", store, "--json", timeout_s=900,
     )  # fmt: skip
-    assert pytest_quiet.returncode == 0, pytest_quiet.stdout[-3000:]
+    assert aa.returncode == 0, aa.stdout[-3000:] + aa.stderr[-2000:]
+    assert harmful(json.loads(aa.stdout)) == {}
 
 
 def test_default_pytest_run_raises_repetitions_says_so_and_fails_on_a_regression(inner_pytest, recorded) -> None:
