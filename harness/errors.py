@@ -56,6 +56,10 @@ class StoreError(HarnessError):
     """The result store could not be opened, migrated, read or written."""
 
 
+class StoreUnansweredError(StoreError):
+    """The store did not answer within its time limit (a frozen catalog): the process stops using it."""
+
+
 class BaselineError(HarnessError):
     """A baseline file is missing, malformed, of an older format, or not comparable."""
 

@@ -194,7 +194,7 @@ def print_design(found: PlanDesign) -> None:
 @click.option("--seed", type=int, help="seed of the randomised balanced order")
 @click.option("--max-repetitions", type=int, help="extend inconclusive comparisons up to this many pairs")
 @json_option
-@shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost", "store", *JUDGE_OPTIONS)
+@shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost", "store", "store-timeout", *JUDGE_OPTIONS)
 def run_cmd(
     base: str, head: str, out: Path, seed: int | None, max_repetitions: int | None, as_json: bool, **kwargs: Any
 ) -> int:

@@ -25,7 +25,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: The settings of commands that run scenarios, and of those that also judge them.
 RUN_OPTIONS = (
     "scenario", "server", "profile", "store", "threads", "time", "warmup", "repetitions", "servers-dir",
-    "scenarios-dir", "cache-dir", "cost", "testbed-class",
+    "scenarios-dir", "cache-dir", "cost", "testbed-class", "store-timeout",
 )  # fmt: skip
 JUDGE_OPTIONS = ("alpha", "strict", "min-effect", "gate-metric")
 GATE_OPTIONS = (*RUN_OPTIONS, "baselines-dir", *JUDGE_OPTIONS)

@@ -51,6 +51,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "of runners, 'ducklake:postgres:dbname=... host=... user=... data_path=...' (docs/fleet.md)",
         "results/dbperf.duckdb",
     ),
+    OptionSpec(
+        "store-timeout",
+        "int",
+        "seconds a DuckLake store may take to open or to save a run (a catalog that does not answer, writers "
+        "holding its lock) before dbperf gives up: a run is then kept in an unsaved-run file",
+        "600",
+        metavar="SECONDS",
+    ),
     OptionSpec("threads", "list", "thread counts, comma-separated (e.g. 1,4,16), overriding the profile's"),
     OptionSpec("time", "int", "measured seconds per run, overriding the profile"),
     OptionSpec("warmup", "int", "warm-up seconds per run (measured, then discarded)"),

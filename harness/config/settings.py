@@ -103,6 +103,7 @@ class Settings:
     min_effects: Mapping[str, float] = field(default_factory=dict)
     gate_metrics: tuple[str, ...] | None = None
     testbed_class: str = ""
+    store_timeout: int = 600  # seconds a DuckLake may take to open or to save a run
 
     def kinds(self, default: tuple[Kind, ...] = ("time", "cost")) -> tuple[Kind, ...]:
         """What an invocation measures: cost only, timing only, or the command's default."""
@@ -181,6 +182,9 @@ def resolve_settings(
     repetitions = optional_int("repetitions")
     if repetitions is not None and repetitions < 1:
         raise ConfigError("--repetitions must be at least 1")
+    store_timeout = optional_int("store-timeout")
+    if store_timeout is not None and store_timeout < 1:
+        raise ConfigError("--store-timeout must be at least 1 second")
     servers = split_list(values["server"]) or ("mariadb-local",)
     gate = values["gate-metric"]
     return Settings(
@@ -204,6 +208,7 @@ def resolve_settings(
         min_effects=parse_min_effects(values["min-effect"]),
         gate_metrics=None if gate is None else parse_metrics(gate),
         testbed_class=str(values["testbed-class"] or "").strip(),
+        store_timeout=600 if store_timeout is None else store_timeout,
     )
 
 

@@ -42,11 +42,12 @@ from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome import closed
-from harness.run.fallback import Saver, Unsaved, waiting_notice
+from harness.run.fallback import Saver, Unsaved, call_within, waiting_notice
 from harness.run.measure import measure, plan_runs
 from harness.run.session import Reporter, Session, new_group_id
 from harness.store.check import open_checked
 from harness.store.history import history_tables
+from harness.store.location import is_lake
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
 
@@ -72,15 +73,22 @@ def open_session(settings: Settings, reporter: Reporter, *, containers: bool, ch
     warnings = preflight() if check else []
     for warning in warnings:
         reporter.phase(f"warning: {warning}")
-    waiting = f"waiting for the store {settings.store}: another dbperf process holds its lock (up to 600 s)"
-    with waiting_notice(reporter.phase, waiting):
-        store = open_checked(settings.store)
+    limit = settings.store_timeout
+    lake = is_lake(settings.store)
+    if lake:  # a catalog that never answers would hang here: opening it is bounded by the clock
+        waiting = f"waiting for the store {settings.store}: its catalog has not answered yet (up to {limit} s)"
+        with waiting_notice(reporter.phase, waiting, after_s=10):  # opening a lake takes seconds
+            store = call_within(lambda: open_checked(settings.store, timeout_s=limit), limit, "open it")
+    else:
+        waiting = f"waiting for the store {settings.store}: another dbperf process holds its lock (up to 600 s)"
+        with waiting_notice(reporter.phase, waiting):
+            store = open_checked(settings.store)
     unsaved = Unsaved()
     return Session(
         cache=DatasetCache(settings.cache_dir),
         testbed=testbed,
         git_sha=current_git_sha(settings.root),
-        save=Saver(store.save, settings.store, reporter.phase, unsaved),
+        save=Saver(store.save, settings.store, reporter.phase, unsaved, limit_s=limit if lake else None),
         reporter=reporter,
         sysbench_version=version,
         warnings=list(warnings),

@@ -27,15 +27,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from harness.errors import StoreError
+from harness.errors import StoreError, StoreUnansweredError
 from harness.model import IntervalSample, LatencyBucket, RunResult
 from harness.store.location import is_lake
 from harness.store.rows import BUCKET_FIELDS, INTERVAL_FIELDS, TABLES, arrow_tables, profile_from_rows, run_from_row
 
+T = TypeVar("T")
+
 FORMAT = "dbperf-unsaved-run"
 FORMAT_VERSION = 1
+#: What this process gave up waiting on (a store that stopped answering): its threads are stuck for good.
+ABANDONED: list[str] = []
 #: Seconds a save may take before the user is told what it is waiting for.
 WAIT_NOTICE_S = 2.0
 
@@ -128,9 +132,10 @@ def write_unsaved(run: RunResult, folders: list[Path]) -> Path | None:
 
 
 @contextmanager
-def waiting_notice(say: Callable[[str], None], message: str, after_s: float = WAIT_NOTICE_S) -> Iterator[None]:
-    """Say ``message`` once if the block is still running after ``after_s`` seconds (a lock, a slow disk)."""
-    timer = threading.Timer(after_s, say, args=(message,))
+def waiting_notice(say: Callable[[str], None], message: str, after_s: float | None = None) -> Iterator[None]:
+    """Say ``message`` once if the block is still running after ``after_s`` seconds (a lock, a slow disk;
+    default :data:`WAIT_NOTICE_S`)."""
+    timer = threading.Timer(WAIT_NOTICE_S if after_s is None else after_s, say, args=(message,))
     timer.daemon = True
     timer.start()
     try:
@@ -161,20 +166,55 @@ class Unsaved:
         return f"{head}; kept in {files}{lost}: fix the store, then run `dbperf import unsaved {files}`"
 
 
+def call_within(action: Callable[[], T], limit_s: float, what: str) -> T:
+    """``action()`` on a worker thread, given up after ``limit_s`` seconds with a :class:`StoreError`.
+
+    For a store behind a network (a DuckLake's PostgreSQL catalog): a catalog that is frozen (SIGSTOP,
+    a paused VM) keeps its TCP connection open and never answers, and no client-side timeout of libpq
+    covers a query already sent. The worker is a daemon thread and is abandoned, with its connection;
+    whoever gets the error must not use that store again in this process."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            result.append(action())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            failure.append(exc)
+
+    worker = threading.Thread(target=work, name=f"dbperf-store-{what}", daemon=True)
+    worker.start()
+    worker.join(limit_s)
+    if worker.is_alive():
+        ABANDONED.append(worker.name)
+        raise StoreUnansweredError(
+            f"the store did not answer for {limit_s:g} s while trying to {what} (a frozen or unreachable catalog, "
+            "or a lock nobody frees)"
+        )
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
 @dataclass
 class Saver:
-    """The store's ``save`` with a fallback (see the module docstring), used as ``Session.save``."""
+    """The store's ``save`` with a fallback (see the module docstring), used as ``Session.save``.
+
+    ``limit_s`` bounds one save by the clock (given for a DuckLake, whose catalog can stop answering
+    mid-save). Once a save has been given up, the store is not tried again in this invocation: its
+    connection is still waiting on the abandoned save, so every later run goes straight to a file.
+    """
 
     save: Callable[[RunResult], None]
     store: Path | str
     say: Callable[[str], None]
     unsaved: Unsaved = field(default_factory=Unsaved)
+    limit_s: float | None = None
+    abandoned: str = ""  # why the store is no longer tried, once a save was given up
 
     def __call__(self, run: RunResult) -> None:
         try:
-            note = f"still saving run {run.run_id} into {self.store}: waiting for its lock (another dbperf process?)"
-            with waiting_notice(self.say, note):
-                self.save(run)
+            self._save(run)
         except Exception as exc:  # noqa: BLE001 - any failure to save, wherever raised, keeps the run
             if not isinstance(exc, StoreError):
                 exc = StoreError(f"saving into {self.store} failed ({type(exc).__name__}: {exc})")
@@ -189,3 +229,22 @@ class Saver:
                     f"warning: the store could not take run {run.run_id} ({exc}); kept in {path}: store it later "
                     f"with `dbperf import unsaved {path}`"
                 )
+
+    def _save(self, run: RunResult) -> None:
+        if self.abandoned:
+            raise StoreError(self.abandoned)
+        if self.limit_s is None:
+            note = f"still saving run {run.run_id} into {self.store}: waiting for its lock (another dbperf process?)"
+            with waiting_notice(self.say, note):
+                self.save(run)
+            return
+        note = (
+            f"still saving run {run.run_id}: waiting for the store {self.store} (a lock held by another writer, "
+            f"or a catalog that does not answer; up to {self.limit_s:g} s, then the run is kept in a file)"
+        )
+        try:
+            with waiting_notice(self.say, note):
+                call_within(lambda: self.save(run), self.limit_s, f"save run {run.run_id}")
+        except StoreUnansweredError as exc:
+            self.abandoned = f"{exc}; not tried again for later runs of this invocation"
+            raise

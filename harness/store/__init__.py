@@ -14,12 +14,14 @@ from harness.store.local import Store
 from harness.store.location import LakeLocation, is_lake, parse_lake
 
 
-def open_store(location: Path | str) -> ResultStore:
-    """The store the ``store`` setting names: a ``ducklake:postgres:...`` string, else a file path."""
+def open_store(location: Path | str, *, timeout_s: float = 600.0) -> ResultStore:
+    """The store the ``store`` setting names: a ``ducklake:postgres:...`` string, else a file path.
+
+    ``timeout_s`` is how long a lake's writers may keep its lock before a write gives up."""
     if is_lake(location):
         from harness.store.lake import LakeStore  # loads the DuckLake extensions: only when asked for
 
-        return LakeStore(parse_lake(str(location)))
+        return LakeStore(parse_lake(str(location)), deadline_s=timeout_s)
     return Store(Path(location))
 
 

@@ -24,9 +24,9 @@ def verify(store: Store) -> None:
             con.execute(f"SELECT count(*), bit_xor(hash(t)) FROM {table} t").fetchall()
 
 
-def open_checked(location: Path | str) -> ResultStore:
+def open_checked(location: Path | str, *, timeout_s: float = 600.0) -> ResultStore:
     """:func:`open_store`, then :func:`verify`: for commands about to measure (nothing is lost later)."""
-    store = open_store(location)
+    store = open_store(location, timeout_s=timeout_s)
     if isinstance(store, Store):
         verify(store)
     return store

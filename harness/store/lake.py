@@ -260,31 +260,30 @@ class LakeStore(ResultStore):
     # -- writing -------------------------------------------------------------------------------
 
     def save_tables(self, tables: dict[str, pa.Table]) -> None:
-        """Replace-or-insert the runs of these Arrow tables (one per store table), in one snapshot."""
-        names = {table: f"_in_{table}" for table in TABLES}
+        """Replace-or-insert the runs of these Arrow tables (one per store table), in one snapshot.
+
+        Every call into DuckDB here is an ``execute``, which lets go of Python's GIL while it waits: a
+        catalog that stops answering then blocks only this thread, so a caller can give up on it by the
+        clock (``Saver``). ``register`` would hold the GIL while it binds against the catalog."""
+        run_ids = tables["runs"].column("run_id").to_pylist()
 
         def write(con: duckdb.DuckDBPyConnection) -> None:
             ((existing,),) = con.execute(
-                f"SELECT count(*) FROM runs SEMI JOIN {names['runs']} USING (run_id)"
+                "SELECT count(*) FROM runs WHERE list_contains(?, run_id)", [run_ids]
             ).fetchall()
             if existing:  # only then: a DELETE would conflict with every concurrent insert
                 for table in TABLES:
-                    con.execute(f"DELETE FROM {table} WHERE run_id IN (SELECT run_id FROM {names['runs']})")
+                    con.execute(f"DELETE FROM {table} WHERE list_contains(?, run_id)", [run_ids])
             for table in TABLES:
-                if tables[table].num_rows:
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {names[table]}")
+                incoming_rows = tables[table]  # read by name: DuckDB scans this frame's local variables
+                if incoming_rows.num_rows:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
 
         what = f"save {tables['runs'].num_rows} run(s)"
         try:
-            for table, name in names.items():
-                self.con.register(name, tables[table])  # may fail when the catalog went away: a store error too
             self.write(write, what=what)
         except duckdb.Error as exc:
             raise StoreError(f"cannot {what} in {self.where}: {' '.join(str(exc).split())[:400]}") from exc
-        finally:
-            for name in names.values():
-                with contextlib.suppress(duckdb.Error):
-                    self.con.unregister(name)
 
     def ingest_pending(self) -> int:
         """Nothing is ever pending in a lake: a save is queryable once it returns."""

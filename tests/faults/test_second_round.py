@@ -335,3 +335,72 @@ def test_a_catalog_gone_mid_run_keeps_every_repetition(fault: Fault, catalog, tm
     record(
         "PostgreSQL catalog stopped while the run measures (2 repetitions)", code, line[:220], "2 unsaved files", leaks
     )
+
+
+# -- 6: the PostgreSQL catalog freezes (SIGSTOP) while the run measures ------------------------------
+
+
+def _cluster_pids(catalog) -> list[int]:
+    """The postmaster (first line of postmaster.pid) and every backend it forked."""
+    postmaster = int((catalog.root / "data" / "postmaster.pid").read_text().split()[0])
+    children = [int(stat.parent.name) for stat in Path("/proc").glob("[0-9]*/stat") if _ppid(stat) == postmaster]
+    return [postmaster, *children]
+
+
+def _ppid(stat: Path) -> int:
+    try:
+        return int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def test_a_frozen_catalog_is_waited_for_by_the_clock_then_kept_in_files(fault: Fault, catalog, tmp_path: Path):
+    import os
+    import signal
+    import time
+
+    from conftest import PASSWORD
+
+    url = catalog.new_lake(f"frozen_{tmp_path.name[-12:]}".replace("-", "_"), tmp_path / "lake")
+    fault.extra_env["PGPASSWORD"] = PASSWORD
+    args = quick("--store", url, "--store-timeout", "15", time_s=6)
+    args[args.index("--repetitions") + 1] = "2"
+    streamed = fault.dbperf.start(*args, env=fault.env)
+    fault.started.append(streamed)
+    wait_for_progress(streamed, at_least_s=2)
+    pids = _cluster_pids(catalog)
+    for pid in pids:  # the whole cluster stops answering; its TCP connections stay open
+        os.kill(pid, signal.SIGSTOP)
+    frozen = time.monotonic()
+    try:
+        notice = streamed.wait_for_stderr(lambda line: "still saving run" in line, timeout_s=120)
+        code = streamed.wait(timeout_s=300)
+        took_s = time.monotonic() - frozen
+        later = fault.dbperf.run(*args, env=fault.env, timeout_s=300)  # a run that starts while it is frozen
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+    opening = closing_line(later.stderr)
+    assert later.returncode == 2 and "did not answer for 15 s while trying to open it" in opening, later.stderr
+    assert "running mariadb-local" not in later.stderr  # refused before anything is measured
+    stderr = streamed.stderr_text()
+    line = closing_line(stderr)
+    assert code == 2, stderr[-3000:]
+    assert "waiting for the store" in notice and "catalog that does not answer" in notice, notice
+    assert "up to 15 s" in notice, notice
+    assert "did not answer for 15 s" in line, line
+    kept = sorted({word.strip("`;:,") for word in line.split() if word.strip("`;:,").endswith(".json")})
+    assert len(kept) == 2 and "dbperf import unsaved" in line, line  # repetition 2 went straight to a file
+    assert took_s < 120, f"dbperf ended {took_s:.0f} s after the freeze"  # one 15 s limit, not one per run
+    stored = fault.dbperf.run("import", "unsaved", *kept, "--store", url, env=fault.env, timeout_s=300)
+    assert stored.returncode == 0, stored.stderr
+    leaks = fault.leaks()
+    assert leaks == []
+    record(
+        "PostgreSQL catalog frozen (SIGSTOP, every process) while the run measures, 2 repetitions, --store-timeout 15",
+        code,
+        notice.strip()[:160] + " … " + line[:200],
+        "2 unsaved files",
+        leaks,
+    )
+    record("PostgreSQL catalog frozen before the run starts, --store-timeout 15", 2, opening[:200], "nothing", leaks)

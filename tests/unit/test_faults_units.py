@@ -104,6 +104,44 @@ def test_saver_falls_back_and_reports(tmp_path, monkeypatch):
     assert "\n" not in line
 
 
+def test_a_save_that_never_returns_is_given_up_by_the_clock_and_not_tried_again(tmp_path, monkeypatch):
+    import threading
+
+    from harness.run import fallback
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setattr(fallback, "ABANDONED", [])
+    monkeypatch.setattr(fallback, "WAIT_NOTICE_S", 0.05)
+    frozen = threading.Event()  # a catalog that never answers, until the test ends
+    calls: list[str] = []
+
+    def hangs(run):
+        calls.append(run.run_id)
+        frozen.wait(30)
+
+    said: list[str] = []
+    saver = Saver(hangs, "ducklake:postgres:dbname=x data_path=/x", said.append, limit_s=0.3)
+    try:
+        first, second = make_run(), dataclasses.replace(make_run(), run_id="second")
+        saver(first)
+        saver(second)
+    finally:
+        frozen.set()
+    assert calls == [first.run_id]  # the second run went straight to a file
+    assert len(saver.unsaved.files) == 2 and fallback.ABANDONED
+    assert any("waiting for the store" in line and "up to 0.3 s" in line for line in said), said
+    line = saver.unsaved.message("ducklake:...")
+    assert "did not answer for 0.3 s" in line and "dbperf import unsaved" in line, line
+
+
+def test_call_within_returns_the_value_or_the_error_of_a_quick_action():
+    from harness.run.fallback import call_within
+
+    assert call_within(lambda: 42, 5, "answer") == 42
+    with pytest.raises(StoreError, match="cannot save"):
+        call_within(lambda: (_ for _ in ()).throw(StoreError("cannot save")), 5, "save")
+
+
 def test_owner_stamps_tell_live_from_dead(tmp_path):
     me = workspace.Owner.me()
     assert me.alive()
