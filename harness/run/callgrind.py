@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import shutil
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +143,17 @@ def parse_dump(text: str) -> CostProfile:
     return CostProfile(total_ir=parser.totals, functions=functions)
 
 
+#: Free space under which a cut-short dump is blamed on a full disk.
+FULL_DISK_BYTES = 1 << 20
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
 def read_dump(path: Path) -> CostProfile:
     """Parse a dump file (plain or gzipped) and keep its gzipped text in the profile."""
     try:
@@ -152,5 +164,15 @@ def read_dump(path: Path) -> CostProfile:
         packed, text = raw, gzip.decompress(raw).decode("utf-8", errors="replace")
     else:
         packed, text = gzip.compress(raw, compresslevel=6), raw.decode("utf-8", errors="replace")
-    profile = parse_dump(text)
+    try:
+        profile = parse_dump(text)
+    except SysbenchError:
+        free = _free_bytes(path.parent)
+        if free is not None and free < FULL_DISK_BYTES:  # valgrind says nothing when it cannot write the dump
+            raise SysbenchError(
+                f"the callgrind dump {path} was cut short: No space left on device ({free // 1024} kB free "
+                "there); free space, or point TMPDIR (server data folders, sysbench's and callgrind's files) "
+                "at a disk with room"
+            ) from None
+        raise
     return CostProfile(total_ir=profile.total_ir, functions=profile.functions, dump=packed)

@@ -3,6 +3,7 @@ reporter that tells people what is happening."""
 
 from __future__ import annotations
 
+import errno
 import platform
 import uuid
 from collections.abc import Callable, Iterator
@@ -46,6 +47,18 @@ class QuietReporter:
         pass
 
 
+def _os_failure(exc: OSError) -> str:
+    """An operating-system error met while running, as one line that says where and what to do."""
+    where = f" ({exc.filename})" if exc.filename else ""
+    text = f"{exc.strerror or exc}{where}"
+    if exc.errno == errno.ENOSPC:
+        return (
+            f"{text}: the disk filled up while the run went on; free space there, or point TMPDIR (server data "
+            "folders, sysbench's and callgrind's files) at a disk with room"
+        )
+    return f"{text}: the run could not go on; fix what the system says, then run it again"
+
+
 @dataclass
 class Session:
     """Everything runs of one invocation share: the cache, the store and the testbed."""
@@ -78,14 +91,16 @@ class Session:
             self.save(build_result(ctx, started, "failed", failure=f"interrupted ({what}) at {where}{group}"))
 
     def record(self, ctx: RunContext, started: datetime, measure: Callable[[Served], RunResult]) -> RunResult:
-        """Store and report what ``measure`` returns; on a HarnessError, a failed run saying why (with the
+        """Store and report what ``measure`` returns; on a HarnessError or an OSError (a disk that filled up
+        while the run went on), a failed run saying why (with the
         server's version and configuration if it got that far); on an interrupt, the interrupted run."""
         served = Served()
         try:
             result = measure(served)
-        except HarnessError as exc:
+        except (HarnessError, OSError) as exc:  # a full or failing disk ends this run, not the command
+            failure = _os_failure(exc) if isinstance(exc, OSError) else str(exc)
             result = build_result(
-                ctx, started, "failed", failure=str(exc), server_version=served.version, config=served.config
+                ctx, started, "failed", failure=failure, server_version=served.version, config=served.config
             )
         except KeyboardInterrupt as exc:
             self.mark_interrupted(ctx, started, exc)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from integration.helpers import REPO
+from integration.helpers import REPO, processes_mentioning
 
 from .conftest import Fault, closing_line, quick, record
 
@@ -319,3 +319,40 @@ def test_store_lock_wait_is_announced(fault: Fault):
     leaks = fault.leaks()
     assert leaks == [] and fault.earlier_readable() and len(fault.runs()) == 2
     record("store locked by another process", code, message, "the run, once the lock was free", leaks)
+
+
+@pytest.mark.parametrize("when", ["as its server starts", "while sysbench runs"])
+def test_temp_disk_fills_while_a_cost_run_counts(fault: Fault, when: str):
+    """TMPDIR fills during a cost run (case 8 of the second fault round): before the server's data folder is
+    copied (an OSError from the workspace), or after sysbench has started under callgrind (a dump cut short)."""
+    scenarios = fault.root / "scenarios"
+    scenarios.mkdir()
+    text = (REPO / "scenarios" / "oltp_point_select.toml").read_text()
+    (scenarios / "oltp_point_select.toml").write_text(text.replace("events = 1000", "events = 20000"))
+    with tmpfs(fault.root / "small-tmp", "400m") as small:
+        fault.tmpdir = small
+        args = [a for a in quick("--scenarios-dir", str(scenarios)) if a != "--no-cost"]
+        streamed = fault.start(*args, "--cost")
+        streamed.wait_for_stderr(lambda line: "under callgrind" in line, timeout_s=300)
+        deadline = time.monotonic() + 300
+        while when == "while sysbench runs" and not any(" sysbench " in p or "/sysbench " in p for p in processes_mentioning(str(small))):
+            assert streamed.proc.poll() is None and time.monotonic() < deadline, streamed.stderr_text()
+            time.sleep(0.05)  # polling a state: sysbench running on this TMPDIR
+        filler = _fill(small)
+        code = streamed.wait(timeout_s=600)
+        stderr = streamed.stderr_text()
+        filler.unlink()
+        line = closing_line(stderr)
+        assert code == 2, stderr[-3000:]
+        failed = [r for r in fault.runs() if r["status"] == "failed"]
+        assert len(failed) == 1 and "No space left on device" in str(failed[0]["failure"]), failed
+        assert "TMPDIR" in str(failed[0]["failure"]), failed
+        leaks = fault.leaks()
+        assert leaks == [] and fault.earlier_readable()
+        record(
+            f"full disk under the temp folder (TMPDIR) in a cost run, {when}",
+            code,
+            line[:220],
+            "failed run with its reason",
+            leaks,
+        )
