@@ -335,7 +335,11 @@ def test_temp_disk_fills_while_a_cost_run_counts(fault: Fault, when: str):
         streamed = fault.start(*args, "--cost")
         streamed.wait_for_stderr(lambda line: "under callgrind" in line, timeout_s=300)
         deadline = time.monotonic() + 300
-        while when == "while sysbench runs" and not any(" sysbench " in p or "/sysbench " in p for p in processes_mentioning(str(small))):
+
+        def sysbench_runs() -> bool:
+            return any(" sysbench " in p or "/sysbench " in p for p in processes_mentioning(str(small)))
+
+        while when == "while sysbench runs" and not sysbench_runs():
             assert streamed.proc.poll() is None and time.monotonic() < deadline, streamed.stderr_text()
             time.sleep(0.05)  # polling a state: sysbench running on this TMPDIR
         filler = _fill(small)
