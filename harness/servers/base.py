@@ -203,7 +203,13 @@ def bootstrap_sql(flavour: str, credentials: DatasetCredentials, database: str =
     return statements
 
 
-def init_args(flavour: str, datadir: Path) -> list[str]:
+def user_args(*, as_root: bool) -> list[str]:
+    """``--user=root`` where the server runs as root (it refuses to otherwise); nothing for any other user,
+    who runs the server as themselves (the switch is for root only)."""
+    return ["--user=root"] if as_root else []
+
+
+def init_args(flavour: str, datadir: Path, *, as_root: bool = True) -> list[str]:
     """Arguments that create a fresh datadir with a password-less root (mariadb-install-db / mysqld)."""
     if flavour == "mariadb":
         return [
@@ -211,9 +217,9 @@ def init_args(flavour: str, datadir: Path) -> list[str]:
             f"--datadir={datadir}",
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
-            "--user=root",
+            *user_args(as_root=as_root),
         ]
-    return ["--no-defaults", "--initialize-insecure", "--user=root", f"--datadir={datadir}"]
+    return ["--no-defaults", "--initialize-insecure", *user_args(as_root=as_root), f"--datadir={datadir}"]
 
 
 def run_sql(endpoint: Endpoint, statements: list[str], *, as_root: bool = False) -> None:

@@ -27,6 +27,7 @@ from harness.servers.base import (
     Launch,
     bootstrap,
     init_args,
+    user_args,
 )
 from harness.servers.callgrind import Control, valgrind_version
 from harness.servers.elf import file_build_id
@@ -203,7 +204,7 @@ class LocalProvider:
     def initialize(self, datadir: Path, credentials: DatasetCredentials) -> None:
         datadir.mkdir(parents=True, exist_ok=True)
         tool = find_binary("mariadb-install-db") if self.server.flavour == "mariadb" else self.binary
-        argv = [tool, *init_args(self.server.flavour, datadir)]
+        argv = [tool, *init_args(self.server.flavour, datadir, as_root=os.geteuid() == 0)]
         code, output = _run_group(argv, f"{self.server.name} initialisation")
         if code != 0:
             tail = " | ".join(output.strip().splitlines()[-5:])
@@ -231,7 +232,7 @@ class LocalProvider:
                 "--socket=server.sock",
                 f"--pid-file={run_dir / 'mysqld.pid'}",
                 f"--log-error={log_path}",
-                "--user=root",
+                *user_args(as_root=os.geteuid() == 0),
             ]
             out_dir = run_dir / "callgrind"
             if callgrind is not None:

@@ -5,6 +5,7 @@ Each case runs ``dbperf`` as a user would, against real servers, and records a r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
@@ -404,3 +405,84 @@ def test_a_frozen_catalog_is_waited_for_by_the_clock_then_kept_in_files(fault: F
         leaks,
     )
     record("PostgreSQL catalog frozen before the run starts, --store-timeout 15", 2, opening[:200], "nothing", leaks)
+
+
+# -- 10: the main job as a user other than root ---------------------------------------------------
+
+UNPRIVILEGED = "dbperf-unprivileged"
+
+
+def test_the_main_job_runs_as_an_unprivileged_user(tmp_path: Path):
+    """``dbperf run`` as a user with a writable home and nothing else: no root, no docker group.
+
+    The user runs Debian's own python3.11 on this checkout's dependencies; both are bind-mounted under a
+    world-readable folder, since a checkout (or its Python) may sit below a folder only root can enter."""
+    import os
+    import sys
+    import tempfile
+
+    python = Path("/usr/bin/python3.11")
+    assert python.is_file(), "Debian's python3.11 is missing: tools/setup.sh installs python3-venv, which has it"
+    if subprocess.run(["id", UNPRIVILEGED], capture_output=True, check=False).returncode != 0:
+        subprocess.run(
+            ["useradd", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", UNPRIVILEGED],
+            check=True,
+            timeout=60,
+        )
+    base = Path(tempfile.mkdtemp(prefix="dbperf-unprivileged-"))
+    base.chmod(0o755)
+    home, repo, venv = base / "home", base / "repo", base / "venv"
+    for folder in (home, repo, venv):
+        folder.mkdir()
+    shutil.chown(home, UNPRIVILEGED, UNPRIVILEGED)
+    home.chmod(0o700)
+    mounted: list[Path] = []
+    try:
+        for source, target in ((REPO, repo), (Path(sys.prefix), venv)):
+            subprocess.run(["mount", "--bind", "-o", "ro", str(source), str(target)], check=True, timeout=30)
+            mounted.append(target)
+        site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+        env = {
+            "HOME": str(home),
+            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "PYTHONPATH": f"{site}:{repo}",
+            "LANG": "C.UTF-8",
+        }
+        argv = ["runuser", "-u", UNPRIVILEGED, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items())]
+        argv += [str(python), "-m", "harness", "run", "-s", "oltp_point_select", "--threads", "1", "--time", "2"]
+        argv += ["--warmup", "0", "--repetitions", "1"]
+        out = subprocess.run(argv, cwd=home, capture_output=True, text=True, check=False, timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert "Traceback" not in out.stderr
+        assert "1 run(s) stored, 0 failed." in out.stdout, out.stdout[-2000:]
+        store = home / ".local" / "share" / "dbperf" / "dbperf.duckdb"
+        assert store.is_file() and store.stat().st_uid != 0  # the user's own store, in the user's home
+        assert _processes_of(UNPRIVILEGED) == []  # its server stopped: nothing left running
+    finally:
+        for pid in _processes_of(UNPRIVILEGED):
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
+        for target in reversed(mounted):
+            subprocess.run(["umount", "-l", str(target)], check=False, timeout=30)
+        shutil.rmtree(base, ignore_errors=True)
+    record(
+        "the main job (dbperf run) as an unprivileged user (runuser, own home, no docker group)",
+        out.returncode,
+        "1 run(s) stored, 0 failed. (was: chown ... to the 'root' user: Operation not permitted)",
+        "the run, in the user's own store",
+        "nothing",
+    )
+
+
+def _processes_of(user: str) -> list[int]:
+    import pwd
+
+    uid = pwd.getpwnam(user).pw_uid
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _uid_of(p) == uid]
+
+
+def _uid_of(proc: Path) -> int:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return -1
