@@ -15,7 +15,7 @@ from harness.ci.records import DEFAULT_CI_SCENARIOS, CiPlan
 from harness.cli.options import JUDGE_OPTIONS, json_option, pop_shared, shared
 from harness.config.scenarios import PROFILES, select_scenarios
 from harness.config.settings import Settings
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ReportError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -233,6 +233,33 @@ def run_cmd(
         print_verdicts(done.outcome.verdicts)
     click.echo(f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min; report: {done.report}")
     return done.outcome.exit_code
+
+
+@ci_group.command("comment")
+@click.argument("verdicts", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--sha", default="", help="the commit the run measured (hex), named in the comment's footer")
+@click.option("--run-url", default="", help="the run page to link to (https://github.com/OWNER/REPO/actions/runs/ID)")
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), help="write the Markdown here (default: stdout)"
+)
+def comment_cmd(verdicts: Path, sha: str, run_url: str, out: Path | None) -> int:
+    """Build the pull-request comment from a run's VERDICTS JSON (``verdicts.json`` of ``dbperf ci run``).
+
+    For the trusted job that posts it (pr-comment.yml): names, metrics, outcomes and numbers are checked
+    and the run's free text is dropped, so a pull request's code cannot choose what the comment says.
+    Anything unexpected refuses the whole file (exit 2)."""
+    from harness.report.trusted_comment import build_comment
+
+    try:
+        text = verdicts.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"cannot read {verdicts}: {exc}; give the verdicts.json of the run") from None
+    markdown = build_comment(text, sha=sha, run_url=run_url)
+    if out is None:
+        click.echo(markdown, nl=False)
+    else:
+        out.write_text(markdown, encoding="utf-8")
+    return 0
 
 
 def register(group: click.Group) -> None:

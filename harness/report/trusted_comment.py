@@ -1,0 +1,207 @@
+"""The pull-request comment, rebuilt in the trusted job from the verdicts' JSON of an untrusted run.
+
+The A/B check runs a pull request's code, so everything it uploads is the pull request's to write. The
+job that posts the comment (``pr-comment.yml``: the default branch's code, a token that may write
+comments) therefore never posts Markdown from that run. It reads ``verdicts.json`` as data, keeps
+only what it can check, and renders the comment itself with :func:`harness.report.comment.render_comment`:
+
+* names (scenarios, servers, refs, versions) must match :data:`NAME`: letters, digits and ``._+:@/~-``,
+  at most 100 characters, so no Markdown, HTML, mention or link gets through;
+* metrics, outcomes, causes, methods, modes and kinds must be ones dbperf knows;
+* numbers must be finite, counts whole and in range;
+* free text the run wrote (reasons, summaries, warnings, function names) is dropped: the reason
+  column is rebuilt from the cause and the numbers, and the run's warnings are only counted.
+
+Anything else refuses the whole file (a :class:`ReportError`, exit 2, nothing posted): a comment is
+never half a forgery.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import get_args
+
+from harness.errors import ReportError
+from harness.judge.classify import Cause
+from harness.judge.design import Kind as TestKind
+from harness.model import METRICS, MetricVerdict, Verdict, VerdictOutcome
+from harness.model.outcome import DOCUMENT_FORMAT
+from harness.report.comment import LIMIT, Links, render_comment
+
+#: What a name may look like: a scenario, a server, a git ref or commit, a server version.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+:@/~-]{0,99}")
+#: A commit id, and the run page the comment links to (built by the workflow from trusted values).
+SHA = re.compile(r"[0-9a-f]{7,40}")
+RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/[0-9]{1,20}")
+#: More than this many verdicts is not a comment a pull request can produce (catalogue x threads x kinds).
+MAX_VERDICTS = 2000
+_OUTCOMES = frozenset(get_args(VerdictOutcome))
+_CAUSES = frozenset(get_args(Cause)) | {""}
+_METHODS = frozenset(get_args(TestKind)) | {""}
+_METRIC_FIELDS_FLOAT = (
+    "base_median",
+    "head_median",
+    "estimate_pct",
+    "ci_low_pct",
+    "ci_high_pct",
+    "p_value",
+    "p_adjusted",
+    "bound_pct",
+    "noise_pct",
+    "seconds_needed",
+    "confidence",
+)
+
+_WHY = {
+    "regression": "a real change, beyond the minimum effect{bound}",
+    "improvement": "a real change, beyond the minimum effect{bound}",
+    "pass": "no change beyond the noise",
+    "multiplicity": "significant alone, not across every test of the check (Holm)",
+    "significance": "not significant",
+    "small": "a real change, smaller than the minimum effect{bound}",
+    "repetitions": "too few repetitions to decide",
+    "noise": "too noisy to decide",
+    "not-deterministic": "the counts of one side differ: cost mode cannot judge it",
+    "one-run": "one run per side: no verdict",
+    "": "see the full report",
+}
+
+
+def _fail(where: str, problem: str) -> ReportError:
+    return ReportError(f"verdicts file refused ({where}: {problem}); nothing is posted")
+
+
+def _name(value: object, where: str, *, empty: bool = False) -> str:
+    if value in ("", None) and empty:
+        return ""
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise _fail(where, f"not a name dbperf writes: {str(value)[:40]!r}")
+    return value
+
+
+def _choice(value: object, allowed: frozenset[str], where: str) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise _fail(where, f"unknown value {str(value)[:40]!r}")
+    return value
+
+
+def _number(value: object, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _fail(where, f"not a finite number: {str(value)[:40]!r}")
+    return float(value)
+
+
+def _count(value: object, where: str, *, high: int = 1_000_000, optional: bool = False) -> int | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+        raise _fail(where, f"not a whole number from 0 to {high:,}: {str(value)[:40]!r}")
+    return value
+
+
+def _why(outcome: str, cause: str, bound_pct: float | None) -> str:
+    if outcome == "failed":
+        return "a run failed: see the full report"
+    if outcome == "no_baseline":
+        return "no baseline to judge by"
+    bound = f" ({abs(bound_pct):.1f} %)" if bound_pct is not None else ""
+    return _WHY[cause].format(bound=bound)
+
+
+def _metric(raw: object, where: str) -> MetricVerdict:
+    if not isinstance(raw, dict):
+        raise _fail(where, "not an object")
+    metric = _choice(raw.get("metric"), frozenset(METRICS) | {"run", "baseline"}, f"{where}.metric")
+    outcome = _choice(raw.get("outcome"), _OUTCOMES, f"{where}.outcome")
+    cause = _choice(raw.get("cause", ""), _CAUSES, f"{where}.cause")
+    numbers = {f: _number(raw.get(f), f"{where}.{f}") for f in _METRIC_FIELDS_FLOAT}
+    why = _why(outcome, cause, numbers["bound_pct"])
+    higher_is_worse = raw.get("higher_is_worse")
+    gating = raw.get("gating", True)
+    if not isinstance(higher_is_worse, bool) or not isinstance(gating, bool):
+        raise _fail(where, "higher_is_worse and gating must be true or false")
+    return MetricVerdict(
+        metric=metric,
+        higher_is_worse=higher_is_worse,
+        outcome=outcome,  # type: ignore[arg-type]  # checked against VerdictOutcome above
+        reason=why,
+        summary=why,
+        cause=cause,
+        method=_choice(raw.get("method", ""), _METHODS, f"{where}.method"),
+        n_base=_count(raw.get("n_base", 0), f"{where}.n_base") or 0,
+        n_head=_count(raw.get("n_head", 0), f"{where}.n_head") or 0,
+        repetitions_needed=_count(raw.get("repetitions_needed"), f"{where}.repetitions_needed", optional=True),
+        gating=gating,
+        base_median=numbers["base_median"],
+        head_median=numbers["head_median"],
+        estimate_pct=numbers["estimate_pct"],
+        ci_low_pct=numbers["ci_low_pct"],
+        ci_high_pct=numbers["ci_high_pct"],
+        p_value=numbers["p_value"],
+        p_adjusted=numbers["p_adjusted"],
+        bound_pct=numbers["bound_pct"],
+        noise_pct=numbers["noise_pct"],
+        seconds_needed=numbers["seconds_needed"],
+        confidence=numbers["confidence"],
+    )
+
+
+def _verdict(raw: object, where: str) -> Verdict:
+    if not isinstance(raw, dict):
+        raise _fail(where, "not an object")
+    metrics = raw.get("metrics")
+    if not isinstance(metrics, list) or not 1 <= len(metrics) <= len(METRICS):
+        raise _fail(f"{where}.metrics", f"a list of 1 to {len(METRICS)} metric verdicts is expected")
+    warnings = raw.get("warnings", [])
+    if not isinstance(warnings, list):
+        raise _fail(f"{where}.warnings", "not a list")
+    return Verdict(
+        mode=_choice(raw.get("mode"), frozenset({"ab", "baseline"}), f"{where}.mode"),  # type: ignore[arg-type]
+        scenario=_name(raw.get("scenario"), f"{where}.scenario"),
+        threads=_count(raw.get("threads"), f"{where}.threads", high=100_000) or 0,
+        base=_name(raw.get("base"), f"{where}.base"),
+        head=_name(raw.get("head"), f"{where}.head"),
+        metrics=tuple(_metric(m, f"{where}.metrics[{i}]") for i, m in enumerate(metrics)),
+        base_version=_name(raw.get("base_version"), f"{where}.base_version", empty=True),
+        head_version=_name(raw.get("head_version"), f"{where}.head_version", empty=True),
+        kind=_choice(raw.get("kind", "time"), frozenset({"time", "cost"}), f"{where}.kind"),  # type: ignore[arg-type]
+    )
+
+
+def load_verdicts(text: str) -> tuple[list[Verdict], int]:
+    """The checked verdicts of a ``verdicts.json``, and how many warnings the run wrote (only counted)."""
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise _fail("the file", f"not JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != DOCUMENT_FORMAT:
+        raise _fail("format", f"not a dbperf verdicts document of format {DOCUMENT_FORMAT}")
+    raw = doc.get("verdicts")
+    if not isinstance(raw, list) or len(raw) > MAX_VERDICTS:
+        raise _fail("verdicts", f"a list of at most {MAX_VERDICTS} verdicts is expected")
+    verdicts = [_verdict(v, f"verdicts[{i}]") for i, v in enumerate(raw)]
+    warnings = sum(len(v.get("warnings") or ()) for v in raw if isinstance(v, dict))
+    return verdicts, warnings
+
+
+def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = LIMIT) -> str:
+    """The comment's Markdown from a verdicts document (see the module docstring)."""
+    if sha and not SHA.fullmatch(sha):
+        raise _fail("--sha", "not a commit id")
+    if run_url and not RUN_URL.fullmatch(run_url):
+        raise _fail("--run-url", "not a GitHub Actions run page")
+    verdicts, warnings = load_verdicts(text)
+    notes = [f"the run wrote {warnings} warning(s): see the full report"] if warnings else []
+    footer = f"head {sha[:12]}; rebuilt from verdicts.json by the trusted comment job" if sha else ""
+    return render_comment(
+        verdicts,
+        title="dbperf performance check",
+        warnings=notes,
+        links=Links(run_url=run_url),
+        footer=footer,
+        limit=limit,
+    )

@@ -1,0 +1,117 @@
+"""The comment the trusted job rebuilds from an untrusted run's verdicts.json (pr-comment.yml).
+
+Golden files pin the rebuilt comment per outcome; every field a pull request's code could forge is
+either checked (names, enums, numbers) or dropped (free text), and anything else refuses the file.
+Regenerate the golden files with ``DBPERF_UPDATE_GOLDEN=1`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from test_report_markdown import CASES, check_golden
+
+from harness.errors import ReportError
+from harness.model import Outcome
+from harness.report.comment import MARKER
+from harness.report.trusted_comment import build_comment
+
+RUN_URL = "https://github.com/acme/dbperf/actions/runs/1001"
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def document(case: str) -> dict[str, object]:
+    """verdicts.json as `dbperf ci run` writes it (harness/ci/folder.py)."""
+    verdicts, runs = CASES[case]
+    doc = Outcome(verdicts=verdicts, runs=runs).document()
+    return json.loads(json.dumps({"format": doc["format"], "verdicts": doc["verdicts"]}, default=str))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_rebuilt_comment_golden(case: str) -> None:
+    text = build_comment(json.dumps(document(case)), sha=SHA, run_url=RUN_URL)
+    assert text.startswith(MARKER + "\n")
+    check_golden(f"trusted_comment_{case}.md", text)
+
+
+def test_the_numbers_and_verdicts_survive_the_rebuild() -> None:
+    text = build_comment(json.dumps(document("regression")), sha=SHA, run_url=RUN_URL)
+    assert "🔴 **Performance regression**" in text
+    assert "| oltp_read_only | 8 | QPS | -7.9 % | [-10.2, -5.6] % | 🔴 regression | a real change, beyond" in text
+    assert f"[Full report, verdicts and charts]({RUN_URL})" in text
+
+
+def _forged(case: str, path: tuple[object, ...], value: object) -> str:
+    doc = document(case)
+    target: object = doc
+    for key in path[:-1]:
+        target = target[key]  # type: ignore[index]
+    target[path[-1]] = value  # type: ignore[index]
+    return json.dumps(doc)
+
+
+FREE_TEXT = "[click here](https://evil.example) @everyone <img src=x onerror=alert(1)>"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("verdicts", 0, "metrics", 0, "reason"),
+        ("verdicts", 0, "metrics", 0, "summary"),
+        ("verdicts", 0, "warnings"),
+    ],
+)
+def test_free_text_of_the_run_never_reaches_the_comment(path: tuple[object, ...]) -> None:
+    value: object = [FREE_TEXT] if path[-1] == "warnings" else FREE_TEXT
+    text = build_comment(_forged("regression", path, value))
+    assert "evil" not in text and "@everyone" not in text and "<img" not in text
+    if path[-1] == "warnings":
+        assert "the run wrote 1 warning(s): see the full report" in text
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("verdicts", 0, "scenario"), "oltp [x](https://evil.example)", "not a name"),
+        (("verdicts", 0, "head"), "@everyone", "not a name"),
+        (("verdicts", 0, "head_version"), "11.8\n## Approved", "not a name"),
+        (("verdicts", 0, "metrics", 0, "metric"), "trust_me", "unknown value"),
+        (("verdicts", 0, "metrics", 0, "outcome"), "approved", "unknown value"),
+        (("verdicts", 0, "metrics", 0, "cause"), "<b>", "unknown value"),
+        (("verdicts", 0, "metrics", 0, "estimate_pct"), "-7.9 % (fine)", "not a finite number"),
+        (("verdicts", 0, "metrics", 0, "estimate_pct"), 1e999, "not a finite number"),
+        (("verdicts", 0, "metrics", 0, "gating"), "yes", "true or false"),
+        (("verdicts", 0, "threads"), -1, "whole number"),
+        (("verdicts", 0, "mode"), "merge", "unknown value"),
+        (("format",), 99, "format"),
+    ],
+)
+def test_forged_fields_refuse_the_whole_file(path: tuple[object, ...], value: object, problem: str) -> None:
+    with pytest.raises(ReportError, match=problem) as caught:
+        build_comment(_forged("regression", path, value))
+    assert "nothing is posted" in str(caught.value)
+
+
+def test_not_json_and_bad_links_are_refused() -> None:
+    with pytest.raises(ReportError, match="not JSON"):
+        build_comment("<!-- dbperf-pr-check -->\n# all good")
+    with pytest.raises(ReportError, match="--run-url"):
+        build_comment(json.dumps(document("pass")), run_url="https://evil.example/actions/runs/1")
+    with pytest.raises(ReportError, match="--sha"):
+        build_comment(json.dumps(document("pass")), sha="HEAD; rm -rf /")
+
+
+def test_a_real_comment_and_the_rebuilt_one_agree_on_every_row() -> None:
+    from harness.report.comment import render_comment
+
+    verdicts, runs = CASES["inconclusive"]
+    plain = [replace(v, warnings=()) for v in verdicts]
+    original = render_comment(plain, runs)
+    rebuilt = build_comment(json.dumps(document("inconclusive")))
+
+    def cells(text: str) -> list[list[str]]:  # every table row without its last cell (the reason's words)
+        return [line.split(" | ")[:-1] for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+
+    assert cells(rebuilt) == cells(original)
