@@ -42,7 +42,7 @@ status=0
 log "actionlint $("$actionlint" -version | head -n 1) + $(shellcheck --version | sed -n 's/^version: /shellcheck /p')"
 "$actionlint" -no-color -shellcheck "$(command -v shellcheck)" -pyflakes= || status=1
 log "$("$venv/bin/zizmor" --version) --offline"
-"$venv/bin/zizmor" --offline --no-progress .github/workflows || status=1
+"$venv/bin/zizmor" --offline --no-progress --persona=auditor .github/workflows || status=1
 
 if [ "$status" -ne 0 ]; then
     log "workflow findings above; fix them (or, for a deliberate exception, add a commented ignore)"

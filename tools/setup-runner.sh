@@ -2,22 +2,30 @@
 # Prepare a Debian or Ubuntu machine as a dbperf self-hosted GitHub Actions runner (run as root,
 # from a clone of the project). Safe to run again: it only installs or builds what is missing.
 #
-#   sudo tools/setup-runner.sh --user RUNNER_USER   # the account the Actions runner service runs as
-#   sudo tools/setup-runner.sh --user gh --skip-images
+#   sudo tools/setup-runner.sh --role trusted --user RUNNER_USER   # history: perf.yml (push, nightly)
+#   sudo tools/setup-runner.sh --role pr --user RUNNER_USER        # pull-request checks: pr-check.yml
+#   options: --skip-images (trusted: build no server images), --skip-venv (leave .venv alone)
+#
+# The two roles never share a machine (docs/pull-request-checks.md, "Runners a fork cannot own"):
+#   trusted  runner label dbperf-trusted; the runner user joins the docker group (container servers).
+#   pr       runner label dbperf-pr; runs pull-request code, so it is ephemeral (tools/pr-runner.sh
+#            registers a just-in-time runner for ONE job, wipes what the job left, and starts over)
+#            and gets NO docker group (the group is root-equivalent): local servers only. A runner
+#            user already in the docker group is taken out of it.
 #
 # What it does:
-#   1. apt packages: mariadb-server/-client, sysbench, docker.io, debootstrap, perf, chromium,
-#      python3-venv, git (the distro's MariaDB service is disabled: dbperf starts its own servers);
-#   2. the Docker engine (systemd unit where there is one, else tools/start-docker.sh);
-#   3. the server images the targets in servers/*.toml name: official images are pulled where a
-#      registry is reachable, dbperf/* images are built offline by tools/build-images.sh;
-#   4. dbperf's state folder (DBPERF_HOME, default /var/lib/dbperf: dataset caches and the history
-#      store) owned by the runner user, who also joins the docker group;
+#   1. apt packages: mariadb-server/-client, sysbench, perf, chromium, python3-venv, git (trusted
+#      also docker.io and debootstrap); the distro's MariaDB service is disabled (dbperf starts its own);
+#   2. trusted: the Docker engine (systemd unit where there is one, else tools/start-docker.sh);
+#   3. trusted: the server images the targets in servers/*.toml name: official images are pulled where
+#      a registry is reachable, dbperf/* images are built offline by tools/build-images.sh;
+#   4. dbperf's state folder (DBPERF_HOME, default /var/lib/dbperf) owned by the runner user: the
+#      history store and dataset cache (trusted), the pull-request dataset cache (pr);
 #   5. the project's virtualenv at .venv/ (for trying dbperf by hand; CI jobs make their own);
 #   6. prints the machine's measurement settings and what to change (nothing is tuned for you).
 #
-# It does not register the runner: do that first, as GitHub's "New self-hosted runner" page shows,
-# with the labels self-hosted, linux, dbperf (see docs/pull-request-checks.md).
+# It does not register the runner. Trusted: as GitHub's "New self-hosted runner" page shows, with the
+# label dbperf-trusted. Pull requests: run tools/pr-runner.sh as a service (docs/pull-request-checks.md).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,25 +33,35 @@ cd "$here"
 
 DBPERF_HOME=${DBPERF_HOME:-/var/lib/dbperf}
 runner_user=""
+role=""
 skip_images=0
+skip_venv=0
 
 log() { printf '\033[36m[setup-runner]\033[0m %s\n' "$*" >&2; }
 warn() { printf '\033[33m[setup-runner] warning:\033[0m %s\n' "$*" >&2; }
 die() { printf '[setup-runner] ERROR: %s\n' "$*" >&2; exit 2; }
 
-usage() { sed -n '2,21s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
+usage() { sed -n '2,30s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"; }
 
 while [ "$#" -gt 0 ]; do
     case "$1" in
         --user) [ "$#" -ge 2 ] || die "--user needs a name"; runner_user=$2; shift 2 ;;
         --user=*) runner_user=${1#--user=}; shift ;;
+        --role) [ "$#" -ge 2 ] || die "--role needs trusted or pr"; role=$2; shift 2 ;;
+        --role=*) role=${1#--role=}; shift ;;
         --skip-images) skip_images=1; shift ;;
+        --skip-venv) skip_venv=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown option '$1' (see --help)" ;;
     esac
 done
 
-[ "$(id -u)" -eq 0 ] || die "run as root (sudo $0 --user RUNNER_USER)"
+case "$role" in
+    trusted|pr) ;;
+    "") die "say which runner this is: --role trusted (history jobs) or --role pr (pull-request checks; see --help)" ;;
+    *) die "unknown role '$role': trusted or pr" ;;
+esac
+[ "$(id -u)" -eq 0 ] || die "run as root (sudo $0 --role $role --user RUNNER_USER)"
 [ -r /etc/os-release ] || die "no /etc/os-release: only Debian and Ubuntu are supported"
 # shellcheck source=/dev/null
 . /etc/os-release
@@ -54,11 +72,18 @@ esac
 if [ -n "$runner_user" ] && ! id "$runner_user" >/dev/null 2>&1; then
     die "user '$runner_user' does not exist; create the runner's account first"
 fi
-[ -n "$runner_user" ] || warn "no --user given: the runner account will not be added to the docker group"
+if [ "$role" = trusted ]; then
+    [ -n "$runner_user" ] || warn "no --user given: the runner account will not be added to the docker group"
+else
+    [ -n "$runner_user" ] || die "--role pr needs --user: the unprivileged account that runs the pull-request jobs"
+    if [ "$(id -u "$runner_user")" -eq 0 ]; then
+        die "the pull-request runner must not run as root: give an unprivileged --user"
+    fi
+fi
 
 # --- 1. packages ---------------------------------------------------------------------------------
-packages=(mariadb-server mariadb-client sysbench docker.io debootstrap python3-venv git procps util-linux
-          ca-certificates)
+packages=(mariadb-server mariadb-client sysbench python3-venv git procps util-linux ca-certificates)
+if [ "$role" = trusted ]; then packages+=(docker.io debootstrap); fi
 if [ "${ID:-}" = ubuntu ]; then
     # perf ships per kernel; chromium is a snap on Ubuntu, so it is left to you there (optional:
     # only the trend-site screenshots need it).
@@ -104,14 +129,18 @@ if [ "$have_systemd" -eq 1 ]; then
     done
 fi
 
-# --- 2. Docker engine ---------------------------------------------------------------------------
-if [ "$have_systemd" -eq 1 ] && systemctl list-unit-files docker.service >/dev/null 2>&1; then
-    systemctl enable --now docker >/dev/null 2>&1 || warn "systemctl could not start docker; trying dockerd directly"
+# --- 2. Docker engine (trusted only) ------------------------------------------------------------
+if [ "$role" = trusted ]; then
+    if [ "$have_systemd" -eq 1 ] && systemctl list-unit-files docker.service >/dev/null 2>&1; then
+        systemctl enable --now docker >/dev/null 2>&1 || warn "systemctl could not start docker; trying dockerd directly"
+    fi
+    bash tools/start-docker.sh
 fi
-bash tools/start-docker.sh
 
-# --- 3. server images -----------------------------------------------------------------------------
-if [ "$skip_images" -eq 1 ]; then
+# --- 3. server images (trusted only) --------------------------------------------------------------
+if [ "$role" = pr ]; then
+    log "no Docker for the pull-request runner: its checks use local servers"
+elif [ "$skip_images" -eq 1 ]; then
     log "skipping server images (--skip-images)"
 else
     mapfile -t images < <(sed -n 's/^[[:space:]]*image[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' servers/*.toml | sort -u)
@@ -142,17 +171,28 @@ else
 fi
 
 # --- 4. state folder and the runner account ---------------------------------------------------------
-mkdir -p "$DBPERF_HOME/cache" "$DBPERF_HOME/cache-pr" "$DBPERF_HOME/history"
+in_docker_group() { id -nG "$1" | tr ' ' '\n' | grep -qx docker; }
+if [ "$role" = trusted ]; then
+    mkdir -p "$DBPERF_HOME/cache" "$DBPERF_HOME/history"
+else
+    mkdir -p "$DBPERF_HOME/cache-pr"
+fi
 if [ -n "$runner_user" ]; then
     chown -R "$runner_user:" "$DBPERF_HOME"
-    if getent group docker >/dev/null && ! id -nG "$runner_user" | tr ' ' '\n' | grep -qx docker; then
-        log "adding $runner_user to the docker group (restart the runner service to pick it up)"
-        usermod -aG docker "$runner_user"
+    if [ "$role" = trusted ]; then
+        if getent group docker >/dev/null && ! in_docker_group "$runner_user"; then
+            log "adding $runner_user to the docker group (restart the runner service to pick it up)"
+            usermod -aG docker "$runner_user"
+        fi
+    elif getent group docker >/dev/null && in_docker_group "$runner_user"; then
+        log "taking $runner_user out of the docker group: pull-request code must not get a root-equivalent group"
+        gpasswd -d "$runner_user" docker >/dev/null
     fi
 fi
 log "state folder: $DBPERF_HOME (set the repository variable DBPERF_HOME if you move it)"
 
 # --- 5. the virtualenv ------------------------------------------------------------------------------
+if [ "$skip_venv" -eq 0 ]; then
 python=${PYTHON:-python3}
 "$python" -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null \
     || die "dbperf needs Python 3.11 or newer; $python is older (Debian 12 / Ubuntu 24.04 have it)"
@@ -169,6 +209,7 @@ if ! { .venv/bin/python -m pip install -q --disable-pip-version-check --require-
 fi
 rm -f "$pip_log"
 log "dbperf $(.venv/bin/dbperf --version 2>/dev/null | awk '{print $NF}') installed in $here/.venv"
+fi
 
 # --- 6. measurement settings ------------------------------------------------------------------------
 read_or() { if [ -r "$1" ]; then tr -d '\n' < "$1"; else printf '%s' "$2"; fi; }
@@ -221,5 +262,6 @@ Numbers are only comparable on a quiet, fixed machine. Before trusting a verdict
 None of these are changed for you, and those written to /sys do not survive a reboot: put
 them in a systemd unit or your configuration management.
 
-Next: enable the workflows and open a pull request that touches servers/ (docs/pull-request-checks.md).
+Role: $role runner (label dbperf-$role). Next: docs/pull-request-checks.md (registration, the
+repository settings, then a pull request that touches servers/).
 EOF

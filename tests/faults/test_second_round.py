@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from integration.helpers import REPO
+from integration.helpers import REPO, processes_of, unprivileged_user
 
 from .conftest import Fault, closing_line, quick, record, wait_for_progress
 
@@ -409,8 +409,6 @@ def test_a_frozen_catalog_is_waited_for_by_the_clock_then_kept_in_files(fault: F
 
 # -- 10: the main job as a user other than root ---------------------------------------------------
 
-UNPRIVILEGED = "dbperf-unprivileged"
-
 
 def test_the_main_job_runs_as_an_unprivileged_user(tmp_path: Path):
     """``dbperf run`` as a user with a writable home and nothing else: no root, no docker group.
@@ -423,18 +421,13 @@ def test_the_main_job_runs_as_an_unprivileged_user(tmp_path: Path):
 
     python = Path("/usr/bin/python3.11")
     assert python.is_file(), "Debian's python3.11 is missing: tools/setup.sh installs python3-venv, which has it"
-    if subprocess.run(["id", UNPRIVILEGED], capture_output=True, check=False).returncode != 0:
-        subprocess.run(
-            ["useradd", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", UNPRIVILEGED],
-            check=True,
-            timeout=60,
-        )
+    user = unprivileged_user()
     base = Path(tempfile.mkdtemp(prefix="dbperf-unprivileged-"))
     base.chmod(0o755)
     home, repo, venv = base / "home", base / "repo", base / "venv"
     for folder in (home, repo, venv):
         folder.mkdir()
-    shutil.chown(home, UNPRIVILEGED, UNPRIVILEGED)
+    shutil.chown(home, user, user)
     home.chmod(0o700)
     mounted: list[Path] = []
     try:
@@ -448,7 +441,7 @@ def test_the_main_job_runs_as_an_unprivileged_user(tmp_path: Path):
             "PYTHONPATH": f"{site}:{repo}",
             "LANG": "C.UTF-8",
         }
-        argv = ["runuser", "-u", UNPRIVILEGED, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items())]
+        argv = ["runuser", "-u", user, "--", "env", "-i", *(f"{k}={v}" for k, v in env.items())]
         argv += [str(python), "-m", "harness", "run", "-s", "oltp_point_select", "--threads", "1", "--time", "2"]
         argv += ["--warmup", "0", "--repetitions", "1"]
         out = subprocess.run(argv, cwd=home, capture_output=True, text=True, check=False, timeout=600)
@@ -457,9 +450,9 @@ def test_the_main_job_runs_as_an_unprivileged_user(tmp_path: Path):
         assert "1 run(s) stored, 0 failed." in out.stdout, out.stdout[-2000:]
         store = home / ".local" / "share" / "dbperf" / "dbperf.duckdb"
         assert store.is_file() and store.stat().st_uid != 0  # the user's own store, in the user's home
-        assert _processes_of(UNPRIVILEGED) == []  # its server stopped: nothing left running
+        assert processes_of(user) == []  # its server stopped: nothing left running
     finally:
-        for pid in _processes_of(UNPRIVILEGED):
+        for pid in processes_of(user):
             with contextlib.suppress(OSError):
                 os.kill(pid, 9)
         for target in reversed(mounted):
@@ -472,17 +465,3 @@ def test_the_main_job_runs_as_an_unprivileged_user(tmp_path: Path):
         "the run, in the user's own store",
         "nothing",
     )
-
-
-def _processes_of(user: str) -> list[int]:
-    import pwd
-
-    uid = pwd.getpwnam(user).pw_uid
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _uid_of(p) == uid]
-
-
-def _uid_of(proc: Path) -> int:
-    try:
-        return proc.stat().st_uid
-    except OSError:
-        return -1

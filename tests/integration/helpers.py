@@ -177,3 +177,32 @@ def reaping(*procs: subprocess.Popen[str]) -> Iterator[None]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate(timeout=30)
+
+
+#: An account with no privileges, for tests of what runs as someone other than root.
+UNPRIVILEGED = "dbperf-unprivileged"
+
+
+def unprivileged_user() -> str:
+    """:data:`UNPRIVILEGED`, created once (no home, no shell, no groups); tests run as root."""
+    if subprocess.run(["id", UNPRIVILEGED], capture_output=True, check=False).returncode != 0:
+        subprocess.run(
+            ["useradd", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", UNPRIVILEGED],
+            check=True,
+            timeout=60,
+        )
+    return UNPRIVILEGED
+
+
+def processes_of(user: str) -> list[int]:
+    """Pids of the live processes ``user`` owns."""
+    import pwd
+
+    uid = pwd.getpwnam(user).pw_uid
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if proc.stat().st_uid == uid:
+                    found.append(int(proc.name))
+    return found

@@ -43,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 STANDINS = HERE / "standins"
 SHIM = HERE / "shim"
-LABELS = ("self-hosted", "linux", "dbperf", "ubuntu-24.04", "ubuntu-latest")
+LABELS = ("self-hosted", "linux", "dbperf-trusted", "dbperf-pr", "ubuntu-24.04", "ubuntu-latest")
 FAKE_GITHUB_TOKEN = "ghs_act_fake_token_0123456789"
 _USES = re.compile(r"^\s*(?:-\s*)?uses:\s*([\w.-]+/[\w.-]+)@([0-9a-f]{40})\b", re.MULTILINE)
 
@@ -118,7 +118,7 @@ class ActRun:
 
 
 def pinned_actions(repo: Path) -> list[tuple[str, str]]:
-    """Every ``owner/repo@sha`` the repository's workflows use (checkout of this repository excluded)."""
+    """Every ``owner/repo@sha`` the repository's workflows use."""
     found: set[tuple[str, str]] = set()
     for path in sorted((repo / ".github" / "workflows").glob("*.yml")):
         found.update(_USES.findall(path.read_text()))
@@ -197,11 +197,14 @@ class Act:
         env: Mapping[str, str] | None = None,
         jobs: Sequence[str] = (),
         labels: Sequence[str] = (),
+        only_labels: Sequence[str] | None = None,
         timeout_s: float = 1800,
     ) -> ActRun:
-        """Run one event through one workflow file; returns when act has finished (or was stopped).
+        """Run one event through one workflow file (or, with ``workflow=""``, every workflow file);
+        returns when act has finished (or was stopped).
 
-        ``labels``: more ``runs-on`` labels to run on the host (e.g. a fleet's runner classes).
+        ``labels``: more ``runs-on`` labels to run on the host (e.g. a fleet's runner classes);
+        ``only_labels``: the only labels act may run jobs on (a machine with only those runners).
         """
         for rc in (".actrc", ".env", ".secrets", ".vars", ".input"):
             if (self.repo / rc).exists():
@@ -214,8 +217,6 @@ class Act:
         locals_ = []
         for action, sha in pinned_actions(self.repo):
             short = action.split("/", 1)[1]
-            if action == "actions/checkout":
-                continue  # act copies the local tree instead
             standin = STANDINS / short
             if not (standin / "action.yml").is_file():
                 raise RuntimeError(f"no stand-in for {action}@{sha} in {STANDINS}")
@@ -223,7 +224,11 @@ class Act:
         command = [
             str(self.binary), event,
             "-C", str(self.repo), "-W", f".github/workflows/{workflow}", "-e", str(event_file),
-            *(arg for label in (*LABELS, *labels) for arg in ("-P", f"{label}=-self-hosted")),
+            *(
+                arg
+                for label in (only_labels if only_labels is not None else (*LABELS, *labels))
+                for arg in ("-P", f"{label}=-self-hosted")
+            ),
             "--pull=false", "--action-offline-mode", "--container-daemon-socket", "-", "--no-cache-server",
             "--action-cache-path", str(self.state / "act-cache"), "--rm",
             "--defaultbranch", "main",

@@ -159,23 +159,34 @@ def common_vars(act: Act) -> dict[str, str]:
     return {"DBPERF_HOME": str(act.state / "dbperf-home"), "DBPERF_SWEEP": "false"}
 
 
-def pull_request_event(repo: ScratchRepo, action: str = "opened") -> dict[str, object]:
-    side = {"repo": REPOSITORY}
-    return {
-        "action": action,
+FORK = {**REPOSITORY, "full_name": "mallory/dbperf", "owner": {"login": "mallory"}, "fork": True}
+
+
+def pull_request_event(
+    repo: ScratchRepo, action: str = "opened", *, fork: bool = False, label: str = ""
+) -> dict[str, object]:
+    """A pull request's event as GitHub sends it, for ``pull_request`` and ``pull_request_target`` alike.
+
+    ``fork``: the head lives in another repository (a fork); ``label``: the event is that label added."""
+    labels = [{"name": label}] if label else []
+    event: dict[str, object] = {
+        "action": "labeled" if label else action,
         "number": PR_NUMBER,
         "pull_request": {
             "number": PR_NUMBER,
             "state": "open",
             "title": "Shrink the buffer pool",
-            "labels": [],
-            "base": {"ref": "main", "sha": repo.main_sha, **side},
-            "head": {"ref": PR_BRANCH, "sha": repo.pr_sha, **side},
+            "labels": labels,
+            "base": {"ref": "main", "sha": repo.main_sha, "repo": REPOSITORY},
+            "head": {"ref": PR_BRANCH, "sha": repo.pr_sha, "repo": FORK if fork else REPOSITORY},
             "merge_commit_sha": repo.pr_sha,
         },
         "repository": REPOSITORY,
-        "sender": {"login": "acme"},
+        "sender": {"login": "mallory" if fork else "acme"},
     }
+    if label:
+        event["label"] = {"name": label}
+    return event
 
 
 def push_event(repo: ScratchRepo) -> dict[str, object]:
@@ -196,10 +207,12 @@ def schedule_event() -> dict[str, object]:
 
 
 def workflow_run_event(run_id: int, event: str, branch: str, sha: str, conclusion: str) -> dict[str, object]:
+    workflow = "pr-check" if event == "pull_request_target" else "perf"
     run = {
         "id": run_id,
-        "name": "perf",
-        "path": ".github/workflows/perf.yml",
+        "name": workflow,
+        "path": f".github/workflows/{workflow}.yml",
+        "html_url": f"https://github.com/acme/dbperf/actions/runs/{run_id}",
         "event": event,
         "status": "completed",
         "conclusion": conclusion,
@@ -213,7 +226,7 @@ def workflow_run_event(run_id: int, event: str, branch: str, sha: str, conclusio
     return {
         "action": "completed",
         "workflow_run": run,
-        "workflow": {"name": "perf", "path": ".github/workflows/perf.yml"},
+        "workflow": {"name": workflow, "path": f".github/workflows/{workflow}.yml"},
         "repository": REPOSITORY,
         "sender": {"login": "acme"},
     }
