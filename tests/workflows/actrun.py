@@ -236,6 +236,7 @@ class Act:
             "--input-file", "/dev/null",
             "-s", f"GITHUB_TOKEN={FAKE_GITHUB_TOKEN}",
             "--env", f"GITHUB_RUN_ID={run_id}", "--env", "GITHUB_REPOSITORY=acme/dbperf",
+            "--env", f"ACT_LOCAL_REPO={self.repo}",
             "--env", "GITHUB_REPOSITORY_OWNER=acme", "--env", "GITHUB_SERVER_URL=https://github.com",
             *(arg for k, v in (env or {}).items() for arg in ("--env", f"{k}={v}")),
             *(arg for k, v in (variables or {}).items() for arg in ("--var", f"{k}={v}")),
