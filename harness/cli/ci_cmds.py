@@ -15,7 +15,7 @@ from harness.ci.records import DEFAULT_CI_SCENARIOS, CiPlan
 from harness.cli.options import JUDGE_OPTIONS, json_option, pop_shared, shared
 from harness.config.scenarios import PROFILES, select_scenarios
 from harness.config.settings import Settings
-from harness.errors import ConfigError, ReportError
+from harness.errors import ConfigError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -248,17 +248,11 @@ def comment_cmd(verdicts: Path, sha: str, run_url: str, out: Path | None) -> int
     For the trusted job that posts it (pr-comment.yml): names, metrics, outcomes and numbers are checked
     and the run's free text is dropped, so a pull request's code cannot choose what the comment says.
     Anything unexpected refuses the whole file (exit 2)."""
-    from harness.report.trusted_comment import build_comment
+    from harness.report.trusted_comment import write_comment
 
-    try:
-        text = verdicts.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read {verdicts}: {exc}; give the verdicts.json of the run") from None
-    markdown = build_comment(text, sha=sha, run_url=run_url)
+    markdown = write_comment(verdicts, sha=sha, run_url=run_url, out=out)
     if out is None:
         click.echo(markdown, nl=False)
-    else:
-        out.write_text(markdown, encoding="utf-8")
     return 0
 
 

@@ -14,13 +14,19 @@ only what it can check, and renders the comment itself with :func:`harness.repor
 
 Anything else refuses the whole file (a :class:`ReportError`, exit 2, nothing posted): a comment is
 never half a forgery.
+
+``dbperf ci comment`` runs it; so does ``python -m harness.report.trusted_comment``, which needs only
+this module's few dependencies (:data:`DEPENDENCIES`), so the posting job installs those alone.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
+import sys
+from pathlib import Path
 from typing import get_args
 
 from harness.errors import ReportError
@@ -30,6 +36,8 @@ from harness.model import METRICS, MetricVerdict, Verdict, VerdictOutcome
 from harness.model.outcome import DOCUMENT_FORMAT
 from harness.report.comment import LIMIT, Links, render_comment
 
+#: The distributions this module imports (pr-comment.yml installs exactly these, hash-pinned).
+DEPENDENCIES = ("markdown-it-py", "mdurl", "numpy", "pygments", "rich", "scipy")
 #: What a name may look like: a scenario, a server, a git ref or commit, a server version.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+:@/~-]{0,99}")
 #: A commit id, and the run page the comment links to (built by the workflow from trusted values).
@@ -205,3 +213,38 @@ def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = L
         footer=footer,
         limit=limit,
     )
+
+
+def write_comment(verdicts: Path, *, sha: str = "", run_url: str = "", out: Path | None = None) -> str:
+    """Read a verdicts file, build the comment, write it to ``out`` (or return it only)."""
+    try:
+        text = verdicts.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"cannot read {verdicts}: {exc}; give the verdicts.json of the run") from None
+    markdown = build_comment(text, sha=sha, run_url=run_url)
+    if out is not None:
+        out.write_text(markdown, encoding="utf-8")
+    return markdown
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m harness.report.trusted_comment VERDICTS [--sha] [--run-url] [--out]``: ``dbperf ci comment``
+    for the posting job, without the rest of dbperf's dependencies."""
+    parser = argparse.ArgumentParser(prog="python -m harness.report.trusted_comment", description=main.__doc__)
+    parser.add_argument("verdicts", type=Path)
+    parser.add_argument("--sha", default="")
+    parser.add_argument("--run-url", default="")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        markdown = write_comment(args.verdicts, sha=args.sha, run_url=args.run_url, out=args.out)
+    except ReportError as exc:
+        print(f"dbperf: error: {exc}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        sys.stdout.write(markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

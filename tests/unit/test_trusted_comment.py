@@ -115,3 +115,45 @@ def test_a_real_comment_and_the_rebuilt_one_agree_on_every_row() -> None:
         return [line.split(" | ")[:-1] for line in text.splitlines() if line.startswith("| ") and "---" not in line]
 
     assert cells(rebuilt) == cells(original)
+
+
+def test_the_posting_job_installs_exactly_what_the_builder_imports(tmp_path) -> None:
+    """pr-comment.yml installs only DEPENDENCIES: the module must import nothing else, and the workflow's
+    list must be that list."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from harness.report.trusted_comment import DEPENDENCIES
+
+    repo = Path(__file__).resolve().parents[2]
+    code = (
+        "import sys, importlib.metadata as md\n"
+        "before = set(sys.modules)\n"  # what site hooks (.pth files) load is not the module's doing
+        "import harness.report.trusted_comment\n"
+        "mods = {m.split('.')[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names)\n"
+        "dists = md.packages_distributions()\n"
+        "print(' '.join(sorted({d.lower() for m in mods for d in dists.get(m, [])})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, check=True)
+    optional = {"charset-normalizer"}  # numpy.f2py imports it when it is there, and does without it
+    loaded = set(out.stdout.split()) - {"dbperf"} - optional
+    assert loaded <= set(DEPENDENCIES), sorted(loaded - set(DEPENDENCIES))
+    workflow = (repo / ".github" / "workflows" / "pr-comment.yml").read_text()
+    listed = re.search(r"python3 - trusted/requirements.lock ([a-z0-9 -]+) > comment.lock", workflow)
+    assert listed and sorted(listed.group(1).split()) == sorted(DEPENDENCIES)
+    # and the module entry point the job runs works on a real document
+    doc = json.dumps(document("regression"))
+    (tmp_path / "verdicts.json").write_text(doc)
+    run = subprocess.run(
+        [sys.executable, "-m", "harness.report.trusted_comment", str(tmp_path / "verdicts.json"), "--sha", SHA],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0 and run.stdout == build_comment(doc, sha=SHA), run.stderr
+    (tmp_path / "bad.json").write_text("{}")
+    bad = subprocess.run(
+        [sys.executable, "-m", "harness.report.trusted_comment", str(tmp_path / "bad.json")],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and bad.stderr.startswith("dbperf: error: verdicts file refused"), bad.stderr

@@ -78,7 +78,7 @@ def test_pr_comment_builds_the_comment_with_the_default_branchs_code() -> None:
     assert "ref: ${{ github.event.repository.default_branch }}" in checkout and "path: trusted" in checkout
     assert "persist-credentials: false" in checkout
     # the posted file is the one `dbperf ci comment` built from the verdicts, never the run's Markdown
-    assert "PYTHONPATH=trusted .venv/bin/python -m harness ci comment pr-comment/verdicts.json" in comment
+    assert "PYTHONPATH=trusted .venv/bin/python -m harness.report.trusted_comment pr-comment/verdicts.json" in comment
     assert "--out comment.md" in comment
     assert "pr-comment/comment.md" not in comment
     assert "comment.md" not in text("pr-check.yml").split("Collect the uploads")[1].split("Upload results")[0]
