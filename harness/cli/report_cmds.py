@@ -17,7 +17,6 @@ from harness.cli.selection import RunFilter, note, pop_filter, select_runs
 from harness.config.values import parse_metrics
 from harness.errors import ConfigError, ReportError, StoreError
 from harness.model import METRIC_LABELS, METRICS, RunResult
-from harness.model.history import ChangeMark
 from harness.report.tables import new_table, show
 from harness.report.terminal import console, runs_table, scaling_table
 from harness.report.verdicts import fmt_value
@@ -198,25 +197,6 @@ def trend_cmd(out: Path, title: str, no_images: bool, scale: float | None, as_js
     return 0
 
 
-_SERIES_KEY = ("server", "scenario", "profile", "kind")
-
-
-def _series_sets(table: pa.Table) -> list[dict[str, str]]:
-    """The distinct server x scenario x profile x kind combinations of a metrics table, sorted."""
-    if table.num_rows == 0:
-        return []
-    keys = table.select(list(_SERIES_KEY)).group_by(list(_SERIES_KEY)).aggregate([]).to_pylist()
-    return sorted(({k: str(row[k] or "") for k in _SERIES_KEY} for row in keys), key=lambda r: tuple(r.values()))
-
-
-def _only(table: pa.Table, key: dict[str, str]) -> pa.Table:
-    mask = None
-    for column, value in key.items():
-        this = pc.equal(pc.fill_null(table.column(column), ""), value)
-        mask = this if mask is None else pc.and_(mask, this)
-    return table.filter(mask) if mask is not None else table
-
-
 @click.command("changes")
 @filters("scenario", "server", "threads", "profile")
 @click.option(
@@ -255,9 +235,6 @@ def changes_cmd(
       dbperf changes --profile full --metric qps,cpu_per_txn   # what the nightly reports
       dbperf changes -s oltp_point_select --server mysql-9.7 --metric p95_ms --threads 8 --json
     """
-    from harness.judge.changes import change_marks
-    from harness.store.history import commit_points
-
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)
     metrics = parse_metrics(metric_values or ("qps",), "--metric")
@@ -271,26 +248,9 @@ def changes_cmd(
         raise StoreError(
             f"no ok runs match ({run_filter.describe()}) in {store.location}: `dbperf runs` lists what is stored"
         )
-    series: list[dict[str, Any]] = []
-    marks: list[tuple[dict[str, str], ChangeMark]] = []
-    for key in _series_sets(table):
-        points = commit_points(_only(table, key), metrics)
-        try:
-            found = change_marks(points, metrics, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
-        except ValueError as exc:
-            raise ConfigError(f"change-point detection: {exc}") from exc
-        marks += [(key, m) for m in found]
-        counts = points.group_by("threads").aggregate([("threads", "count")]).to_pylist()
-        for row in sorted(counts, key=lambda r: r["threads"]):
-            threads = int(row["threads"])
-            series.append(
-                {
-                    **key,
-                    "threads": threads,
-                    "points": int(row["threads_count"]),
-                    "changes": [m.as_dict() for m in found if m.threads == threads],
-                }
-            )
+    found = pipeline.changes(table, metrics, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
+    series = [s.as_dict() for s in found]
+    marks = [(s, m) for s in found for m in s.changes]
     if as_json:
         doc = {
             "metrics": list(metrics),
@@ -313,22 +273,22 @@ def changes_cmd(
                 )
             ],
         )  # fmt: skip
-        for key, m in marks:
+        for s, m in marks:
             worse = (m.change_pct < 0) == (not METRICS[m.metric])
             style = "red" if worse else "green"
             table_out.add_row(
-                key["server"], key["scenario"], key["profile"] + ("/cost" if key["kind"] == "cost" else ""),
+                s.server, s.scenario, s.profile + ("/cost" if s.kind == "cost" else ""),
                 str(m.threads), METRIC_LABELS.get(m.metric, m.metric), f"{m.index + 1}/{m.series_length}",
                 m.point[:12], m.at, fmt_value(m.before), fmt_value(m.after),
                 f"[{style}]{m.change_pct:+.1f} %[/{style}]", f"{m.p_value:.3f}", f"{m.confidence * 100:.1f} %",
             )  # fmt: skip
         show(out, table_out)
-    for s in series:
-        short = f" (too short: at least {2 * min_size} commits are needed)" if s["points"] < 2 * min_size else ""
-        kind = "/cost" if s["kind"] == "cost" else ""
+    for s in found:
+        short = f" (too short: at least {2 * min_size} commits are needed)" if s.points < 2 * min_size else ""
+        kind = "/cost" if s.kind == "cost" else ""
         out.print(
-            f"{s['server']} {s['scenario']} {s['profile']}{kind} {s['threads']}t: {s['points']} commit(s), "
-            f"{len(s['changes'])} change point(s){short}",
+            f"{s.server} {s.scenario} {s.profile}{kind} {s.threads}t: {s.points} commit(s), "
+            f"{len(s.changes)} change point(s){short}",
             markup=False,
         )
     labels = ", ".join(METRIC_LABELS.get(m, m) for m in metrics)

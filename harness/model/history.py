@@ -57,6 +57,25 @@ class ChangeMark:
 
 
 @dataclass(frozen=True)
+class SeriesChanges:
+    """One stored series (server x scenario x profile x kind x thread count) and its change points."""
+
+    server: str
+    scenario: str
+    profile: str
+    kind: str
+    threads: int
+    points: int  # commits (or days, for runs without a git sha) in the series
+    changes: tuple[ChangeMark, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "server": self.server, "scenario": self.scenario, "profile": self.profile, "kind": self.kind,
+            "threads": self.threads, "points": self.points, "changes": [m.as_dict() for m in self.changes],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
 class TrendData:
     """Everything the site draws, as Arrow tables plus the change points."""
 

@@ -2,12 +2,13 @@
 
 from harness.pipeline.ab import ComparisonSpec
 from harness.pipeline.cases import Case, resolve
-from harness.pipeline.flow import JudgeOptions, compare, gate, history, measure_case, open_session, record, run
+from harness.pipeline.flow import JudgeOptions, changes, compare, gate, history, measure_case, open_session, record, run
 
 __all__ = [
     "Case",
     "ComparisonSpec",
     "JudgeOptions",
+    "changes",
     "compare",
     "gate",
     "history",

@@ -11,6 +11,7 @@ through these functions and repeats none of their steps::
     record        measure + write baselines                         -> Outcome, paths
     compare       interleaved A/B comparisons (pipeline.ab)         -> Outcome
     history       stored runs -> TrendData (aggregates + change points) for charts
+    changes       stored runs -> SeriesChanges per series (`dbperf changes`)
 
 A new metric family or backend is wired here once: what to measure for a case, and how to judge it.
 The records and helpers these steps use live beside this module: :mod:`harness.pipeline.cases` (what to
@@ -36,7 +37,7 @@ from harness.judge.baselines import Baseline, find_baseline, write_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
 from harness.model import Kind, RunResult, Server
-from harness.model.history import TrendData
+from harness.model.history import SeriesChanges, TrendData
 from harness.model.outcome import Outcome, exit_code
 from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
@@ -46,7 +47,7 @@ from harness.run.fallback import Saver, Unsaved, call_within, waiting_notice
 from harness.run.measure import measure, plan_runs
 from harness.run.session import Reporter, Session, new_group_id
 from harness.store.check import open_checked
-from harness.store.history import history_tables
+from harness.store.history import commit_points, history_tables, one_series, series_keys
 from harness.store.location import is_lake
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
@@ -328,3 +329,42 @@ def history(
         )
     changes = change_marks(points, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
     return TrendData(ok_runs, points, versions, scaling, changes, extents)
+
+
+def changes(
+    table: pa.Table,
+    metrics: Sequence[str],
+    *,
+    alpha: float = 0.01,
+    permutations: int = 199,
+    min_size: int = 3,
+    seed: int = 0,
+) -> list[SeriesChanges]:
+    """Stored runs (a metrics table) -> the change points of every series, one record per series.
+
+    A series is one server x scenario x profile x kind x thread count: the median of the repetitions
+    per commit (runs without a git sha are grouped by day), in time order; profiles and kinds never mix.
+    """
+    if min_size < 2:
+        raise ConfigError(f"--min-size {min_size}: must be at least 2")
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError(f"--alpha {alpha:g}: must be between 0 and 1")
+    found_series: list[SeriesChanges] = []
+    for key in series_keys(table):
+        points = commit_points(one_series(table, key), metrics)
+        try:
+            found = change_marks(points, metrics, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
+        except ValueError as exc:
+            raise ConfigError(f"change-point detection: {exc}") from exc
+        counts = points.group_by("threads").aggregate([("threads", "count")]).to_pylist()
+        for row in sorted(counts, key=lambda r: r["threads"]):
+            threads = int(row["threads"])
+            found_series.append(
+                SeriesChanges(
+                    **key,
+                    threads=threads,
+                    points=int(row["threads_count"]),
+                    changes=tuple(m for m in found if m.threads == threads),
+                )
+            )
+    return found_series

@@ -219,3 +219,24 @@ def history_tables(table: pa.Table) -> tuple[int, pa.Table, pa.Table, pa.Table, 
         [("version_rank", "ascending"), ("scenario", "ascending"), ("server", "ascending"), ("threads", "ascending")]
     )
     return ok_runs, points, versions, scaling, _time_extents(points)
+
+
+SERIES_KEY: tuple[str, ...] = ("server", "scenario", "profile", "kind")
+"""What separates stored series besides the thread count: profiles and kinds never mix."""
+
+
+def series_keys(table: pa.Table) -> list[dict[str, str]]:
+    """The distinct server x scenario x profile x kind combinations of a metrics table, sorted."""
+    if table.num_rows == 0:
+        return []
+    keys = table.select(list(SERIES_KEY)).group_by(list(SERIES_KEY)).aggregate([]).to_pylist()
+    return sorted(({k: str(row[k] or "") for k in SERIES_KEY} for row in keys), key=lambda r: tuple(r.values()))
+
+
+def one_series(table: pa.Table, key: dict[str, str]) -> pa.Table:
+    """The rows of a metrics table that belong to one :func:`series_keys` combination."""
+    mask = None
+    for column, value in key.items():
+        this = pc.equal(pc.fill_null(table.column(column), ""), value)
+        mask = this if mask is None else pc.and_(mask, this)
+    return table.filter(mask) if mask is not None else table
