@@ -5,6 +5,12 @@ Integration tests run real servers, so they share one dataset-snapshot cache for
 Nothing here starts a server: unit tests pay nothing for these fixtures. The one autouse fixture,
 ``_reap_started``, kills and reaps every dbperf process a test started and left running (a test that
 failed half-way), so no process, pipe or server outlives the test that made it.
+
+``tools/test.sh`` runs the suite on several pytest-xdist workers (``--dist loadgroup``): the tests of
+one module stay on one worker (their module fixtures are made once), the act workflow tests share one
+worker (act names its containers after the workflow and job), and tests marked ``serial`` (timing
+verdicts that another worker's load could flip) run afterwards on their own. The snapshot cache is
+shared by the workers (its builds hold a file lock), so each dataset is still prepared once.
 """
 
 from __future__ import annotations
@@ -41,9 +47,28 @@ def repo() -> Path:
     return REPO
 
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # xdist gives its workers COLUMNS=80 (the controller's width); dbperf reads COLUMNS as the width of
+    # piped output, so the tests (and the dbperf processes they start) must see what a serial run sees
+    os.environ.pop("COLUMNS", None)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep each module's tests on one xdist worker, and every act workflow test on the same one."""
+    del config
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = "workflows" if item.nodeid.startswith("tests/workflows/") else item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One snapshot cache for the whole session, so each dataset is prepared once."""
+    """One snapshot cache for the whole session (all xdist workers), so each dataset is prepared once."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "dbperf-cache"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("dbperf-cache")
 
 

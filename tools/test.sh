@@ -3,11 +3,16 @@
 # lint, types, workflow checks, unit and integration tests against real servers and containers, and
 # the workflows themselves executed offline by act (tests/workflows).
 #
-#   bash tools/test.sh          # the whole suite (what CI runs through .ci/run; about 30-40 minutes on 2 cores)
+#   bash tools/test.sh          # the whole suite (what CI runs through .ci/run; under 40 minutes on 2 cores)
 #   bash tools/test.sh --fast   # everyday tier, a few minutes: lint, types, static workflow checks, unit
 #                               # tests, the cost tests on the local server and the bad-input faults
 #
 # Any further arguments go to pytest (e.g. `bash tools/test.sh --fast -x -k cost`).
+#
+# The whole suite runs in two parts: everything but the `serial` tests on DBPERF_TEST_WORKERS pytest-xdist
+# workers (default 3: most tests wait on servers, containers and act, and a serial run left the 2 cores
+# half idle), each module's tests on one worker; then the `serial` tests (timing verdicts that another
+# test's load could flip) alone. The 25 slowest tests of each part are listed at its end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 fast=0
@@ -33,5 +38,16 @@ if [ "$fast" = 1 ]; then
 fi
 echo "» act and the offline wheelhouse for the workflow tests (built once into .tools/)"
 bash tools/workflow-test-deps.sh >/dev/null
-echo "» pytest"
-exec .venv/bin/pytest tests -p no:cacheprovider "$@"
+workers=${DBPERF_TEST_WORKERS:-3}
+echo "» pytest on $workers workers (everything but the serial tests)"
+status=0
+.venv/bin/pytest tests -p no:cacheprovider -n "$workers" --dist loadgroup -m "not serial" --durations=25 "$@" || status=$?
+echo "» pytest, serial tests alone"
+serial=0
+.venv/bin/pytest tests -p no:cacheprovider -m serial --durations=25 "$@" || serial=$?
+[ "$serial" = 5 ] && serial=0  # -k or a path left no serial test: nothing to run is not a failure
+[ "$status" = 5 ] && status=0
+if [ "$status" != 0 ] || [ "$serial" != 0 ]; then
+  echo "» failed: parallel part exit $status, serial part exit $serial" >&2
+  exit 1
+fi

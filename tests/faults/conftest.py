@@ -10,6 +10,7 @@ run stored before the fault is still readable. Each case adds a row to ``artifac
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -139,13 +140,32 @@ def record(case: str, code: int | None, message: str, stored: str, leaked: list[
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    del session
+    """Write the fault matrix; under xdist each worker keeps its rows beside the others' and the table
+    is rebuilt from all of them (under a lock) by every worker that finishes, so the last one leaves it whole."""
     if not MATRIX:
         return
+    worker = getattr(session.config, "workerinput", None)
+    rows = list(MATRIX)
+    if worker is not None:
+        import fcntl
+        import tempfile
+
+        shared = Path(tempfile.gettempdir()) / f"dbperf-fault-matrix-{worker['testrunuid']}"
+        shared.mkdir(exist_ok=True)
+        (shared / f"{worker['workerid']}.json").write_text(json.dumps(MATRIX))
+        with (shared / "lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            rows = [row for part in sorted(shared.glob("*.json")) for row in json.loads(part.read_text())]
+            _write_matrix(rows)
+        return
+    _write_matrix(rows)
+
+
+def _write_matrix(rows: list[dict[str, str]]) -> None:
     out = REPO / "artifacts" / "fault-matrix.md"
     out.parent.mkdir(exist_ok=True)
     lines = ["| case | exit | message (last stderr line) | stored | leaked |", "| --- | --- | --- | --- | --- |"]
-    lines += [f"| {r['case']} | {r['exit']} | {r['message']} | {r['stored']} | {r['leaked']} |" for r in MATRIX]
+    lines += [f"| {r['case']} | {r['exit']} | {r['message']} | {r['stored']} | {r['leaked']} |" for r in rows]
     out.write_text("\n".join(lines) + "\n")
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]  # timing verdicts: nothing else may run beside
 
 POINT = ("--scenario", "oltp_point_select", "--server", "mariadb-local")
 TIMING = ("--no-cost", "--repetitions", "8")  # README: baselines and gates of 8 timing runs
