@@ -29,7 +29,7 @@ from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
 from harness.config.settings import Settings, apply_overrides
-from harness.model import Outcome, RunResult, Scenario, Server
+from harness.model import Outcome, Scenario, Server
 from harness.run.fallback import Saver, call_within
 from harness.run.session import Reporter, Session
 from harness.store import is_lake, open_store
@@ -102,14 +102,7 @@ def _also_shared(settings: Settings, shared: Path | str, reporter: Reporter, ser
     if not is_lake(shared):
         return None
     lake = call_within(lambda: open_store(shared, timeout_s=settings.store_timeout), settings.store_timeout, "open it")
-    session = pipeline.open_session(settings, reporter, containers=any(s.provider == "container" for s in servers))
-    save_locally = session.save
     # a lake that fails or stops answering keeps the run in a file too
     save_shared = Saver(lake.save, shared, reporter.phase, limit_s=settings.store_timeout)
-
-    def save(run: RunResult) -> None:
-        save_locally(run)
-        save_shared(run)
-
-    session.save = save
-    return session
+    containers = any(s.provider == "container" for s in servers)
+    return pipeline.open_session(settings, reporter, containers=containers, also_save=save_shared)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -43,9 +43,9 @@ from harness.pipeline import design
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome import closed
-from harness.run.fallback import Saver, Unsaved, call_within, waiting_notice
+from harness.run.fallback import Saver, call_within, waiting_notice
 from harness.run.measure import measure, plan_runs
-from harness.run.session import Reporter, Session, new_group_id
+from harness.run.session import Ledger, Reporter, Session, new_group_id
 from harness.store.check import open_checked
 from harness.store.history import commit_points, history_tables, one_series, series_keys
 from harness.store.location import is_lake
@@ -63,9 +63,18 @@ class JudgeOptions:
     max_pairs: int | None = None
 
 
-def open_session(settings: Settings, reporter: Reporter, *, containers: bool, check: bool = True) -> Session:
+def open_session(
+    settings: Settings,
+    reporter: Reporter,
+    *,
+    containers: bool,
+    check: bool = True,
+    also_save: Callable[[RunResult], None] | None = None,
+) -> Session:
     """Sweep what dead dbperf processes left, check sysbench, fingerprint the testbed, warn about a busy
-    machine, and open the store, reading it whole: a damaged store is refused before anything runs."""
+    machine, and open the store, reading it whole: a damaged store is refused before anything runs.
+
+    ``also_save`` is a second place every run goes after the store (``ci run``'s shared lake)."""
     swept = workspace.sweep(cache_dir=settings.cache_dir)
     if swept:
         reporter.phase(f"removed what dbperf processes that died left behind: {'; '.join(swept)}")
@@ -84,17 +93,25 @@ def open_session(settings: Settings, reporter: Reporter, *, containers: bool, ch
         waiting = f"waiting for the store {settings.store}: another dbperf process holds its lock (up to 600 s)"
         with waiting_notice(reporter.phase, waiting):
             store = open_checked(settings.store)
-    unsaved = Unsaved()
+    ledger = Ledger(warnings=list(warnings))
+    save = Saver(store.save, settings.store, reporter.phase, ledger.unsaved, limit_s=limit if lake else None)
     return Session(
         cache=DatasetCache(settings.cache_dir),
         testbed=testbed,
         git_sha=current_git_sha(settings.root),
-        save=Saver(store.save, settings.store, reporter.phase, unsaved, limit_s=limit if lake else None),
+        save=save if also_save is None else _both(save, also_save),
         reporter=reporter,
         sysbench_version=version,
-        warnings=list(warnings),
-        unsaved=unsaved,
+        ledger=ledger,
     )
+
+
+def _both(first: Callable[[RunResult], None], second: Callable[[RunResult], None]) -> Callable[[RunResult], None]:
+    def save(run: RunResult) -> None:
+        first(run)
+        second(run)
+
+    return save
 
 
 def _session(settings: Settings, reporter: Reporter, servers: Iterable[Server], session: Session | None) -> Session:
@@ -140,7 +157,8 @@ def run(
         for kind in settings.kinds(("time",))
         for r in measure_case(session, for_kind(settings, case, kind), kind=kind, group_id=group)
     ]
-    outcome = Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=tuple(session.warnings), group_id=group)
+    warnings = tuple(session.ledger.warnings)
+    outcome = Outcome(tuple(runs), exit_code=exit_code((), runs), warnings=warnings, group_id=group)
     return closed(outcome, session, settings)
 
 
@@ -161,7 +179,7 @@ def gate(
     checked(*((c.server, c.scenario) for c in cases))
     session = _session(settings, reporter, (c.server for c in cases), session)
     kinds = settings.kinds()
-    warnings = list(session.warnings)
+    warnings = list(session.ledger.warnings)
 
     def baseline(case: Case, kind: Kind, threads: int) -> Baseline | None:
         return find_baseline(
@@ -222,7 +240,7 @@ def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
     runs = []
     for kind in settings.kinds():
         runs += measure_case(session, for_kind(settings, case, kind), kind=kind, label="baseline", group_id=group)
-    warnings = list(session.warnings)
+    warnings = list(session.ledger.warnings)
     timing = [r for r in runs if r.kind == "time"]
     if timing and len(timing) < 6 * len(case.scenario.threads):
         warnings.append(
@@ -257,7 +275,7 @@ def compare(
         if settings.cost:
             raise ConfigError("cost mode needs a server dbperf starts (local or container), not an external one")
         kinds = ("time",)
-    warnings = list(session.warnings)
+    warnings = list(session.ledger.warnings)
     runs: list[RunResult] = []
     group = new_group_id()
     for case in recordings:

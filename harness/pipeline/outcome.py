@@ -11,6 +11,6 @@ from harness.run.session import Session
 
 def closed(outcome: Outcome, session: Session, settings: Settings) -> Outcome:
     """Runs the store could not take make the invocation an error, with the line that says where they are."""
-    if not session.unsaved:
+    if not session.ledger.unsaved:
         return outcome
-    return dataclasses.replace(outcome, exit_code=EXIT_ERROR, error=session.unsaved.message(settings.store))
+    return dataclasses.replace(outcome, exit_code=EXIT_ERROR, error=session.ledger.unsaved.message(settings.store))

@@ -110,7 +110,7 @@ def _count(session: Session, ctx: RunContext, started: datetime, served: Served)
         options={"argv": " ".join(measured.argv), "warmup_events": str(settings.warmup_events)},
         totals=totals,
         metrics=Metrics.cost(totals, profile.total_ir),
-        notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *session.warnings),
+        notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *session.ledger.warnings),
         cost=identity,
         cost_profile=profile,
     )

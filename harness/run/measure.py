@@ -38,7 +38,7 @@ def _adapt(session: Session, ctx: RunContext, profile_warmup: int, found: warmup
     """Lengthen the warm-up of this scenario x threads for the next repetitions after a rising trend."""
     longer = warmup.next_warmup(ctx.scenario.warmup_s, profile_warmup, found)
     if longer > ctx.scenario.warmup_s:
-        session.warmups[(ctx.scenario.name, ctx.threads)] = longer
+        session.ledger.warmups[(ctx.scenario.name, ctx.threads)] = longer
         session.reporter.phase(
             f"warning: {ctx.scenario.name} {ctx.threads}t was {found.describe() if found else ''}; "
             f"warming up {longer} s from now on"
@@ -139,7 +139,7 @@ def _time(
             totals=outcome.totals,
             probes=readings,
             build_id=session.server_build(ctx.server),
-            notes=(*session.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
+            notes=(*session.ledger.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
         )
 
 
@@ -199,8 +199,8 @@ def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure
 def _crowding(session: Session, ctx: RunContext) -> str:
     """A note (and, once per neighbour, a warning) when other dbperf runs measure on this run's CPUs."""
     note = crowding_note(ctx.server)
-    if note and note not in session.warned:
-        session.warned.add(note)
+    if note and note not in session.ledger.warned:
+        session.ledger.warned.add(note)
         session.reporter.phase(f"warning: {note}")
     return note
 

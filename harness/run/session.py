@@ -60,8 +60,35 @@ def _os_failure(exc: OSError) -> str:
 
 
 @dataclass
+class Ledger:
+    """What an invocation learns and owes while its runs go (the one mutable part of a :class:`Session`).
+
+    Written by the runs of the invocation, read by the pipeline when it closes the outcome: warnings for
+    the reports, warm-ups that runs showed were too short, runs the store could not take, and whether a
+    run was interrupted (its group is then incomplete).
+    """
+
+    warnings: list[str] = field(default_factory=list)  # about the machine or the method, for the reports
+    warmups: dict[tuple[str, int], int] = field(default_factory=dict)  # (scenario, threads) -> adapted warm-up
+    unsaved: Unsaved = field(default_factory=Unsaved)  # runs the store could not take (see fallback)
+    interrupted: bool = False  # an interrupted run was stored as failed (its group is incomplete)
+    warned: set[str] = field(default_factory=set)  # warnings already given once
+
+
+@dataclass(frozen=True)
+class _Memo:
+    """Lookups made once per invocation: snapshots in use, prepared external servers, build ids."""
+
+    snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
+    external_prepared: set[tuple[str, str]] = field(default_factory=set)
+    cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
+    builds: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Session:
-    """Everything runs of one invocation share: the cache, the store and the testbed."""
+    """What the runs of one invocation share, fixed when it opens: the dataset cache, the testbed, the
+    commit, where runs are saved and who is told; what the runs learn goes to its :class:`Ledger`."""
 
     cache: DatasetCache
     testbed: Testbed
@@ -69,21 +96,14 @@ class Session:
     save: Callable[[RunResult], None]
     reporter: Reporter = field(default_factory=QuietReporter)
     sysbench_version: str = "1.0.20"
-    warnings: list[str] = field(default_factory=list)  # about the machine or the method, for the reports
-    warmups: dict[tuple[str, int], int] = field(default_factory=dict)  # (scenario, threads) -> adapted warm-up
-    unsaved: Unsaved = field(default_factory=Unsaved)  # runs the store could not take (see fallback)
-    interrupted: bool = False  # an interrupted run was stored as failed (its group is incomplete)
-    warned: set[str] = field(default_factory=set)  # warnings already given once
-    _snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
-    _external_prepared: set[tuple[str, str]] = field(default_factory=set)
-    _cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
-    _builds: dict[str, str] = field(default_factory=dict)
+    ledger: Ledger = field(default_factory=Ledger)
+    _memo: _Memo = field(default_factory=_Memo)
 
     def mark_interrupted(self, ctx: RunContext, started: datetime, exc: KeyboardInterrupt) -> None:
         """Store the interrupted run as failed, so its group never looks complete to reports and judging."""
-        if self.interrupted:
+        if self.ledger.interrupted:
             return
-        self.interrupted = True
+        self.ledger.interrupted = True
         what = str(exc.args[0]) if exc.args else "SIGINT"
         group = f"; group {ctx.group_id} is incomplete and must not be judged" if ctx.group_id else ""
         where = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
@@ -116,20 +136,20 @@ class Session:
 
     def adapted(self, scenario: Scenario, threads: int) -> Scenario:
         """The scenario with the warm-up earlier runs of it showed it needs (see :mod:`harness.run.warmup`)."""
-        warmup = self.warmups.get((scenario.name, threads))
+        warmup = self.ledger.warmups.get((scenario.name, threads))
         return scenario if warmup is None or warmup <= scenario.warmup_s else scenario.with_overrides(warmup_s=warmup)
 
     def server_build(self, server: Server) -> str:
         """The GNU build-id of the server's binary ("" where it cannot be read): part of a baseline's identity."""
-        if server.name not in self._builds:
-            self._builds[server.name] = provider_for(server).server_build()
-        return self._builds[server.name]
+        if server.name not in self._memo.builds:
+            self._memo.builds[server.name] = provider_for(server).server_build()
+        return self._memo.builds[server.name]
 
     def cost_identity(self, server: Server, scenario: Scenario) -> CostIdentity:
         """What a cost count of ``server`` depends on: counting tool, architecture, build, requested config."""
-        if server.name not in self._cost_identity:
-            self._cost_identity[server.name] = (provider_for(server).counting_tool(), self.server_build(server))
-        tool, build = self._cost_identity[server.name]
+        if server.name not in self._memo.cost_identity:
+            self._memo.cost_identity[server.name] = (provider_for(server).counting_tool(), self.server_build(server))
+        tool, build = self._memo.cost_identity[server.name]
         requested = {
             "flavour": server.flavour,
             "variables": Callgrind.variables(server.flavour, effective_variables(server, scenario)),
@@ -142,9 +162,10 @@ class Session:
         if server.provider == "external":
             return None
         key = (server.name + "|" + stable_hash(server.identity()), stable_hash(scenario.dataset_key()))
-        if key not in self._snapshots:
-            self._snapshots[key] = self.cache.ensure(provider, scenario, self.sysbench_version, say=self.reporter.phase)
-        return self._snapshots[key]
+        if key not in self._memo.snapshots:
+            made = self.cache.ensure(provider, scenario, self.sysbench_version, say=self.reporter.phase)
+            self._memo.snapshots[key] = made
+        return self._memo.snapshots[key]
 
     @contextmanager
     def instance(
@@ -158,11 +179,11 @@ class Session:
             credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
             with provider.serve(Launch(None, credentials, variables, callgrind)) as instance:
                 key = (server.name, stable_hash(scenario.dataset_key()))
-                if key not in self._external_prepared:
+                if key not in self._memo.external_prepared:
                     self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server.name}")
                     _cleanup_external(instance, scenario)
                     prepare(scenario, instance.endpoint, threads=2)
-                    self._external_prepared.add(key)
+                    self._memo.external_prepared.add(key)
                 yield instance
             return
         with (
