@@ -28,7 +28,7 @@ from pathlib import Path
 from harness import pipeline
 from harness.config.settings import resolve_settings
 from harness.judge.stats import coefficient_of_variation
-from harness.run.session import QuietReporter
+from harness.measure.session import QuietReporter
 
 WORKLOADS = ("oltp_point_select", "oltp_read_write", "oltp_update_index", "oltp_insert")
 

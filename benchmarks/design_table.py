@@ -8,7 +8,7 @@ gating metric only when it is below alpha 0.02), and each metric's power at its 
 low and high ends of the noise measured on shared 2-core VMs (SD of per-pair log ratios: QPS 8-20 %,
 p95 25-60 %, CPU/txn 4-9 %; cost 0.02-0.04 %). "Before" is the first wave's design (flat Holm over
 qps, p95 and CPU/txn, the configured repetitions, no cost runs); "after" adds the cost test and lets
-the design check raise the repetitions (harness.pipeline.design).
+the design check raise the repetitions (harness.pipeline.design_check).
 """
 
 from __future__ import annotations

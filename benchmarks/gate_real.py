@@ -28,7 +28,7 @@ from pathlib import Path
 
 from harness import pipeline
 from harness.config.settings import resolve_settings
-from harness.run.session import QuietReporter
+from harness.measure.session import QuietReporter
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -17,7 +17,7 @@ from harness.config.servers import load_server
 from harness.config.settings import resolve_settings
 from harness.dataset import DatasetCache
 from harness.servers import provider_for
-from harness.servers.base import Launch
+from harness.servers.provider import Launch
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import check_version
 

@@ -32,7 +32,7 @@ from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.dataset import DatasetCache
 from harness.servers import provider_for
-from harness.servers.base import Launch, connect
+from harness.servers.provider import Launch, connect
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import check_version
 

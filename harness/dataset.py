@@ -29,7 +29,7 @@ from pathlib import Path
 from harness import workspace
 from harness.errors import HarnessError, ServerError
 from harness.model import Scenario, Server, stable_hash
-from harness.servers.base import DatasetCredentials, Launch, Provider
+from harness.servers.provider import DatasetCredentials, Launch, Provider
 from harness.servers.variables import effective_variables, requested_values, size_bytes
 from harness.sysbench.driver import prepare
 from harness.workspace import child_environment

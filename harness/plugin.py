@@ -2,7 +2,7 @@
 
 Registered through the ``pytest11`` entry point, so ``pytest scenarios/`` just works. It adds one
 option family, ``--dbperf-*``, generated from the same definitions as the ``dbperf`` CLI's options
-(:data:`harness.config.options.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
+(:data:`harness.config.option_table.OPTIONS`), and parametrizes any test that asks for the ``dbperf_case`` fixture
 with one timing case per scenario x server x thread count and one cost case per scenario x server.
 Test ids name them (``test_scenario[oltp_point_select-mariadb-local-2t]``,
 ``test_scenario[oltp_point_select-mariadb-local-cost]``) so ``-k`` selects on each.
@@ -28,12 +28,12 @@ from typing import Any
 import pytest
 
 from harness import pipeline
-from harness.config.options import OPTIONS
+from harness.config.option_table import OPTIONS
 from harness.config.settings import Settings, resolve_settings
 from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
+from harness.measure.session import QuietReporter, Reporter, Session
 from harness.model import EXIT_ERROR, EXIT_REGRESSION, IntervalSample, Outcome, RunResult, Verdict
 from harness.pipeline.cases import ScenarioCase, scenario_cases
-from harness.run.session import QuietReporter, Reporter, Session
 
 _RUNS_KEY = pytest.StashKey[list[RunResult]]()
 _VERDICTS_KEY = pytest.StashKey[list[Verdict]]()

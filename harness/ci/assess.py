@@ -22,7 +22,7 @@ from harness.config.settings import Settings
 from harness.errors import HarnessError
 from harness.judge.gate import DEFAULT_ALPHA
 from harness.model import Kind
-from harness.pipeline import design
+from harness.pipeline import design_check
 from harness.store import is_lake, open_store
 
 MIN_HISTORY = 3
@@ -34,10 +34,10 @@ class PlanDesign:
 
     pairs: int
     note: str
-    tests: tuple[design.Assessment, ...]
+    tests: tuple[design_check.Assessment, ...]
 
 
-def _history_noise(store_path: Path | str) -> design.NoiseSource:
+def _history_noise(store_path: Path | str) -> design_check.NoiseSource:
     if not is_lake(store_path) and not Path(store_path).is_file():
         return lambda planned, metric: None
     try:
@@ -46,7 +46,7 @@ def _history_noise(store_path: Path | str) -> design.NoiseSource:
         return lambda planned, metric: None
     rows = table.to_pylist()
 
-    def noise(planned: design.Planned, metric: str) -> tuple[float, str] | None:
+    def noise(planned: design_check.Planned, metric: str) -> tuple[float, str] | None:
         if planned.kind != "time":
             return None
         values = [
@@ -69,7 +69,7 @@ def _history_noise(store_path: Path | str) -> design.NoiseSource:
 
 def assess_plan(settings: Settings, the_plan: CiPlan, kinds: tuple[Kind, ...] = ("time", "cost")) -> PlanDesign:
     """The plan's design: pairs (raised when the family needs more) and every gating test's prospects."""
-    planned: list[design.Planned] = []
+    planned: list[design_check.Planned] = []
     pairs = 2
     for comparison in the_plan.comparisons:
         scenario = load_scenario(comparison.head.scenario, settings.scenarios_dir, the_plan.profile)
@@ -80,17 +80,17 @@ def assess_plan(settings: Settings, the_plan: CiPlan, kinds: tuple[Kind, ...] = 
             n = scenario.cost.repetitions if kind == "cost" else settings.repetitions or scenario.repetitions
             for count in threads:
                 label = f"{comparison.head_server} {scenario.name} {count}t {kind}"
-                metrics = design.gating_metrics(scenario, server, kind)
-                planned.append(design.Planned(label, scenario, server, kind, "ab", n, n, metrics))
+                metrics = design_check.gating_metrics(scenario, server, kind)
+                planned.append(design_check.Planned(label, scenario, server, kind, "ab", n, n, metrics))
     note = ""
-    decision = design.check(planned, alpha=DEFAULT_ALPHA, forced=settings.repetitions is not None)
+    decision = design_check.check(planned, alpha=DEFAULT_ALPHA, forced=settings.repetitions is not None)
     if decision.repetitions is not None:
         pairs, note = decision.repetitions, decision.note
         planned = [
             p
             if p.kind == "cost"
-            else design.Planned(p.label, p.scenario, p.server, p.kind, p.mode, pairs, pairs, p.metrics)
+            else design_check.Planned(p.label, p.scenario, p.server, p.kind, p.mode, pairs, pairs, p.metrics)
             for p in planned
         ]
-    found = design.assess(planned, alpha=DEFAULT_ALPHA, noise=_history_noise(settings.store))
+    found = design_check.assess(planned, alpha=DEFAULT_ALPHA, noise=_history_noise(settings.store))
     return PlanDesign(pairs, note, tuple(found))

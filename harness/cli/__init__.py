@@ -140,12 +140,12 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _leave_abandoned_stores(exc: SystemExit) -> None:
-    """Leave at once when a store stopped answering (see :func:`harness.run.fallback.call_within`).
+    """Leave at once when a store stopped answering (see :func:`harness.measure.fallback.call_within`).
 
     Its connection is still blocked on a worker thread inside DuckDB, and DuckDB's own threads abort
     the process ("terminate called ...") when Python tears the interpreter down around them: the
     closing line is already printed, so clean up as the normal exit would, then end without that."""
-    fallback = sys.modules.get("harness.run.fallback")
+    fallback = sys.modules.get("harness.measure.fallback")
     if fallback is None or not fallback.ABANDONED:
         return
     from harness import workspace

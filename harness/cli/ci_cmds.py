@@ -214,7 +214,7 @@ def run_cmd(
     import json
     import sys
 
-    from harness.ci.run import run_plan
+    from harness.ci.execute import run_plan
     from harness.cli.gate_cmds import judge_options
     from harness.report.terminal import TerminalReporter
     from harness.report.verdicts import print_verdicts

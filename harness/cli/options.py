@@ -1,4 +1,4 @@
-"""Click options generated from the shared option family in :mod:`harness.config.options`.
+"""Click options generated from the shared option family in :mod:`harness.config.option_table`.
 
 Two kinds of options carry the family's names:
 
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from harness.config.options import OPTIONS_BY_NAME
+from harness.config.option_table import OPTIONS_BY_NAME
 from harness.config.settings import Settings, resolve_settings
 
 F = TypeVar("F", bound=Callable[..., Any])

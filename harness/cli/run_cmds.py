@@ -136,7 +136,7 @@ def import_sysbench_log(
 @shared("store")
 def import_unsaved(files: tuple[Path, ...], **kwargs: Any) -> int:
     """Store runs that a full or damaged store could not take (the files dbperf named), then remove them."""
-    from harness.run.fallback import read_unsaved
+    from harness.measure.fallback import read_unsaved
 
     settings = pop_shared(kwargs)
     runs = [read_unsaved(path) for path in files]  # every file is checked before any is stored

@@ -1,6 +1,6 @@
 """Settings, resolved as: command-line flag > ``DBPERF_*`` environment > ``[tool.dbperf]`` > defaults.
 
-The options themselves are defined once in :mod:`harness.config.options` (shared by the CLI and the
+The options themselves are defined once in :mod:`harness.config.option_table` (shared by the CLI and the
 pytest plugin) and their values parsed by :mod:`harness.config.values`; this module finds the project,
 reads ``[tool.dbperf]`` and the environment, and builds the :class:`Settings` record.
 
@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness.config.options import OPTIONS, OPTIONS_BY_NAME
+from harness.config.option_table import OPTIONS, OPTIONS_BY_NAME
 from harness.config.values import (
     as_bool,
     as_int,

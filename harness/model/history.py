@@ -38,7 +38,7 @@ class ChangeMark:
     p_value: float
     confidence: float
     series_length: int
-    testbed: str = ""  # the series' testbed label (harness.store.history)
+    testbed: str = ""  # the series' testbed label (harness.store.trend_queries)
     line: str = ""  # what the charts colour the series by: the server, with the testbed when several
 
     def as_dict(self) -> dict[str, Any]:

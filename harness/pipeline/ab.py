@@ -21,10 +21,10 @@ from datetime import UTC, datetime
 
 from harness.judge import stats
 from harness.judge.gate import DEFAULT_ALPHA, PairedCase, judge_pairs
+from harness.measure.context import RunContext
+from harness.measure.session import Session, new_group_id
+from harness.measure.timing import run_once
 from harness.model import Kind, RunResult, Scenario, Server, Verdict
-from harness.run.context import RunContext
-from harness.run.measure import run_once
-from harness.run.session import Session, new_group_id
 
 
 @dataclass(frozen=True)

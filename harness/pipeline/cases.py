@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from harness.config.scenarios import available_scenarios, load_scenario, select_scenarios
 from harness.config.servers import load_server
 from harness.config.settings import Settings, apply_overrides
+from harness.measure.session import Reporter
 from harness.model import Kind, RunResult, Scenario, Server
-from harness.pipeline import design
-from harness.run.session import Reporter
+from harness.pipeline import design_check
 from harness.servers.variables import check_requested
 
 
@@ -102,7 +102,7 @@ def forced(settings: Settings) -> bool:
 
 
 def with_decision(
-    decision: design.Decision, cases: Sequence[Case], warnings: list[str], reporter: Reporter
+    decision: design_check.Decision, cases: Sequence[Case], warnings: list[str], reporter: Reporter
 ) -> list[Case]:
     if decision.repetitions is None:
         return list(cases)

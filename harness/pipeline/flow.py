@@ -36,19 +36,19 @@ from harness.judge import stats
 from harness.judge.baselines import Baseline, find_baseline, write_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
+from harness.measure.fallback import Saver, call_within, waiting_notice
+from harness.measure.session import Ledger, Reporter, Session, new_group_id
+from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
 from harness.model.history import SeriesChanges, TrendData
 from harness.model.outcome import Outcome, exit_code
-from harness.pipeline import design
+from harness.pipeline import design_check
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome import closed
-from harness.run.fallback import Saver, call_within, waiting_notice
-from harness.run.measure import measure, plan_runs
-from harness.run.session import Ledger, Reporter, Session, new_group_id
 from harness.store.check import open_checked
-from harness.store.history import commit_points, history_tables, one_series, series_keys
 from harness.store.location import is_lake
+from harness.store.trend_queries import commit_points, history_tables, one_series, series_keys
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
 
@@ -174,7 +174,7 @@ def gate(
     """Measure each case and judge it against its baselines (Holm across all of them, timing and cost).
 
     Before any run, the design is checked: with the stored baselines' run counts and the planned
-    repetitions, every gating test must be able to reach alpha (:mod:`harness.pipeline.design`).
+    repetitions, every gating test must be able to reach alpha (:mod:`harness.pipeline.design_check`).
     """
     checked(*((c.server, c.scenario) for c in cases))
     session = _session(settings, reporter, (c.server for c in cases), session)
@@ -199,16 +199,16 @@ def gate(
             reps = c.scenario.cost.repetitions if kind == "cost" else c.scenario.repetitions
             for threads in kind_threads(c.scenario, kind):
                 found = baseline(c, kind, threads)
-                metrics = design.gating_metrics(c.scenario, c.server, kind)
+                metrics = design_check.gating_metrics(c.scenario, c.server, kind)
                 metrics = tuple(m for m in metrics if found is not None and found.values(m))
                 if found is not None and metrics:
                     label_ = f"{c.scenario.name} {threads}t {kind}"
                     planned.append(
-                        design.Planned(
+                        design_check.Planned(
                             label_, c.scenario, c.server, kind, "baseline", len(found.run_ids), reps, metrics
                         )
                     )
-    decision = design.check(planned, alpha=options.alpha, forced=forced(settings))
+    decision = design_check.check(planned, alpha=options.alpha, forced=forced(settings))
     timed = with_decision(decision, cases, warnings, session.reporter)
     group = new_group_id()
     runs: list[RunResult] = []
@@ -262,7 +262,7 @@ def compare(
 ) -> Outcome:
     """Interleaved A/B comparisons of every spec (Holm across all), after any runs recorded only.
 
-    Before any run, the design is checked (:mod:`harness.pipeline.design`): too few pairs for the
+    Before any run, the design is checked (:mod:`harness.pipeline.design_check`): too few pairs for the
     family of gating tests are raised, or refused when forced.
     """
     servers = [t for s in specs for t in (s.base, s.head)] + [c.server for c in recordings]
@@ -296,7 +296,7 @@ def compare(
             for s in specs
         ]
     planned = [
-        design.Planned(
+        design_check.Planned(
             f"{s.scenario.name} {threads}t {kind}",
             s.scenario,
             s.head,
@@ -304,7 +304,7 @@ def compare(
             "ab",
             n,
             n,
-            design.gating_metrics(s.scenario, s.head, kind),
+            design_check.gating_metrics(s.scenario, s.head, kind),
         )
         for s in specs
         for kind in kinds
@@ -313,7 +313,7 @@ def compare(
     ]
     looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)
     first_alpha = stats.alpha_spending(options.alpha, 1, looks) if looks > 1 else options.alpha
-    decision = design.check(planned, alpha=first_alpha, forced=forced(settings))
+    decision = design_check.check(planned, alpha=first_alpha, forced=forced(settings))
     if decision.repetitions is not None:
         pairs = decision.repetitions
         warnings.append(decision.note)

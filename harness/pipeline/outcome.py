@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from harness.config.settings import Settings
+from harness.measure.session import Session
 from harness.model.outcome import EXIT_ERROR, Outcome
-from harness.run.session import Session
 
 
 def closed(outcome: Outcome, session: Session, settings: Settings) -> Outcome:

@@ -11,7 +11,7 @@
     DIR/png/<scenario>-{trend,versions,scaling}.png
                          the same charts rendered offline by vl-convert, for PR comments and READMEs
 
-The data is aggregated in DuckDB (:mod:`harness.store.history`) and inlined in the page, so no file
+The data is aggregated in DuckDB (:mod:`harness.store.trend_queries`) and inlined in the page, so no file
 is fetched at view time (browsers refuse ``fetch`` from ``file://``).
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness import workspace
 from harness.model import Server
-from harness.servers.base import DatasetCredentials, Provider, ServerInstance
+from harness.servers.provider import DatasetCredentials, Provider, ServerInstance
 
 
 def _remove_containers(ids: list[str], owner_pid: int) -> list[str]:

@@ -35,15 +35,15 @@ from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
 from harness.model.endpoint import Endpoint
-from harness.servers.base import (
+from harness.servers.callgrind import Control
+from harness.servers.elf import build_id
+from harness.servers.local import free_port, summarise_log
+from harness.servers.provider import (
     DatasetCredentials,
     Launch,
     bootstrap,
     init_args,
 )
-from harness.servers.callgrind import Control
-from harness.servers.elf import build_id
-from harness.servers.local import free_port, summarise_log
 from harness.servers.variables import write_cnf
 
 LABEL = "org.dbperf.managed"

@@ -18,8 +18,8 @@ import pymysql
 from harness.errors import ServerError
 from harness.model import Server
 from harness.model.endpoint import Endpoint
-from harness.servers.base import DatasetCredentials, Launch, check_version_pin, connect
 from harness.servers.callgrind import Control
+from harness.servers.provider import DatasetCredentials, Launch, check_version_pin, connect
 
 
 @dataclass(frozen=True)

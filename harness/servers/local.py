@@ -22,15 +22,15 @@ from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
 from harness.model.endpoint import Endpoint
-from harness.servers.base import (
+from harness.servers.callgrind import Control, valgrind_version
+from harness.servers.elf import file_build_id
+from harness.servers.provider import (
     DatasetCredentials,
     Launch,
     bootstrap,
     init_args,
     user_args,
 )
-from harness.servers.callgrind import Control, valgrind_version
-from harness.servers.elf import file_build_id
 from harness.servers.variables import write_cnf
 from harness.workspace import child_environment
 

@@ -1,17 +1,17 @@
 """The result store: every run, failed ones included, kept for judging, reports and trends.
 
 :func:`open_store` is the one way in: the ``store`` setting names the backend, a local DuckDB file
-with a Parquet copy of every run (:class:`harness.store.local.Store`, the default) or a DuckLake on a
+with a Parquet copy of every run (:class:`harness.store.duckdb_file.Store`, the default) or a DuckLake on a
 PostgreSQL catalog shared by a fleet of runners (:class:`harness.store.lake.LakeStore`,
 ``ducklake:postgres:...``, see :mod:`harness.store.location`). Both implement
-:class:`harness.store.base.ResultStore`.
+:class:`harness.store.result_store.ResultStore`.
 """
 
 from pathlib import Path
 
-from harness.store.base import ResultStore
-from harness.store.local import Store
+from harness.store.duckdb_file import Store
 from harness.store.location import LakeLocation, is_lake, parse_lake
+from harness.store.result_store import ResultStore
 
 
 def open_store(location: Path | str, *, timeout_s: float = 600.0) -> ResultStore:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.store import Store, open_store
-from harness.store.base import ResultStore
+from harness.store.result_store import ResultStore
 from harness.store.rows import TABLES
 
 

@@ -36,8 +36,8 @@ import pyarrow as pa
 
 from harness.errors import StoreError
 from harness.store import lakeconn
-from harness.store.base import ResultStore
 from harness.store.location import LakeLocation
+from harness.store.result_store import ResultStore
 from harness.store.rows import COLUMNS, TABLES
 from harness.store.schema import MIGRATIONS, SCHEMA_VERSION
 

@@ -21,8 +21,8 @@ import duckdb
 import pyarrow as pa
 
 from harness.errors import StoreError
-from harness.store.base import ResultStore
-from harness.store.local import Store
+from harness.store.duckdb_file import Store
+from harness.store.result_store import ResultStore
 from harness.store.rows import COLUMNS, TABLES
 
 

@@ -1,4 +1,4 @@
-"""The shape of the result store (see :mod:`harness.store.local`): columns, DDL, migrations, row mapping.
+"""The shape of the result store (see :mod:`harness.store.duckdb_file`): columns, DDL, migrations, row mapping.
 
 A new database is created by running :data:`DDL_V1` and then every migration in turn, so the frozen
 version-1 DDL plus :data:`MIGRATIONS` is the single source of truth for the DuckDB schema;
@@ -144,7 +144,7 @@ PROFILE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dump", "BLOB"),
 )
 
-#: The columns of :meth:`harness.store.local.Store.metrics_table`, in order (metrics come after these).
+#: The columns of :meth:`harness.store.duckdb_file.Store.metrics_table`, in order (metrics come after these).
 METRICS_TABLE_KEYS: tuple[str, ...] = (
     "run_id",
     "started_at",

@@ -21,8 +21,8 @@ from harness.config.scenarios import BUNDLED_SCRIPTS, available_scenarios, load_
 from harness.config.servers import load_server
 from harness.dataset import snapshot_key
 from harness.errors import ConfigError
+from harness.measure.session import QuietReporter
 from harness.model import IntervalSample, RunResult
-from harness.run.session import QuietReporter
 from harness.store import Store
 from harness.sysbench.statements import required_prepared_statements
 

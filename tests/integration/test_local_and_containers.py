@@ -7,7 +7,7 @@ import pytest
 
 from harness import pipeline
 from harness.config.servers import load_server
-from harness.run.session import QuietReporter
+from harness.measure.session import QuietReporter
 from harness.store import Store
 
 from .helpers import ALL_TARGETS, SERVERS, assert_plausible

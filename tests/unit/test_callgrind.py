@@ -1,4 +1,4 @@
-"""harness.run.callgrind against a hand-computed dump and real dumps of all three server families."""
+"""harness.measure.cost_dump against a hand-computed dump and real dumps of all three server families."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SysbenchError
-from harness.run.callgrind import parse_dump, read_dump
+from harness.measure.cost_dump import parse_dump, read_dump
 
 DATA = Path(__file__).parents[1] / "data" / "callgrind"
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.config.options import OPTIONS
+from harness.config.option_table import OPTIONS
 from harness.config.scenarios import PROFILES, available_scenarios, load_all, load_scenario
 from harness.config.servers import available_servers, load_server
 from harness.config.settings import resolve_settings

@@ -14,7 +14,7 @@ from harness import workspace
 from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.errors import ConfigError, StoreError
-from harness.run.fallback import Saver, decode, encode, read_unsaved, write_unsaved
+from harness.measure.fallback import Saver, decode, encode, read_unsaved, write_unsaved
 from harness.servers.variables import effective_variables, requested_values, size_bytes
 
 ROOT = Path(__file__).parents[2]
@@ -107,7 +107,7 @@ def test_saver_falls_back_and_reports(tmp_path, monkeypatch):
 def test_a_save_that_never_returns_is_given_up_by_the_clock_and_not_tried_again(tmp_path, monkeypatch):
     import threading
 
-    from harness.run import fallback
+    from harness.measure import fallback
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setattr(fallback, "ABANDONED", [])
@@ -135,7 +135,7 @@ def test_a_save_that_never_returns_is_given_up_by_the_clock_and_not_tried_again(
 
 
 def test_call_within_returns_the_value_or_the_error_of_a_quick_action():
-    from harness.run.fallback import call_within
+    from harness.measure.fallback import call_within
 
     assert call_within(lambda: 42, 5, "answer") == 42
     with pytest.raises(StoreError, match="cannot save"):

@@ -11,10 +11,10 @@ from harness.judge.changes import change_marks
 from harness.model import RunResult
 from harness.pipeline import history
 from harness.report.charts import Selection, dashboard_spec
-from harness.store import history as trends
-from harness.store.history import commit_points
+from harness.store import trend_queries as trends
 from harness.store.rows import arrow_tables
 from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS
+from harness.store.trend_queries import commit_points
 
 OTHER = dataclasses.replace(TESTBED, cpu_model="Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz", cores=8)
 

@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "dataset",  # prepared datadirs, snapshots
         "judge",  # statistics and verdicts
         "report",  # renderers: records in, text or files out
-        "run",  # one run end to end
+        "measure",  # one run end to end
         "pipeline",  # the wiring
         "ci",  # pull-request checks through the pipeline
         "cli plugin __main__",  # the front ends
@@ -36,7 +36,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
 
 
 #: Lower stages a stage must not import all the same: reports never query the store (they render the
-#: records they are handed; queries live in store/history.py and are called by the pipeline).
+#: records they are handed; queries live in store/trend_queries.py and are called by the pipeline).
 FORBIDDEN = {"report": frozenset({"store", "workspace", "testbed"})}
 
 

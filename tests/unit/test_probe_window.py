@@ -6,7 +6,7 @@ import os
 import threading
 import time
 
-from harness.run.probes import ProbeSession
+from harness.measure.probes import ProbeSession
 
 
 def _spin(seconds: float) -> None:

@@ -19,7 +19,7 @@ from harness.pipeline import history as trend_data
 from harness.report.charts import Selection, dashboard_spec
 from harness.report.site import build_site
 from harness.store import Store
-from harness.store.history import commit_points, version_key
+from harness.store.trend_queries import commit_points, version_key
 
 STEP_AT = 15
 COMMITS = 30

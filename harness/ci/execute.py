@@ -29,9 +29,9 @@ from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
 from harness.config.settings import Settings, apply_overrides
+from harness.measure.fallback import Saver, call_within
+from harness.measure.session import Reporter, Session
 from harness.model import Outcome, Scenario, Server
-from harness.run.fallback import Saver, call_within
-from harness.run.session import Reporter, Session
 from harness.store import is_lake, open_store
 
 

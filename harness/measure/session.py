@@ -14,12 +14,12 @@ from typing import Protocol
 
 from harness.dataset import DatasetCache, Snapshot
 from harness.errors import HarnessError
+from harness.measure.context import CostIdentity, RunContext, Served, build_result
+from harness.measure.fallback import Unsaved
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
-from harness.run.context import CostIdentity, RunContext, Served, build_result
-from harness.run.fallback import Unsaved
 from harness.servers import provider_for
-from harness.servers.base import DatasetCredentials, Launch, Provider, ServerInstance
 from harness.servers.callgrind import Callgrind
+from harness.servers.provider import DatasetCredentials, Launch, Provider, ServerInstance
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
 
@@ -135,7 +135,7 @@ class Session:
         return f"; its log is kept in {destination}" if instance.save_log(destination) else ""
 
     def adapted(self, scenario: Scenario, threads: int) -> Scenario:
-        """The scenario with the warm-up earlier runs of it showed it needs (see :mod:`harness.run.warmup`)."""
+        """The scenario with the warm-up earlier runs of it showed it needs (see :mod:`harness.measure.warmup`)."""
         warmup = self.ledger.warmups.get((scenario.name, threads))
         return scenario if warmup is None or warmup <= scenario.warmup_s else scenario.with_overrides(warmup_s=warmup)
 
@@ -195,7 +195,7 @@ class Session:
 
 def _cleanup_external(instance: ServerInstance, scenario: Scenario) -> None:
     """Drop the sysbench tables in the target's database (names qualified: the connection has none)."""
-    from harness.servers.base import run_sql
+    from harness.servers.provider import run_sql
 
     database = instance.endpoint.database.replace("`", "``")
     run_sql(

@@ -26,7 +26,7 @@ from pathlib import Path
 from harness.errors import ServerError
 from harness.model import Probes
 from harness.model.endpoint import Endpoint
-from harness.servers.base import read_status
+from harness.servers.provider import read_status
 from harness.workspace import child_environment
 
 #: Counters whose deltas are kept (the rest of SHOW GLOBAL STATUS is noise for our purposes).

@@ -22,7 +22,7 @@ from harness.model import (
     Totals,
 )
 from harness.model.ids import config_hash
-from harness.servers.base import ServerInstance, read_variables
+from harness.servers.provider import ServerInstance, read_variables
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,13 @@ from datetime import UTC, datetime
 import pymysql
 
 from harness.errors import ServerError, SysbenchError
+from harness.measure.context import RunContext, Served, build_result
+from harness.measure.cost_dump import read_dump
+from harness.measure.session import Session
 from harness.model import Metrics, RunResult
 from harness.model.endpoint import Endpoint
-from harness.run.callgrind import read_dump
-from harness.run.context import RunContext, Served, build_result
-from harness.run.session import Session
-from harness.servers.base import ServerInstance, connect
 from harness.servers.callgrind import Callgrind
+from harness.servers.provider import ServerInstance, connect
 from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
 
 READ_VIEW_NOTE = "writes counted with a read view held open (purge stopped for the run, on both sides alike)"

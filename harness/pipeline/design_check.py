@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from harness.errors import ConfigError
 from harness.judge import design
 from harness.judge.classify import duration
+from harness.measure.probes import perf_support
 from harness.model import Kind, Scenario, Server
-from harness.run.probes import perf_support
 
 
 class DesignError(ConfigError):

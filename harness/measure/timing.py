@@ -15,6 +15,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from harness.errors import HarnessError
+from harness.measure import warmup
+from harness.measure.context import RunContext, Served, build_result
+from harness.measure.cost import run_cost
+from harness.measure.neighbours import crowding_note
+from harness.measure.probes import ProbeSession
+from harness.measure.session import Session
 from harness.model import (
     IntervalSample,
     Probes,
@@ -24,13 +30,7 @@ from harness.model import (
     Server,
     Testbed,
 )
-from harness.run import warmup
-from harness.run.context import RunContext, Served, build_result
-from harness.run.cost import run_cost
-from harness.run.neighbours import crowding_note
-from harness.run.probes import ProbeSession
-from harness.run.session import Session
-from harness.servers.base import ServerInstance
+from harness.servers.provider import ServerInstance
 from harness.sysbench.driver import run, run_argv, workdir
 
 

@@ -53,8 +53,8 @@ import pyarrow.parquet as pq
 
 from harness.errors import StoreError
 from harness.model import RunResult
-from harness.store.base import ResultStore
 from harness.store.filecheck import diagnose, explain
+from harness.store.result_store import ResultStore
 from harness.store.rows import COLUMNS, TABLES, arrow_tables
 from harness.store.schema import RENAMED, ensure_schema
 

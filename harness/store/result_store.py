@@ -44,7 +44,7 @@ def _split(method: str, given: RunFilter) -> tuple[dict[str, object], int | None
 
 
 class ResultStore(ABC):
-    """A store of runs: the local DuckDB file (:class:`~harness.store.local.Store`) or a DuckLake
+    """A store of runs: the local DuckDB file (:class:`~harness.store.duckdb_file.Store`) or a DuckLake
     (:class:`~harness.store.lake.LakeStore`). Same tables, same records, same queries."""
 
     # -- what each backend provides ------------------------------------------------------------
