@@ -6,11 +6,11 @@ Nothing here starts a server: unit tests pay nothing for these fixtures. The one
 ``_reap_started``, kills and reaps every dbperf process a test started and left running (a test that
 failed half-way), so no process, pipe or server outlives the test that made it.
 
-``tools/test.sh`` runs the suite on several pytest-xdist workers (``--dist loadgroup``): the tests of
-one module stay on one worker (their module fixtures are made once), the act workflow tests share one
-worker (act names its containers after the workflow and job), and tests marked ``serial`` (timing
-verdicts that another worker's load could flip) run afterwards on their own. The snapshot cache is
-shared by the workers (its builds hold a file lock), so each dataset is still prepared once.
+``tools/test.sh`` runs the suite on several pytest-xdist workers (``--dist loadfile``: the tests of one
+file stay on one worker, so its module fixtures are made once; the longest files are handed out
+first), and the tests marked ``serial`` (timing verdicts that another worker's load could flip)
+afterwards on their own. The snapshot cache is shared by the workers (its builds hold a file lock),
+so each dataset is still prepared once.
 """
 
 from __future__ import annotations
@@ -53,13 +53,26 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
 
 
+#: The files that take longest, first: xdist (``--dist loadfile``) hands files to the workers in
+#: collection order, so a long file started last would leave one worker running alone at the end.
+LONGEST_FIRST = (
+    "tests/workflows/test_workflows.py",
+    "tests/integration/test_catalogue.py",
+    "tests/workflows/test_fleet.py",
+    "tests/faults/test_second_round.py",
+    "tests/integration/test_ci_run.py",
+    "tests/integration/test_cost.py",
+    "tests/faults/test_bad_inputs_and_disks.py",
+    "tests/integration/test_lake.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep each module's tests on one xdist worker, and every act workflow test on the same one."""
+    """Under xdist, the longest files first (the rest keep their order)."""
     del config
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            group = "workflows" if item.nodeid.startswith("tests/workflows/") else item.nodeid.split("::")[0]
-            item.add_marker(pytest.mark.xdist_group(group))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture(scope="session")

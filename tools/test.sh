@@ -11,7 +11,7 @@
 #
 # The whole suite runs in two parts: everything but the `serial` tests on DBPERF_TEST_WORKERS pytest-xdist
 # workers (default 3: most tests wait on servers, containers and act, and a serial run left the 2 cores
-# half idle), each module's tests on one worker; then the `serial` tests (timing verdicts that another
+# half idle), each file's tests on one worker, the longest files first; then the `serial` tests (timing verdicts that another
 # test's load could flip) alone. The 25 slowest tests of each part are listed at its end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -41,7 +41,7 @@ bash tools/workflow-test-deps.sh >/dev/null
 workers=${DBPERF_TEST_WORKERS:-3}
 echo "» pytest on $workers workers (everything but the serial tests)"
 status=0
-.venv/bin/pytest tests -p no:cacheprovider -n "$workers" --dist loadgroup -m "not serial" --durations=25 "$@" || status=$?
+.venv/bin/pytest tests -p no:cacheprovider -n "$workers" --dist loadfile -m "not serial" --durations=25 "$@" || status=$?
 echo "» pytest, serial tests alone"
 serial=0
 .venv/bin/pytest tests -p no:cacheprovider -m serial --durations=25 "$@" || serial=$?

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -199,12 +200,21 @@ def tmpfs(folder: Path, size: str) -> Iterator[Path]:
 
 
 def _fill(folder: Path) -> Path:
-    """Fill the file system of ``folder`` to the last byte."""
+    """Fill the file system of ``folder`` to the last byte.
+
+    Unbuffered writes: a buffered file kept the part of a write the disk could not take and raised
+    ENOSPC again when it was closed, outside any handler (how much was left over depended on the
+    size of what was on the disk before, so it failed on one run and passed on the next).
+    """
     filler = folder / "filler"
-    with filler.open("wb") as handle, contextlib.suppress(OSError):
-        while True:
-            handle.write(b"\0" * 65536)
-            handle.flush()
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for block in (65536, 4096, 512, 1):
+            with contextlib.suppress(OSError):
+                while os.write(fd, b"\0" * block) > 0:
+                    pass
+    finally:
+        os.close(fd)
     assert shutil.disk_usage(folder).free < 65536
     return filler
 
