@@ -13,8 +13,6 @@ from rich.console import Console
 
 from harness.cli.options import RUN_OPTIONS, filters, json_option, pop_shared, shared
 from harness.cli.selection import pop_filter
-from harness.config.scenarios import PROFILES, available_scenarios, load_scenario, select_scenarios
-from harness.config.servers import available_servers, load_server
 from harness.config.settings import Settings
 from harness.errors import ConfigError, HarnessError
 from harness.report.tables import new_table, show
@@ -24,6 +22,8 @@ from harness.store import open_store
 
 def scenario_names(settings: Settings) -> tuple[str, ...]:
     """The scenarios a running command was asked for (``--scenario`` or ``DBPERF_SCENARIO``)."""
+    from harness.config.scenarios import select_scenarios  # the catalogue (pydantic) only where it is read
+
     names = select_scenarios(settings.scenarios, settings.scenarios_dir)
     if not names:
         raise ConfigError(
@@ -166,6 +166,8 @@ def scenarios_cmd(as_json: bool, **kwargs: Any) -> int:
     """List the scenario catalogue for a profile (validating every file)."""
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)
+    from harness.config.scenarios import PROFILES, available_scenarios, load_scenario
+
     names = [n for n in available_scenarios(settings.scenarios_dir) if run_filter.matches(n, "", 0, "")]
     scenarios = [load_scenario(name, settings.scenarios_dir, settings.profile) for name in names]
     if as_json:
@@ -216,6 +218,8 @@ def scenarios_cmd(as_json: bool, **kwargs: Any) -> int:
 def servers_cmd(as_json: bool, **kwargs: Any) -> int:
     """List the servers (validating every file)."""
     settings = pop_shared(kwargs)
+    from harness.config.servers import available_servers, load_server
+
     servers = [load_server(name, settings.servers_dir) for name in available_servers(settings.servers_dir)]
     if as_json:
         docs = [

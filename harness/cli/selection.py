@@ -5,16 +5,17 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from harness.config.values import parse_threads, split_list
 from harness.errors import ConfigError, StoreError
 from harness.model import RunResult
 from harness.store import ResultStore
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class RunFilter:
             strict=True,
         )
         mask = [self.matches(str(s), str(t), int(n), str(p or "")) for s, t, n, p in rows]
+        import pyarrow as pa  # the reading commands that filter Arrow tables load it; `dbperf runs` does not
+
         return table.filter(pa.array(mask, type=pa.bool_())) if not all(mask) else table
 
     def describe(self) -> str:
@@ -135,4 +138,7 @@ def select_runs(
 def filter_in(table: pa.Table, column: str, values: Sequence[object]) -> pa.Table:
     if not values:
         return table
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     return table.filter(pc.is_in(table.column(column), value_set=pa.array(list(values))))

@@ -9,9 +9,11 @@ Piped output is never wrapped at all (see :func:`harness.report.terminal.console
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Literal
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -32,9 +34,28 @@ def fits(out: Console, table: Table) -> bool:
     """Whether the table can be drawn at the console's width with every word whole."""
     for column in table.columns:
         column.overflow = "fold"
+    if _widest(table) <= out.width:  # the cheap bound: no need to measure every cell (it costs a render)
+        return True
     # measured without the console's width (a measurement is clamped to the width it is given)
     measurement = Measurement.get(out, out.options.update(max_width=1_000_000), table)
     return measurement.minimum <= out.width
+
+
+def _widest(table: Table) -> int:
+    """An upper bound of the table's width with every cell on one line, found without rendering.
+
+    Each cell counts its source text (markup included, so never less than what is drawn) plus the
+    column's padding, and each column one border; a cell that is not plain text or holds a line break
+    gives no bound (``sys.maxsize``), and the table is then measured.
+    """
+    _, right, _, left = table.padding
+    total = len(table.columns) + 1
+    for column in table.columns:
+        values = [column.header, *column.cells]
+        if not all(isinstance(v, str) and "\n" not in v for v in values):
+            return sys.maxsize
+        total += max(cell_len(str(v)) for v in values) + left + right
+    return total
 
 
 def show(out: Console, table: Table) -> None:

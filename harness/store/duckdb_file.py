@@ -46,10 +46,9 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from harness.errors import StoreError
 from harness.model import RunResult
@@ -57,6 +56,9 @@ from harness.store.filecheck import diagnose, explain
 from harness.store.result_store import ResultStore
 from harness.store.rows import COLUMNS, TABLES, arrow_tables
 from harness.store.schema import RENAMED, ensure_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +186,8 @@ class Store(ResultStore):
 
     def _write_folder(self, name: str, tables: dict[str, pa.Table]) -> None:
         """Write the tables' Parquet files in a staging folder, then rename it to ``runs_dir/name``."""
+        import pyarrow.parquet as pq  # only to write: opening and reading the store need no pyarrow
+
         staging = self.runs_dir / _STAGING / f"{name}-{uuid.uuid4().hex[:12]}"
         final = self.runs_dir / name
         try:
@@ -243,11 +247,10 @@ class Store(ResultStore):
         listed = [e.name for e in os.scandir(self.runs_dir) if not e.name.startswith(".") and e.is_dir()]
         if not listed:
             return []
-        con.register("_listed", pa.table({"folder": pa.array(listed, pa.string())}))
-        try:
-            rows = con.execute("SELECT folder FROM _listed ANTI JOIN ingested_folders USING (folder)").fetchall()
-        finally:
-            con.unregister("_listed")
+        rows = con.execute(
+            "SELECT folder FROM (SELECT unnest(?::VARCHAR[]) AS folder) ANTI JOIN ingested_folders USING (folder)",
+            [listed],
+        ).fetchall()
         pending = {str(r[0]) for r in rows} | (set(force) & set(listed))
         pending = {n for n in pending if (self.runs_dir / n / RUN_FILE).is_file()}
         return sorted(pending, key=lambda n: (n in force, (self.runs_dir / n).stat().st_mtime_ns, n))
@@ -269,10 +272,8 @@ class Store(ResultStore):
                 if files:
                     _insert(con, table, files, COLUMNS[table])
             con.execute("DROP TABLE _incoming")
-            con.register("_names", pa.table({"folder": pa.array(names, pa.string())}))
-            con.execute("DELETE FROM ingested_folders WHERE folder IN (SELECT folder FROM _names)")
-            con.execute("INSERT INTO ingested_folders SELECT folder, now() FROM _names")
-            con.unregister("_names")
+            con.execute("DELETE FROM ingested_folders WHERE folder IN (SELECT unnest(?::VARCHAR[]))", [names])
+            con.execute("INSERT INTO ingested_folders SELECT unnest(?::VARCHAR[]), now()", [names])
         except BaseException:
             con.rollback()
             raise

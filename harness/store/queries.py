@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from harness.model import CostProfile, IntervalSample, LatencyBucket, RunResult
 from harness.store.rows import BUCKET_FIELDS, COLUMNS, INTERVAL_FIELDS, TABLES, profile_from_rows, run_from_row
 from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: The filters of :meth:`runs` and :meth:`metrics_table`, in their keyword order.
 FILTERS = ("scenario", "server", "threads", "status", "group_id", "source")
@@ -39,6 +42,28 @@ def table(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pa
     return con.sql(sql, params=params).to_arrow_table()
 
 
+def records(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> list[dict[str, Any]]:
+    """The result as one dict per row, read without Arrow (``dbperf runs`` starts without pyarrow or numpy).
+
+    Timestamps with a time zone are read as UTC: DuckDB's Python conversion of TIMESTAMPTZ needs pytz,
+    so they are converted to naive UTC in SQL and given back their zone here.
+    """
+    relation = con.sql(sql, params=params)
+    kinds = zip(relation.columns, relation.types, strict=True)
+    zoned = {name for name, kind in kinds if str(kind) == "TIMESTAMP WITH TIME ZONE"}
+    if zoned:
+        relation = relation.project(
+            ", ".join(f'timezone(\'UTC\', "{c}") AS "{c}"' if c in zoned else f'"{c}"' for c in relation.columns)
+        )
+    names = relation.columns
+    out = [dict(zip(names, row, strict=True)) for row in relation.fetchall()]
+    for row in out:
+        for name in zoned:
+            if row[name] is not None:
+                row[name] = row[name].replace(tzinfo=UTC)
+    return out
+
+
 def select(columns: str, filters: Mapping[str, object], limit: int | None) -> tuple[str, list[object]]:
     """``SELECT columns FROM runs`` with the given filters, newest first."""
     where = [(f'"{name}" = ?', value) for name, value in filters.items() if value is not None]
@@ -57,13 +82,8 @@ def with_ids(con: duckdb.DuckDBPyConnection, run_ids: list[str], sql: str) -> li
     One id is a literal comparison (pushed into Parquet scans and catalog queries), several a semi-join.
     """
     if len(run_ids) == 1:
-        return table(con, sql.format(ids="t.run_id = ?"), [run_ids[0]]).to_pylist()  # type: ignore[no-any-return]
-    con.register("_ids", pa.table({"run_id": pa.array(run_ids, pa.string())}))
-    try:
-        rows: list[dict[str, Any]] = table(con, sql.format(ids="t.run_id IN (SELECT run_id FROM _ids)")).to_pylist()
-    finally:
-        con.unregister("_ids")
-    return rows
+        return records(con, sql.format(ids="t.run_id = ?"), [run_ids[0]])
+    return records(con, sql.format(ids="t.run_id IN (SELECT unnest(?::VARCHAR[]))"), [run_ids])
 
 
 def samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> Samples:
@@ -102,7 +122,7 @@ def read_runs(
 ) -> list[RunResult]:
     """Runs matching the filters, newest first, with samples and cost profiles on request."""
     sql, params = select("*", filters, limit)
-    rows = table(con, sql, params).to_pylist()
+    rows = records(con, sql, params)
     ids = [row["run_id"] for row in rows]
     found = samples(con, ids) if with_samples else Samples()
     costs = profiles(con, ids) if with_profiles else {}
@@ -111,7 +131,7 @@ def read_runs(
 
 def read_one(con: duckdb.DuckDBPyConnection, run_id: str) -> RunResult | None:
     """One run with its samples and cost profile, or None."""
-    rows = table(con, "SELECT * FROM runs WHERE run_id = ?", [run_id]).to_pylist()
+    rows = records(con, "SELECT * FROM runs WHERE run_id = ?", [run_id])
     if not rows:
         return None
     return samples(con, [run_id]).run(rows[0], profiles(con, [run_id]).get(run_id))
@@ -130,6 +150,8 @@ def count(con: duckdb.DuckDBPyConnection) -> int:
 
 def export(con: duckdb.DuckDBPyConnection, run_ids: Sequence[str] | None) -> dict[str, pa.Table]:
     """Every table's rows in the store's column order (of these runs, or all), for copies and checks."""
+    import pyarrow as pa  # Arrow only for copies and checks, not for reading runs
+
     out: dict[str, pa.Table] = {}
     if run_ids is not None:
         con.register("_export_ids", pa.table({"run_id": pa.array(list(run_ids), pa.string())}))

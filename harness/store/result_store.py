@@ -11,15 +11,17 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import duckdb
-import pyarrow as pa
 
 from harness.errors import StoreError
 from harness.model import RunResult
 from harness.store import queries
 from harness.store.rows import arrow_tables
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class RunFilter(TypedDict, total=False):

@@ -6,9 +6,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
-from typing import Any
-
-import pyarrow as pa
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from harness.model import (
     CostProfile,
@@ -30,11 +29,9 @@ from harness.store.schema import (
     arrow_schema,
 )
 
-RUN_SCHEMA = arrow_schema(RUN_COLUMNS)
-INTERVAL_SCHEMA = arrow_schema(INTERVAL_COLUMNS)
-HISTOGRAM_SCHEMA = arrow_schema(HISTOGRAM_COLUMNS)
-FUNCTION_SCHEMA = arrow_schema(FUNCTION_COLUMNS)
-PROFILE_SCHEMA = arrow_schema(PROFILE_COLUMNS)
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 #: The store's tables, in the order a run's rows are written.
 TABLES: tuple[str, ...] = ("runs", "intervals", "histogram", "functions", "profiles")
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -111,15 +108,24 @@ def _run_row(run: RunResult, memo: dict[int, str]) -> dict[str, object]:
     return row
 
 
+@cache
+def table_schema(table: str) -> pa.Schema:
+    """The Arrow schema of one of the store's tables (built when first written: reading needs no pyarrow)."""
+    return arrow_schema(COLUMNS[table])
+
+
 def arrow_tables(runs: Sequence[RunResult]) -> dict[str, pa.Table]:
     """The rows of these runs for every table of the store (:data:`TABLES`), as Arrow tables."""
+    import pyarrow as pa
+
     memo: dict[int, str] = {}
     rows = [_run_row(run, memo) for run in runs]
-    run_table = pa.table({name: [row[name] for row in rows] for name in RUN_SCHEMA.names}, schema=RUN_SCHEMA)
-    intervals: dict[str, list[object]] = {name: [] for name in INTERVAL_SCHEMA.names}
-    buckets: dict[str, list[object]] = {name: [] for name in HISTOGRAM_SCHEMA.names}
-    functions: dict[str, list[object]] = {name: [] for name in FUNCTION_SCHEMA.names}
-    profiles: dict[str, list[object]] = {name: [] for name in PROFILE_SCHEMA.names}
+    run_schema = table_schema("runs")
+    run_table = pa.table({name: [row[name] for row in rows] for name in run_schema.names}, schema=run_schema)
+    intervals: dict[str, list[object]] = {name: [] for name in table_schema("intervals").names}
+    buckets: dict[str, list[object]] = {name: [] for name in table_schema("histogram").names}
+    functions: dict[str, list[object]] = {name: [] for name in table_schema("functions").names}
+    profiles: dict[str, list[object]] = {name: [] for name in table_schema("profiles").names}
     for run in runs:
         for seq, sample in enumerate(run.intervals):
             intervals["run_id"].append(run.run_id)
@@ -140,10 +146,10 @@ def arrow_tables(runs: Sequence[RunResult]) -> dict[str, pa.Table]:
                     functions[name].append(getattr(fn, name))
     return {
         "runs": run_table,
-        "intervals": pa.table(intervals, schema=INTERVAL_SCHEMA),
-        "histogram": pa.table(buckets, schema=HISTOGRAM_SCHEMA),
-        "functions": pa.table(functions, schema=FUNCTION_SCHEMA),
-        "profiles": pa.table(profiles, schema=PROFILE_SCHEMA),
+        "intervals": pa.table(intervals, schema=table_schema("intervals")),
+        "histogram": pa.table(buckets, schema=table_schema("histogram")),
+        "functions": pa.table(functions, schema=table_schema("functions")),
+        "profiles": pa.table(profiles, schema=table_schema("profiles")),
     }
 
 

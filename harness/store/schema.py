@@ -12,23 +12,16 @@ bump :data:`SCHEMA_VERSION` and update :data:`RUN_COLUMNS`.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from harness.errors import StoreError
 
-SCHEMA_VERSION = 4
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-_ARROW_TYPES: dict[str, pa.DataType] = {
-    "VARCHAR": pa.string(),
-    "INTEGER": pa.int32(),
-    "BIGINT": pa.int64(),
-    "DOUBLE": pa.float64(),
-    "BOOLEAN": pa.bool_(),
-    "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
-    "BLOB": pa.binary(),
-}
+SCHEMA_VERSION = 4
 
 #: Every column of ``runs`` in the current version, with its DuckDB type.
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -197,8 +190,22 @@ def _as_in_v1(columns: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ..
 
 
 def arrow_schema(columns: tuple[tuple[str, str], ...]) -> pa.Schema:
-    """The pyarrow schema of a column list (TIMESTAMPTZ becomes microseconds in UTC)."""
-    return pa.schema([(name, _ARROW_TYPES[kind]) for name, kind in columns])
+    """The pyarrow schema of a column list (TIMESTAMPTZ becomes microseconds in UTC).
+
+    pyarrow is imported here, when a run is written or copied, not when the store is opened or read.
+    """
+    import pyarrow as pa
+
+    types: dict[str, pa.DataType] = {
+        "VARCHAR": pa.string(),
+        "INTEGER": pa.int32(),
+        "BIGINT": pa.int64(),
+        "DOUBLE": pa.float64(),
+        "BOOLEAN": pa.bool_(),
+        "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+        "BLOB": pa.binary(),
+    }
+    return pa.schema([(name, types[kind]) for name, kind in columns])
 
 
 def _create(table: str, columns: tuple[tuple[str, str], ...]) -> str:

@@ -32,3 +32,23 @@ def test_help_imports_no_pipeline_statistics_or_store():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert "Commands:" in out.stdout and "runs       List stored runs, newest first." in out.stdout
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-500:]
+
+
+def test_runs_reads_the_store_without_arrow_numpy_or_the_catalogue(tmp_path):
+    """`dbperf runs` reads runs without pyarrow, numpy or the pydantic catalogue (it took 1.0-1.5 s with
+    them); a run saved first (which does write Parquet through pyarrow) is listed from a fresh process."""
+    from harness.store import open_store
+    from factories import run as make_run
+
+    store_path = tmp_path / "store.duckdb"
+    open_store(store_path).save(make_run(1000.0))
+    code = (
+        "import sys; from harness.cli import cli\n"
+        f"try:\n    cli.main(['runs', '--store', {str(store_path)!r}], standalone_mode=False)\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = ('pyarrow', 'numpy', 'pydantic', 'scipy', 'harness.pipeline', 'harness.config.scenarios')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert "1 run(s) in" in out.stdout, out.stdout[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout[-500:]
