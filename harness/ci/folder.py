@@ -25,6 +25,7 @@ def run_url(environ: Mapping[str, str]) -> str:
 
 def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: float) -> Path:
     """Write the Markdown report (also appended to ``$GITHUB_STEP_SUMMARY``), verdicts, BMF and charts."""
+    from harness.report.capacity_chart import capacity_png
     from harness.report.comment import Links, render_comment
     from harness.report.markdown import render_markdown
 
@@ -47,6 +48,12 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
             chart_links = [(p.stem, str(p.relative_to(out))) for p in site.images[:4]]
         except HarnessError as exc:
             notes.append(f"charts not built: {exc}")
+        for verdict in outcome.verdicts:  # capacity at the SLO: p95 against throughput, per side
+            png = capacity_png(verdict)
+            if png is not None:
+                name = f"capacity-{verdict.scenario}.png"
+                (out / name).write_bytes(png)
+                chart_links.append((name.removesuffix(".png"), name))
         head_runs = [r for r in ok_runs if r.label != "base"]
         if head_runs:
             from harness.report.bmf import write_bmf

@@ -59,6 +59,9 @@ DEFAULT_MIN_EFFECTS = {
     "p99_ms": 0.20,
     "cpu_per_txn": 0.05,
     "instr_per_txn": 0.005,
+    # capacity at the SLO (thread sweeps): interpolated between client counts, so wider than QPS alone
+    "capacity_clients": 0.20,
+    "capacity_qps": 0.10,
 }
 
 
@@ -117,6 +120,7 @@ class _ScenarioFile(BaseModel):
     writes: bool = False
     fresh_server: bool = True
     percentile: int = Field(default=95, ge=1, le=100)
+    slo_p95_ms: float | None = Field(default=None, gt=0, le=100_000)
     gate: list[str] = Field(default_factory=lambda: ["qps", "p95_ms"])
     options: dict[str, str | int | bool] = Field(default_factory=dict)
     dataset: _Dataset
@@ -235,6 +239,7 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         min_effects={**DEFAULT_MIN_EFFECTS, **spec.min_effect},
         gate_metrics=tuple(spec.gate),
         percentile=spec.percentile,
+        slo_p95_ms=spec.slo_p95_ms,
         source=path.resolve(),
         definition_hash=stable_hash(definition),
         cost=cost,

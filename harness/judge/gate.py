@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from harness.judge import stats
+from harness.judge import capacity, stats
 from harness.judge.baselines import Baseline, incomparable_reason, record_command
 from harness.judge.classify import Classification, Evidence, classify
 from harness.judge.explain import explain, per_transaction
@@ -325,6 +325,8 @@ def _beyond(ev: Evidence, min_effect: float) -> bool:
 
 
 _LABELS = {
+    "capacity_clients": "clients at the SLO",
+    "capacity_qps": "QPS at the SLO",
     "qps": "QPS",
     "p95_ms": "p95",
     "p99_ms": "p99",
@@ -443,4 +445,59 @@ def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) ->
                 warnings=(*shell.warnings, *_counted_alike(base_runs[0], head_runs[0])),
             )
         shells.append(shell)
+    for sweep in _sweeps(cases):
+        shells.append(_capacity_shell(sweep))
+        pending += _capacity_pending(len(shells) - 1, sweep)
     return conclude(shells, pending, alpha=alpha)
+
+
+def _sweeps(cases: Sequence[PairedCase]) -> list[capacity.SweepComparison]:
+    """Timing cases of one scenario at 2+ client counts with an SLO, as thread sweeps to judge capacity."""
+    grouped: dict[tuple[str, str, str], dict[int, Sequence[tuple[RunResult, RunResult]]]] = {}
+    scenarios: dict[tuple[str, str, str], Scenario] = {}
+    for case in cases:
+        if case.kind == "time" and capacity.judged(case.scenario):
+            key = (case.scenario.name, case.base, case.head)
+            grouped.setdefault(key, {})[case.threads] = case.pairs
+            scenarios[key] = case.scenario
+    found = [capacity.sweep_comparisons(scenarios[k], k[1], k[2], by_threads) for k, by_threads in grouped.items()]
+    return [s for s in found if s is not None]
+
+
+def _capacity_shell(sweep: capacity.SweepComparison) -> Verdict:
+    shell = _shell(
+        "ab",
+        sweep.scenario,
+        sweep.top_threads,
+        sweep.base,
+        sweep.head,
+        base_version=sweep.base_version,
+        head_version=sweep.head_version,
+        warnings=sweep.notes(),
+    )
+    return replace(shell, curves=sweep.curves, slo_p95_ms=sweep.scenario.slo_p95_ms)
+
+
+def _capacity_pending(index: int, sweep: capacity.SweepComparison) -> list[_Pending]:
+    """The capacity tests of one sweep: per-pair log ratios of clients and QPS at the SLO (signed-rank)."""
+    pending = []
+    for metric in capacity.CAPACITY_METRICS:
+        base, head = sweep.values(metric, "base"), sweep.values(metric, "head")
+        min_effect = sweep.scenario.min_effects.get(metric, DEFAULT_MIN_EFFECT["time"])
+        pending.append(
+            _Pending(
+                index=index,
+                metric=metric,
+                gating=metric in sweep.scenario.gate_metrics,
+                evidence=_evidence("time", "ab", base, head, min_effect=min_effect),
+                base_median=statistics.median(base),
+                head_median=statistics.median(head),
+                min_effect=min_effect,
+                seconds_per_repetition=None,
+                backend="",
+                mode="ab",
+                base_values=tuple(base),
+                head_values=tuple(head),
+            )
+        )
+    return pending

@@ -32,7 +32,15 @@ from harness.model.run import (
 )
 from harness.model.scenario import CostSettings, Scenario
 from harness.model.server import Flavour, ProviderKind, Server
-from harness.model.verdict import FunctionDelta, Kind, MetricVerdict, Verdict, VerdictOutcome
+from harness.model.verdict import (
+    FunctionDelta,
+    Kind,
+    MetricVerdict,
+    SweepCurve,
+    SweepPoint,
+    Verdict,
+    VerdictOutcome,
+)
 
 __all__ = [
     "EXIT_ERROR",
@@ -59,6 +67,8 @@ __all__ = [
     "RunStatus",
     "Scenario",
     "Server",
+    "SweepCurve",
+    "SweepPoint",
     "Testbed",
     "Totals",
     "Verdict",

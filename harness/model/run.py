@@ -23,6 +23,9 @@ METRICS: dict[str, bool] = {
     "p99_ms": True,
     "cpu_per_txn": True,
     "instr_per_txn": True,
+    # capacity at a latency SLO, from a thread sweep (A/B timing only; see harness.judge.capacity)
+    "capacity_clients": False,
+    "capacity_qps": False,
 }
 
 METRIC_LABELS: dict[str, str] = {
@@ -33,6 +36,8 @@ METRIC_LABELS: dict[str, str] = {
     "cpu_per_txn": "CPU µs/txn",
     "instr_per_txn": "instructions/txn",
     "instr_per_query": "instructions/query",
+    "capacity_clients": "clients at SLO",
+    "capacity_qps": "QPS at SLO",
 }
 
 

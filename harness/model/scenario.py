@@ -54,6 +54,9 @@ class Scenario:
     definition_hash: str = ""
     cost: CostSettings = field(default_factory=CostSettings)
     cost_hash: str = ""  # what a cost count depends on: workload, dataset and the cost settings
+    #: the latency objective of a thread sweep: with two or more thread counts, A/B timing comparisons
+    #: judge each side's capacity at it (clients and QPS where p95 reaches it; harness.judge.capacity)
+    slo_p95_ms: float | None = None
 
     def __post_init__(self) -> None:
         if not self.threads or any(t < 1 for t in self.threads):

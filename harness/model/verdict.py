@@ -26,6 +26,31 @@ class FunctionDelta:
 
 
 @dataclass(frozen=True)
+class SweepPoint:
+    """One run of a thread sweep, as the capacity view draws it: clients, throughput and p95 latency."""
+
+    threads: int
+    qps: float
+    p95_ms: float
+
+
+@dataclass(frozen=True)
+class SweepCurve:
+    """One side's thread sweep in one pair of an A/B comparison (the runs of one repetition, by threads),
+    and what it gives at the latency SLO (see :mod:`harness.judge.capacity`)."""
+
+    side: Literal["base", "head"]
+    pair: int
+    points: tuple[SweepPoint, ...]
+    clients_at_slo: float
+    qps_at_slo: float
+    #: "within": p95 reached the SLO inside the sweep; "beyond": every client count met it (the figures are
+    #: lower bounds); "below": none did (extrapolated below the first client count)
+    reached: Literal["within", "beyond", "below"]
+    knee: int | None = None  # the client count after which throughput stops rising while p95 climbs
+
+
+@dataclass(frozen=True)
 class MetricVerdict:
     """The judgement of one metric of one scenario x threads comparison.
 
@@ -76,6 +101,18 @@ class Verdict:
     warnings: tuple[str, ...] = ()
     kind: Kind = "time"
     explanation: tuple[FunctionDelta, ...] = ()  # cost comparisons: where the instructions went
+    #: capacity at a latency SLO (timing A/B over a thread sweep): every pair's curves, both sides;
+    #: ``threads`` is then the sweep's highest client count and ``slo_p95_ms`` the objective
+    curves: tuple[SweepCurve, ...] = ()
+    slo_p95_ms: float | None = None
+
+    @property
+    def threads_label(self) -> str:
+        """The client count the verdict is about, or the sweep's range for a capacity verdict ("16-1024")."""
+        if self.curves:
+            counts = [p.threads for c in self.curves for p in c.points]
+            return f"{min(counts)}-{max(counts)}"
+        return str(self.threads)
 
     @property
     def outcome(self) -> VerdictOutcome:

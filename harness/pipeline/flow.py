@@ -32,7 +32,7 @@ from harness import workspace
 from harness.config.settings import Settings, current_git_sha
 from harness.dataset import DatasetCache
 from harness.errors import ConfigError, StoreError
-from harness.judge import stats
+from harness.judge import capacity, stats
 from harness.judge.baselines import Baseline, find_baseline, write_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
@@ -310,6 +310,13 @@ def compare(
         for kind in kinds
         for threads in kind_threads(s.scenario, kind)
         for n in ((s.scenario.cost.repetitions if kind == "cost" else pairs),)
+    ]
+    planned += [  # capacity at the SLO: one more test per gating capacity metric, in the same Holm family
+        design_check.Planned(f"{s.scenario.name} capacity", s.scenario, s.head, "time", "ab", pairs, pairs, metrics)
+        for s in specs
+        if "time" in kinds and capacity.judged(s.scenario)
+        for metrics in (tuple(m for m in capacity.CAPACITY_METRICS if m in s.scenario.gate_metrics),)
+        if metrics
     ]
     looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)
     first_alpha = stats.alpha_spending(options.alpha, 1, looks) if looks > 1 else options.alpha

@@ -78,7 +78,7 @@ def _row(verdict: Verdict, mv: MetricVerdict, several: bool) -> str:
     cells = [comparison_label(verdict)] if several else []
     cells += [
         verdict.scenario,
-        str(verdict.threads),
+        verdict.threads_label,
         metric_label(mv.metric),
         fmt_pct(mv.estimate_pct),
         fmt_ci(mv),
@@ -128,7 +128,7 @@ def render_comment(
     quiet = [_row(v, mv, several) for v, mv in rows if not needs_attention(mv)]
     notes = [" ".join(w.split()) for w in dict.fromkeys(warnings) if w.strip()]
     for verdict in verdicts:
-        where = (f"{comparison_label(verdict)} " if several else "") + f"{verdict.scenario} {verdict.threads}t"
+        where = (f"{comparison_label(verdict)} " if several else "") + f"{verdict.scenario} {verdict.threads_label}t"
         notes += [f"{where}: {w}" for w in verdict.warnings]
     notes = list(dict.fromkeys(notes))
     if failed:

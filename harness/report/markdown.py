@@ -109,7 +109,7 @@ def _verdict_row(verdict: Verdict, mv: MetricVerdict, *, several: bool = False) 
     return [
         *row,
         verdict.scenario,
-        str(verdict.threads),
+        verdict.threads_label,
         metric_label(mv.metric),
         fmt_value(mv.base_median),
         fmt_value(mv.head_median),

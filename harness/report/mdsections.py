@@ -22,7 +22,7 @@ def noise_notes(verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[st
     notes: list[str] = list(warnings)
     several = several_comparisons(verdicts)
     for verdict in sorted(verdicts, key=lambda v: (v.scenario, v.threads)):
-        where = (f"{comparison_label(verdict)} " if several else "") + f"{verdict.scenario} {verdict.threads}t"
+        where = (f"{comparison_label(verdict)} " if several else "") + f"{verdict.scenario} {verdict.threads_label}t"
         notes.extend(f"{where}: {w}" for w in verdict.warnings)
         for mv in verdict.metrics:
             noisy = mv.noise_pct is not None and mv.bound_pct is not None and abs(mv.noise_pct) > mv.bound_pct

@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import Outcome, Verdict
+from harness.report.capacity_chart import capacity_png
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
 from harness.report.verdicts import OUTCOME_EMOJI, fmt_interval, fmt_pct, metric_label
 
 #: Metric order of the table's columns and the chart's panels.
-METRIC_ORDER = ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn")
+METRIC_ORDER = ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn", "capacity_clients", "capacity_qps")
 _COLOURS = {
     "regression": "#d62728",
     "improvement": "#2ca02c",
@@ -41,7 +42,7 @@ def change_rows(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
         for m in v.metrics:
             if m.estimate_pct is None:
                 continue
-            label = f"{v.scenario} {v.threads}t" + (" (cost)" if v.kind == "cost" else "")
+            label = f"{v.scenario} {v.threads_label}t" + (" (cost)" if v.kind == "cost" else "")
             rows.append(
                 {
                     "case": label,
@@ -147,6 +148,12 @@ def write_release(out: Path, outcome: Outcome, *, seconds: float, title: str = "
         (out / "changes.vl.json").write_text(json.dumps(spec, indent=1) + "\n")
         (out / "changes.png").write_bytes(vl_convert.vegalite_to_png(spec, scale=1.5))
         lines += ["![change of every metric, per scenario, with its 95 % interval](changes.png)", ""]
+    for verdict in verdicts:
+        png = capacity_png(verdict)
+        if png is not None:
+            name = f"capacity-{verdict.scenario}-{verdict.base}-{verdict.head}.png"
+            (out / name).write_bytes(png)
+            lines += [f"![{verdict.scenario}: p95 against throughput per side]({name})", ""]
     testbed = outcome.runs[0].testbed if outcome.runs else None
     details = render_markdown(verdicts, outcome.runs, title="Verdicts", testbed=testbed, warnings=outcome.warnings)
     lines.append(details.replace("## Verdicts", "### Verdicts", 1))

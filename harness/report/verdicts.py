@@ -220,7 +220,7 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
         cells: list[str | Text] = [comparison_label(verdict)] if several else []
         cells += [
             verdict.scenario,
-            str(verdict.threads),
+            verdict.threads_label,
             metric_label(mv.metric),
             fmt_value(mv.base_median),
             fmt_value(mv.head_median),
@@ -279,7 +279,7 @@ def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) ->
     for verdict in sorted(verdicts, key=lambda v: (v.scenario, v.threads)):
         for warning in verdict.warnings:
             where = f"{comparison_label(verdict)} " if several else ""
-            line = f"{where}{verdict.scenario} {verdict.threads}t: {warning}"
+            line = f"{where}{verdict.scenario} {verdict.threads_label}t: {warning}"
             if line not in seen:
                 seen.add(line)
                 out.print(Text(f"warning: {line}", style="yellow"))
