@@ -25,14 +25,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 
 import pymysql
 
 from harness.errors import ServerError, SysbenchError
-from harness.measure.context import RunContext, Served, build_result
+from harness.measure.context import RunContext, build_result
 from harness.measure.cost_dump import read_dump
-from harness.measure.session import Session
+from harness.measure.session import Live, Session
 from harness.model import Metrics, RunResult
 from harness.model.endpoint import Endpoint
 from harness.servers.callgrind import Callgrind
@@ -72,37 +71,37 @@ def _sysbench(ctx: RunContext, instance: ServerInstance, events: int, what: str)
     return outcome
 
 
-def run_cost(session: Session, ctx: RunContext, instance: ServerInstance | None = None) -> RunResult:
-    """One cost repetition on a fresh server under callgrind; the result is stored before returning."""
-    del instance  # a counted server is always its own: a shared, uncounted one cannot be used
-    started = datetime.now(UTC)
-    return session.record(ctx, started, lambda served: _count(session, ctx, started, served))
+def run_cost(session: Session, ctx: RunContext) -> RunResult:
+    """One cost repetition on a fresh server under callgrind; the result is stored before returning.
 
-
-def _count(session: Session, ctx: RunContext, started: datetime, served: Served) -> RunResult:
+    A counted server is always its own: a shared, uncounted one cannot be used.
+    """
     settings = ctx.scenario.cost
-    label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t cost #{ctx.repetition}"
-    identity = session.cost_identity(ctx.server, ctx.scenario)
     session.reporter.phase(
-        f"counting {label} under callgrind ({settings.warmup_events:,} warm-up + {settings.events:,} transactions)"
+        f"counting {ctx.server.name} {ctx.scenario.name} {ctx.threads}t cost #{ctx.repetition} under callgrind "
+        f"({settings.warmup_events:,} warm-up + {settings.events:,} transactions)"
     )
-    with session.instance(ctx.server, ctx.scenario, callgrind=Callgrind()) as live:
-        control = live.control
-        if control is None:
-            raise ServerError(f"{ctx.server.name} was not started under callgrind")
-        served.read(live)
-        with read_view(live.endpoint) if settings.read_view else contextlib.nullcontext():
-            if settings.warmup_events:
-                _sysbench(ctx, live, settings.warmup_events, "warm-up")
-            control.zero()
-            measured = _sysbench(ctx, live, settings.events, "measured")
-            dump = control.dump("measured")
-        profile = read_dump(dump)
+    return session.record(ctx, _count, callgrind=Callgrind())
+
+
+def _count(live: Live) -> RunResult:
+    ctx, served, label = live.ctx, live.served, live.label
+    settings = ctx.scenario.cost
+    control = live.instance.control
+    if control is None:
+        raise ServerError(f"{ctx.server.name} was not started under callgrind")
+    with read_view(live.instance.endpoint) if settings.read_view else contextlib.nullcontext():
+        if settings.warmup_events:
+            _sysbench(ctx, live.instance, settings.warmup_events, "warm-up")
+        control.zero()
+        measured = _sysbench(ctx, live.instance, settings.events, "measured")
+        dump = control.dump("measured")
+    profile = read_dump(dump)
     totals = measured.totals
     assert totals is not None  # checked by _sysbench
     result = build_result(
         ctx,
-        started,
+        live.started,
         "ok",
         server_version=served.version,
         config=served.config,
@@ -110,12 +109,12 @@ def _count(session: Session, ctx: RunContext, started: datetime, served: Served)
         options={"argv": " ".join(measured.argv), "warmup_events": str(settings.warmup_events)},
         totals=totals,
         metrics=Metrics.cost(totals, profile.total_ir),
-        notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *session.ledger.warnings),
-        cost=identity,
+        notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *live.ledger.warnings),
+        cost=live.cost,
         cost_profile=profile,
     )
     unnamed = profile.unnamed_ir / max(1, profile.total_ir)
-    session.reporter.phase(
+    live.reporter.phase(
         f"{label}: {profile.total_ir / totals.events:,.0f} instructions per transaction "
         f"({totals.events:,} transactions, {unnamed:.0%} in unnamed functions)"
     )

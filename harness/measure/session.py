@@ -7,9 +7,10 @@ import errno
 import platform
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from contextlib import contextmanager, nullcontext, suppress
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 
 from harness.dataset import DatasetCache, Snapshot
@@ -76,6 +77,34 @@ class Ledger:
 
 
 @dataclass(frozen=True)
+class Live:
+    """A run whose server is up: what :meth:`Session.record` hands the code that measures it.
+
+    The measuring code (:mod:`harness.measure.timing`, :mod:`harness.measure.cost`) gets everything it
+    needs here and never calls back into the session: the server and what was read of it, the scenario
+    with the warm-up earlier runs showed it needs, who is told, the ledger it writes what it learns to,
+    and the identity the run's record carries.
+    """
+
+    ctx: RunContext  # the run, its scenario's warm-up adapted (timing runs)
+    started: datetime
+    instance: ServerInstance
+    served: Served
+    reporter: Reporter
+    ledger: Ledger
+    profile_warmup: int  # the scenario's own warm-up, before adapting
+    logs_dir: Path  # where a server that died keeps its log (its run folder goes when it stops)
+    build_id: str = ""  # the server binary's GNU build-id, part of a timing baseline's identity
+    cost: CostIdentity | None = None  # what a cost count depends on (cost runs)
+
+    @property
+    def label(self) -> str:
+        c = self.ctx
+        kind = " cost" if c.kind == "cost" else ""
+        return f"{c.server.name} {c.scenario.name} {c.threads}t{kind} #{c.repetition}"
+
+
+@dataclass(frozen=True)
 class _Memo:
     """Lookups made once per invocation: snapshots in use, prepared external servers, build ids."""
 
@@ -110,13 +139,35 @@ class Session:
         with suppress(HarnessError):
             self.save(build_result(ctx, started, "failed", failure=f"interrupted ({what}) at {where}{group}"))
 
-    def record(self, ctx: RunContext, started: datetime, measure: Callable[[Served], RunResult]) -> RunResult:
-        """Store and report what ``measure`` returns; on a HarnessError or an OSError (a disk that filled up
-        while the run went on), a failed run saying why (with the
-        server's version and configuration if it got that far); on an interrupt, the interrupted run."""
+    def record(
+        self,
+        ctx: RunContext,
+        measure: Callable[[Live], RunResult],
+        *,
+        instance: ServerInstance | None = None,
+        callgrind: Callgrind | None = None,
+    ) -> RunResult:
+        """One run, stored and reported: its server (``instance`` when one is shared, else a fresh one from
+        the dataset snapshot, under ``callgrind`` for a cost run) is started, read and handed to ``measure``
+        with the rest of :class:`Live`; on a HarnessError or an OSError (a disk that filled up while the run
+        went on), a failed run saying why (with the server's version and configuration if it got that
+        far); on an interrupt, the interrupted run."""
+        started = datetime.now(UTC)
+        profile_warmup = ctx.scenario.warmup_s
+        if ctx.kind == "time":
+            ctx = replace(ctx, scenario=self.adapted(ctx.scenario, ctx.threads))
         served = Served()
         try:
-            result = measure(served)
+            cost = self.cost_identity(ctx.server, ctx.scenario) if ctx.kind == "cost" else None
+            build = self.server_build(ctx.server) if ctx.kind == "time" else ""
+            serving = (
+                nullcontext(instance) if instance else self.instance(ctx.server, ctx.scenario, callgrind=callgrind)
+            )
+            with serving as server:
+                served.read(server)
+                logs = self.cache.root.parent / "logs"
+                live = Live(ctx, started, server, served, self.reporter, self.ledger, profile_warmup, logs, build, cost)
+                result = measure(live)
         except (HarnessError, OSError) as exc:  # a full or failing disk ends this run, not the command
             failure = _os_failure(exc) if isinstance(exc, OSError) else str(exc)
             result = build_result(
@@ -128,11 +179,6 @@ class Session:
         self.save(result)
         self.reporter.finished(result)
         return result
-
-    def keep_log(self, instance: ServerInstance, run_id: str) -> str:
-        """Keep a dead server's log beside the dataset cache (its run folder goes when it stops)."""
-        destination = self.cache.root.parent / "logs" / f"{run_id}.log"
-        return f"; its log is kept in {destination}" if instance.save_log(destination) else ""
 
     def adapted(self, scenario: Scenario, threads: int) -> Scenario:
         """The scenario with the warm-up earlier runs of it showed it needs (see :mod:`harness.measure.warmup`)."""

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from harness.errors import HarnessError
 from harness.measure import warmup
-from harness.measure.context import RunContext, Served, build_result
+from harness.measure.context import RunContext, build_result
 from harness.measure.cost import run_cost
 from harness.measure.neighbours import crowding_note
 from harness.measure.probes import ProbeSession
-from harness.measure.session import Session
+from harness.measure.session import Live, Session
 from harness.model import (
     IntervalSample,
     Probes,
@@ -34,12 +33,13 @@ from harness.servers.provider import ServerInstance
 from harness.sysbench.driver import run, run_argv, workdir
 
 
-def _adapt(session: Session, ctx: RunContext, profile_warmup: int, found: warmup.Trend | None) -> None:
+def _adapt(live: Live, found: warmup.Trend | None) -> None:
     """Lengthen the warm-up of this scenario x threads for the next repetitions after a rising trend."""
-    longer = warmup.next_warmup(ctx.scenario.warmup_s, profile_warmup, found)
+    ctx = live.ctx
+    longer = warmup.next_warmup(ctx.scenario.warmup_s, live.profile_warmup, found)
     if longer > ctx.scenario.warmup_s:
-        session.ledger.warmups[(ctx.scenario.name, ctx.threads)] = longer
-        session.reporter.phase(
+        live.ledger.warmups[(ctx.scenario.name, ctx.threads)] = longer
+        live.reporter.phase(
             f"warning: {ctx.scenario.name} {ctx.threads}t was {found.describe() if found else ''}; "
             f"warming up {longer} s from now on"
         )
@@ -52,33 +52,26 @@ def run_once(session: Session, ctx: RunContext, instance: ServerInstance | None 
     ``fresh_server = false`` share one server across the thread counts of a repetition).
     """
     if ctx.kind == "cost":
-        return run_cost(session, ctx, instance)
-    started = datetime.now(UTC)
-    profile_warmup = ctx.scenario.warmup_s
-    ctx = replace(ctx, scenario=session.adapted(ctx.scenario, ctx.threads))
-    return session.record(ctx, started, lambda served: _time(session, ctx, started, served, instance, profile_warmup))
+        return run_cost(session, ctx)
+    return session.record(ctx, _time, instance=instance)
 
 
-def _time(
-    session: Session,
-    ctx: RunContext,
-    started: datetime,
-    served: Served,
-    instance: ServerInstance | None,
-    profile_warmup: int,
-) -> RunResult:
-    label = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
+def _kept_log(live: Live) -> str:
+    """Keep a dead server's log beside the dataset cache (its run folder goes when it stops)."""
+    destination = live.logs_dir / f"{live.ctx.run_id}.log"
+    return f"; its log is kept in {destination}" if live.instance.save_log(destination) else ""
+
+
+def _time(live: Live) -> RunResult:
+    ctx, instance, served, label = live.ctx, live.instance, live.served, live.label
+    scenario = ctx.scenario
     with contextlib.ExitStack() as stack:
-        if instance is None:
-            instance = stack.enter_context(session.instance(ctx.server, ctx.scenario))
-        served.read(instance)
         probes = ProbeSession(instance.host_pid, instance.endpoint)
-        scenario = ctx.scenario
 
         def on_interval(sample: IntervalSample) -> None:
             if not probes.started and sample.t_s >= scenario.warmup_s - 0.05:
                 probes.start()
-            session.reporter.interval(label, sample)
+            live.reporter.interval(label, sample)
 
         # The window opens on sysbench's first interval line past the warm-up, or by the clock
         # shortly after the warm-up's end when a starved sysbench prints that line late (or not at
@@ -87,8 +80,8 @@ def _time(
         stack.callback(by_clock.cancel)
         if scenario.warmup_s == 0:
             probes.start()
-        crowd = _crowding(session, ctx)
-        session.reporter.phase(f"running {label} ({scenario.warmup_s} s warm-up + {scenario.time_s} s)")
+        crowd = _crowding(live)
+        live.reporter.phase(f"running {label} ({scenario.warmup_s} s warm-up + {scenario.time_s} s)")
         with workdir(scenario) as (folder, wrapper):
             argv = run_argv(scenario, instance.endpoint, wrapper, ctx.threads, ctx.server.client_cpuset)
             try:
@@ -100,22 +93,21 @@ def _time(
                     expected_s=scenario.warmup_s + scenario.time_s,
                     on_interval=on_interval,
                     timeout_s=(scenario.warmup_s + scenario.time_s) * 3 + 120,
-                    on_notice=lambda cause: session.reporter.phase(f"warning: {label}: {cause}"),
+                    on_notice=lambda cause: live.reporter.phase(f"warning: {label}: {cause}"),
                     server_pid=instance.host_pid,
                 )
                 readings = probes.stop() if instance.alive() else Probes(instructions_note="server died")
             finally:
                 probes.abort()
-        crowd = crowd or _crowding(session, ctx)
+        crowd = crowd or _crowding(live)
         command = " ".join(outcome.argv)
         if outcome.failure is not None:
             reason = outcome.failure.message()
             if not instance.alive():
-                kept = session.keep_log(instance, ctx.run_id)
-                reason = f"server died during the run ({instance.error_log_tail()}{kept}); {reason}"
+                reason = f"server died during the run ({instance.error_log_tail()}{_kept_log(live)}); {reason}"
             return build_result(
                 ctx,
-                started,
+                live.started,
                 "failed",
                 failure=reason,
                 server_version=served.version,
@@ -125,10 +117,10 @@ def _time(
                 intervals=outcome.intervals,
             )
         found = warmup.trend(outcome.intervals)
-        _adapt(session, ctx, profile_warmup, found)
+        _adapt(live, found)
         return build_result(
             ctx,
-            started,
+            live.started,
             "ok",
             server_version=served.version,
             config=served.config,
@@ -138,8 +130,8 @@ def _time(
             histogram=outcome.histogram,
             totals=outcome.totals,
             probes=readings,
-            build_id=session.server_build(ctx.server),
-            notes=(*session.ledger.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
+            build_id=live.build_id,
+            notes=(*live.ledger.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
         )
 
 
@@ -196,12 +188,12 @@ def measure(session: Session, contexts: Sequence[RunContext], *, stop_on_failure
     return results
 
 
-def _crowding(session: Session, ctx: RunContext) -> str:
+def _crowding(live: Live) -> str:
     """A note (and, once per neighbour, a warning) when other dbperf runs measure on this run's CPUs."""
-    note = crowding_note(ctx.server)
-    if note and note not in session.ledger.warned:
-        session.ledger.warned.add(note)
-        session.reporter.phase(f"warning: {note}")
+    note = crowding_note(live.ctx.server)
+    if note and note not in live.ledger.warned:
+        live.ledger.warned.add(note)
+        live.reporter.phase(f"warning: {note}")
     return note
 
 
