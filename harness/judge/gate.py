@@ -386,19 +386,20 @@ def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEF
             *baseline.warnings_for(runs),
             *_missing(scenario, case.kind, tests),
         ]
-        shells.append(
-            _shell(
-                "baseline",
-                scenario,
-                threads,
-                f"baseline {baseline.recorded_at[:10]}",
-                server,
-                case.kind,
-                base_version=baseline.server_version,
-                head_version=runs[0].server_version,
-                warnings=warnings,
-            )
+        shell = _shell(
+            "baseline",
+            scenario,
+            threads,
+            f"baseline {baseline.recorded_at[:10]}",
+            server,
+            case.kind,
+            base_version=baseline.server_version,
+            head_version=runs[0].server_version,
+            warnings=warnings,
         )
+        if case.kind == "cost":  # a cost baseline keeps its functions: the culprits of a change, on any machine
+            shell = replace(shell, explanation=explain(baseline.functions, per_transaction(runs)))
+        shells.append(shell)
     return conclude(shells, pending, alpha=alpha)
 
 

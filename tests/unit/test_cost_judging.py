@@ -74,3 +74,16 @@ def test_ab_cost_explanation_lines_up_overloads_and_sums_unnamed():
 def test_explain_is_empty_without_profiles():
     assert explain({}, {"a": 1.0}) == ()
     assert per_transaction([]) == {}
+
+
+def test_a_regression_against_the_committed_baseline_names_its_functions(tmp_path: Path):
+    """The baseline keeps the profile, so a gate on a fresh machine (no A/B) lists the culprits too."""
+    base = {"mysql_select": 25_000.0, "timer_queue": 0.0, "0xa": 17_000.0}
+    baseline = load_baseline(write_baseline(tmp_path, [cost_run(42_000 + i, functions=base) for i in range(3)]))
+    head = {"mysql_select": 25_000.0, "timer_queue": 460.0, "0xa": 17_000.0}
+    changed = {"max_statement_time": "1000.000000"}
+    runs = [cost_run(42_460 + i, functions=head, requested_hash="req-b", variables=changed) for i in range(3)]
+    verdict = _judge(baseline, runs)
+    assert verdict.metrics[0].outcome == "regression"
+    assert verdict.explanation and verdict.explanation[0].name == "timer_queue"
+    assert verdict.explanation[0].delta == 460.0 and verdict.explanation[0].share > 0.9
