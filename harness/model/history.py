@@ -11,8 +11,9 @@ import pyarrow.compute as pc
 
 from harness.model.run import METRIC_LABELS
 
-TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms")
-"""Metrics the trend site charts."""
+TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms", "instr_per_txn")
+"""Metrics the trend site charts: timing runs' QPS and p95, and cost runs' instructions per transaction
+(a timing run's instructions, counted by perf on other machines, are a different count and not charted)."""
 
 
 def _fmt(value: float) -> str:
@@ -98,11 +99,26 @@ class TrendData:
     def threads(self) -> list[int]:
         return sorted(set(self.points.column("threads").to_pylist()))
 
-    def default_threads(self, scenario: str | None = None) -> int:
-        """The thread count with the most commits (ties: the highest), optionally within a scenario."""
+    def measured(self, metric: str, scenario: str | None = None, threads: int | None = None) -> bool:
+        """Whether any stored point has ``metric`` (in this scenario, at this thread count): a chart of a
+        metric nobody measured would be empty axes, and is never drawn."""
+        table = self.points
+        if metric not in table.column_names:
+            return False
+        if scenario is not None:
+            table = table.filter(pc.equal(table.column("scenario"), scenario))
+        if threads is not None:
+            table = table.filter(pc.equal(table.column("threads"), threads))
+        return bool(table.num_rows > 0 and table.column(metric).null_count < table.num_rows)
+
+    def default_threads(self, scenario: str | None = None, metric: str | None = None) -> int:
+        """The thread count with the most commits (ties: the highest), optionally within a scenario and
+        among the points that measured ``metric``."""
         table = self.points
         if scenario is not None:
             table = table.filter(pc.equal(table.column("scenario"), scenario))
+        if metric is not None and metric in table.column_names:
+            table = table.filter(pc.is_valid(table.column(metric)))
         counts = table.group_by("threads").aggregate([("threads", "count")]).to_pylist()
         if not counts:
             return 1

@@ -26,8 +26,8 @@ _ALL = "all"
 
 # -- chart specifications -------------------------------------------------------------------------
 
-_FMT = {"qps": ",.0f", "p95_ms": ".3f"}
-_TITLES = {"qps": "QPS", "p95_ms": "p95 latency (ms)"}
+_FMT = {"qps": ",.0f", "p95_ms": ".3f", "instr_per_txn": ",.0f"}
+_TITLES = {"qps": "QPS", "p95_ms": "p95 latency (ms)", "instr_per_txn": "instructions/txn (cost runs)"}
 _WIDTH = 520
 _HEIGHT = 240
 
@@ -278,15 +278,17 @@ def _param_defs(filters: _Filters) -> list[alt.VariableParameter]:
 
 
 def dashboard_spec(data: TrendData, selection: Selection, *, validate: bool = True) -> dict[str, Any]:
-    """The interactive page: trends, versions and scaling for QPS and p95, with dropdown filters.
+    """The interactive page: trends, versions and scaling for every charted metric anyone measured
+    (QPS and p95 from timing runs, instructions per transaction from cost runs), with dropdown filters.
 
     ``validate`` checks the spec against the Vega-Lite schema (Altair; about 0.5 s the first time).
     """
     filters = _Filters(data, selection, interactive=True)
+    metrics = [m for m in TREND_METRICS if data.measured(m)] or ["qps"]
     chart = alt.vconcat(
-        alt.hconcat(_trend_chart("qps", data), _trend_chart("p95_ms", data)),
-        alt.hconcat(_versions_chart("qps", data), _versions_chart("p95_ms", data)),
-        alt.hconcat(_scaling_chart("qps", data), _scaling_chart("p95_ms", data)),
+        alt.hconcat(*(_trend_chart(m, data) for m in metrics)),
+        alt.hconcat(*(_versions_chart(m, data) for m in metrics)),
+        alt.hconcat(*(_scaling_chart(m, data) for m in metrics)),
     ).resolve_scale(color="independent")
     spec: dict[str, Any] = chart.to_dict(validate=validate)
     spec["params"] = [p.to_dict() for p in _param_defs(filters)]
@@ -297,42 +299,68 @@ def dashboard_spec(data: TrendData, selection: Selection, *, validate: bool = Tr
 IMAGE_KINDS: tuple[str, ...] = ("trend", "versions", "scaling")
 
 
-def _image_template(kind: str, data: TrendData) -> dict[str, Any]:
-    """The Vega-Lite dict of one kind of image, without params and data (filled per scenario)."""
+def _image_template(kind: str, data: TrendData, metrics: tuple[str, ...]) -> dict[str, Any]:
+    """The Vega-Lite dict of one kind of image for these metrics, without params and data (filled per scenario)."""
     if kind == "trend":  # no point marks: hundreds of commits rasterise slowly and add nothing in a picture
-        pair = [_trend_chart(m, data, points=False) for m in TREND_METRICS]
+        charts = [_trend_chart(m, data, points=False) for m in metrics]
     else:
         build = {"versions": _versions_chart, "scaling": _scaling_chart}[kind]
-        pair = [build(m, data) for m in TREND_METRICS]
-    chart = alt.hconcat(*pair).properties(title=alt.TitleParams("", anchor="start", fontSize=15))
+        charts = [build(m, data) for m in metrics]
+    chart = alt.hconcat(*charts).properties(title=alt.TitleParams("", anchor="start", fontSize=15))
     spec: dict[str, Any] = chart.to_dict(validate=False)  # the builders are validated by dashboard_spec
     return spec
+
+
+def image_plan(data: TrendData) -> list[tuple[Selection, str, tuple[str, ...]]]:
+    """``(selection, kind, metrics)`` of every image worth drawing, per scenario.
+
+    A metric is drawn only where it was measured (a cost-only scenario gets no empty QPS and p95 axes),
+    at the thread count with the most commits among its own runs (cost runs count at 1 thread, timing
+    runs often at more: each gets its own image then); a metric is in the scaling image only when it was
+    measured at two thread counts or more (one point would sit against the axis's edge).
+    """
+    plan: list[tuple[Selection, str, tuple[str, ...]]] = []
+    for scenario in data.scenarios:
+        by_threads: dict[int, list[str]] = {}
+        for metric in TREND_METRICS:
+            if data.measured(metric, scenario):
+                by_threads.setdefault(data.default_threads(scenario, metric), []).append(metric)
+        for threads, metrics in sorted(by_threads.items()):
+            plan += [(Selection(scenario, threads), kind, tuple(metrics)) for kind in ("trend", "versions")]
+        scaled = tuple(m for m in TREND_METRICS if sum(data.measured(m, scenario, t) for t in data.threads) >= 2)
+        if scaled:
+            plan.append((Selection(scenario, data.default_threads(scenario)), "scaling", scaled))
+    return plan
 
 
 def image_specs(
     data: TrendData, selections: Sequence[Selection] | None = None
 ) -> list[tuple[Selection, str, dict[str, Any]]]:
-    """``(selection, kind, spec)`` for every image: trend, versions and scaling per scenario.
+    """``(selection, kind, spec)`` for every image of :func:`image_plan` (or of the given selections).
 
-    Each kind is built with Altair once and then filled in per scenario (building charts is the slow
-    part of Altair); the selection is fixed in the params and the datasets are cut to it.
+    Each kind and metric set is built with Altair once and then filled in per scenario (building charts
+    is the slow part of Altair); the selection is fixed in the params and the datasets are cut to it.
     """
     if selections is None:
-        selections = [Selection(s, data.default_threads(s)) for s in data.scenarios]
-    templates = {kind: _image_template(kind, data) for kind in IMAGE_KINDS}
+        plan = image_plan(data)
+    else:
+        every = tuple(m for m in TREND_METRICS if data.measured(m)) or ("qps",)
+        plan = [(s, kind, every) for s in selections for kind in IMAGE_KINDS]
+    templates: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
     out = []
-    for selection in selections:
+    for selection, kind, metrics in plan:
+        template = templates.get((kind, metrics))
+        if template is None:
+            template = templates[(kind, metrics)] = _image_template(kind, data, metrics)
         filters = _Filters(data, selection, interactive=False)
-        params = [p.to_dict() for p in _param_defs(filters)]
-        for kind, template in templates.items():
-            spec = dict(template)
-            spec["title"] = {
-                **template["title"],
-                "text": selection.scenario + ("" if kind == "scaling" else f" · {selection.threads} threads"),
-            }
-            spec["params"] = params
-            spec["datasets"] = _datasets(data, selection, kind)
-            out.append((selection, kind, spec))
+        spec = dict(template)
+        spec["title"] = {
+            **template["title"],
+            "text": selection.scenario + ("" if kind == "scaling" else f" · {selection.threads} threads"),
+        }
+        spec["params"] = [p.to_dict() for p in _param_defs(filters)]
+        spec["datasets"] = _datasets(data, selection, kind)
+        out.append((selection, kind, spec))
     return out
 
 

@@ -236,7 +236,12 @@ levels, the confidence is 1 − p.</p>
 def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, ...]:
     png_dir = out_dir / "png"
     png_dir.mkdir(parents=True, exist_ok=True)
-    jobs = [(png_dir / f"{slug(sel.scenario)}-{kind}.png", spec) for sel, kind, spec in image_specs(data)]
+    specs = image_specs(data)
+    names = [f"{slug(sel.scenario)}-{kind}" for sel, kind, _ in specs]
+    jobs = [  # a scenario charted at two thread counts (timing and cost runs) names its images by threads
+        (png_dir / (f"{name}-{sel.threads}t.png" if names.count(name) > 1 else f"{name}.png"), spec)
+        for name, (sel, _, spec) in zip(names, specs, strict=True)
+    ]
     written = []
     for path, spec in jobs:  # one at a time: vl-convert's renderer does not run two charts at once
         try:

@@ -201,7 +201,15 @@ def _time_extents(points: pa.Table) -> dict[str, list[int]]:
 
 
 def history_tables(table: pa.Table) -> tuple[int, pa.Table, pa.Table, pa.Table, dict[str, list[int]]]:
-    """(ok runs, points, versions, scaling, time extents) of a metrics table."""
+    """(ok runs, points, versions, scaling, time extents) of a metrics table.
+
+    Instructions per transaction are charted from cost runs only: a timing run's count (perf, where
+    counters work) covers the whole server process and is another number.
+    """
+    if table.num_rows and "instr_per_txn" in table.column_names and "kind" in table.column_names:
+        cost = pc.equal(pc.fill_null(table.column("kind"), ""), "cost")
+        instr = pc.if_else(cost, table.column("instr_per_txn"), pa.scalar(None, pa.float64()))
+        table = table.set_column(table.column_names.index("instr_per_txn"), "instr_per_txn", instr)
     ok_runs = int(pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0) if table.num_rows else 0
     if ok_runs == 0:
         return 0, table.slice(0, 0), table.slice(0, 0), table.slice(0, 0), {}

@@ -231,3 +231,63 @@ def test_trend_charts_profiles_as_separate_series() -> None:
     assert _profiles_apart(mixed).column("server").to_pylist() == ["mariadb-local [ci]", "mariadb-local [full]"]
     single = pa.table({"server": ["mariadb-local"], "profile": ["ci"]})
     assert _profiles_apart(single).column("server").to_pylist() == ["mariadb-local"]
+
+
+def _cost_history(commits: int = 4) -> list[RunResult]:
+    """Cost runs only (instructions per transaction at 1 thread), as a cost-only check stores them."""
+    runs = []
+    for c in range(commits):
+        for rep in range(3):
+            base = make_run(rep, threads=1)
+            runs.append(
+                replace(
+                    base,
+                    run_id=f"c-{c:02d}-{rep}",
+                    kind="cost",
+                    started_at=T0 + timedelta(hours=c, minutes=rep),
+                    git_sha=f"{c:02d}" + "cd" * 19,
+                    metrics=Metrics(instr_per_txn=42_000.0 + c),
+                )
+            )
+    return runs
+
+
+def test_a_cost_only_store_charts_instructions_and_no_empty_axes(tmp_path: Path) -> None:
+    """A cost-only report embedded three empty PNGs (QPS and p95 axes, no data): now it charts
+    instructions per transaction, and nothing that was not measured (one thread count: no scaling)."""
+    from harness.report.charts import image_plan
+
+    s = Store(tmp_path / "cost.duckdb")
+    s.save_many(_cost_history())
+    data = trend_data(s.metrics_table())
+    plan = image_plan(data)
+    assert [(sel.threads, kind, metrics) for sel, kind, metrics in plan] == [
+        (1, "trend", ("instr_per_txn",)),
+        (1, "versions", ("instr_per_txn",)),
+    ]
+    result = build_site(data, tmp_path / "site", images=True)
+    assert [p.name for p in result.images] == ["oltp_read_only-trend.png", "oltp_read_only-versions.png"]
+    spec = dashboard_spec(data, Selection("oltp_read_only", 1), validate=True)
+    titles = json.dumps(spec)
+    assert "instructions/txn (cost runs) across commits" in titles and "QPS across commits" not in titles
+
+
+def test_timing_and_cost_runs_get_their_own_thread_counts(store: Store, tmp_path: Path) -> None:
+    """Timing runs at 4 and 8 threads and cost runs at 1: QPS and p95 at 8 threads, instructions at 1, a
+    scaling image of what was measured at two thread counts or more (not the instructions)."""
+    from harness.report.charts import image_plan
+
+    s = Store(tmp_path / "both.duckdb")
+    s.save_many([*history(), *_cost_history()])
+    data = trend_data(s.metrics_table())
+    plan = {(sel.threads, kind): metrics for sel, kind, metrics in image_plan(data)}
+    assert plan == {
+        (1, "trend"): ("instr_per_txn",),
+        (1, "versions"): ("instr_per_txn",),
+        (8, "trend"): ("qps", "p95_ms"),
+        (8, "versions"): ("qps", "p95_ms"),
+        (8, "scaling"): ("qps", "p95_ms"),
+    }
+    perf_counted = [replace(r, metrics=Metrics(qps=1.0, p95_ms=1.0, instr_per_txn=9e9)) for r in history()[:3]]
+    s.save_many(perf_counted)  # a timing run's own instructions (perf) are another count: never charted
+    assert max(v for v in trend_data(s.metrics_table()).points.column("instr_per_txn").to_pylist() if v) < 50_000
