@@ -12,6 +12,7 @@ from harness.model import (
     IntervalSample,
     LatencyBucket,
     Metrics,
+    OperationStats,
     Probes,
     RunKind,
     RunResult,
@@ -85,6 +86,7 @@ def build_result(
     cost: CostIdentity | None = None,
     cost_profile: CostProfile | None = None,
     build_id: str = "",
+    operations: tuple[OperationStats, ...] = (),
 ) -> RunResult:
     """The one place a measured run's record is built: identity from the context, outcome from the run."""
     readings = probes or Probes()
@@ -128,4 +130,5 @@ def build_result(
         build_id=cost.build_id if cost else build_id,
         requested_hash=cost.requested_hash if cost else "",
         cost_profile=cost_profile,
+        operations=operations,
     )

@@ -42,7 +42,7 @@ READ_VIEW_NOTE = "writes counted with a read view held open (purge stopped for t
 
 
 @contextmanager
-def read_view(endpoint: Endpoint) -> Iterator[None]:
+def read_view(endpoint: Endpoint, table: str = "sbtest1") -> Iterator[None]:
     """A consistent-snapshot transaction held open on its own idle connection (it costs nothing in dispatch)."""
     try:
         conn = connect(endpoint.host, endpoint.port, endpoint.user, endpoint.password, endpoint.database, timeout=60)
@@ -51,7 +51,7 @@ def read_view(endpoint: Endpoint) -> Iterator[None]:
     try:
         with conn.cursor() as cur:
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            cur.execute("SELECT id FROM sbtest1 LIMIT 1")
+            cur.execute(f"SELECT 1 FROM `{table}` LIMIT 1")
             cur.fetchall()
         yield
     finally:
@@ -90,7 +90,8 @@ def _count(live: Live) -> RunResult:
     control = live.instance.control
     if control is None:
         raise ServerError(f"{ctx.server.name} was not started under callgrind")
-    with read_view(live.instance.endpoint) if settings.read_view else contextlib.nullcontext():
+    table = ctx.scenario.created_tables[0]
+    with read_view(live.instance.endpoint, table) if settings.read_view else contextlib.nullcontext():
         if settings.warmup_events:
             _sysbench(ctx, live.instance, settings.warmup_events, "warm-up")
         control.zero()
@@ -112,6 +113,7 @@ def _count(live: Live) -> RunResult:
         notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *live.ledger.warnings),
         cost=live.cost,
         cost_profile=profile,
+        operations=measured.operations,
     )
     unnamed = profile.unnamed_ir / max(1, profile.total_ir)
     live.reporter.phase(

@@ -246,7 +246,7 @@ def _cleanup_external(instance: ServerInstance, scenario: Scenario) -> None:
     database = instance.endpoint.database.replace("`", "``")
     run_sql(
         instance.endpoint,
-        [f"DROP TABLE IF EXISTS `{database}`.`sbtest{i}`" for i in range(1, scenario.tables + 1)],
+        [f"DROP TABLE IF EXISTS `{database}`.`{table}`" for table in scenario.created_tables],
     )
 
 

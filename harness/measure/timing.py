@@ -131,6 +131,7 @@ def _time(live: Live) -> RunResult:
             totals=outcome.totals,
             probes=readings,
             build_id=live.build_id,
+            operations=outcome.operations,
             notes=(*live.ledger.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
         )
 

@@ -13,6 +13,8 @@ The pipeline, and the record each stage hands on::
 
 from harness.model.endpoint import Endpoint
 from harness.model.ids import stable_hash
+from harness.model.latency import LatencyBucket, histogram_percentile
+from harness.model.operations import OperationStats
 from harness.model.outcome import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, Outcome, exit_code
 from harness.model.run import (
     METRIC_LABELS,
@@ -20,7 +22,6 @@ from harness.model.run import (
     CostProfile,
     FunctionCost,
     IntervalSample,
-    LatencyBucket,
     Metrics,
     Probes,
     RunKind,
@@ -28,7 +29,6 @@ from harness.model.run import (
     RunStatus,
     Testbed,
     Totals,
-    histogram_percentile,
 )
 from harness.model.scenario import CostSettings, Scenario
 from harness.model.server import Flavour, ProviderKind, Server
@@ -59,6 +59,7 @@ __all__ = [
     "LatencyBucket",
     "MetricVerdict",
     "Metrics",
+    "OperationStats",
     "Outcome",
     "Probes",
     "ProviderKind",

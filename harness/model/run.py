@@ -8,6 +8,8 @@ from datetime import datetime
 from typing import ClassVar, Literal
 
 from harness.model.ids import stable_hash
+from harness.model.latency import LatencyBucket, histogram_percentile
+from harness.model.operations import OperationStats, is_operation_metric, operation_metric
 
 RunStatus = Literal["ok", "failed"]
 #: A timing run (wall-clock QPS, latency, CPU time) or a cost run (instructions counted under callgrind;
@@ -102,29 +104,6 @@ class IntervalSample:
     @property
     def tps(self) -> float:
         return self.events / self.interval_s if self.interval_s > 0 else 0.0
-
-
-@dataclass(frozen=True)
-class LatencyBucket:
-    """One non-empty bucket of sysbench's latency histogram (``--histogram=on``)."""
-
-    value_ms: float
-    count: int
-
-
-def histogram_percentile(buckets: Sequence[LatencyBucket], pct: float) -> float | None:
-    """The ``pct`` percentile of a histogram the way sysbench computes it (first bucket reaching it)."""
-    total = sum(b.count for b in buckets)
-    if total == 0:
-        return None
-    need = total * pct / 100.0
-    running = 0
-    ordered = sorted(buckets, key=lambda b: b.value_ms)
-    for bucket in ordered:
-        running += bucket.count
-        if running >= need:
-            return bucket.value_ms
-    return ordered[-1].value_ms
 
 
 @dataclass(frozen=True)
@@ -283,6 +262,8 @@ class RunResult:
     probes: Probes = field(default_factory=Probes)
     metrics: Metrics = field(default_factory=Metrics)
     cost_profile: CostProfile | None = None
+    #: Per-operation statistics of a workload that reports them (the per-operation protocol), by type.
+    operations: tuple[OperationStats, ...] = ()
 
     def __post_init__(self) -> None:
         if self.status == "ok" and self.totals is None:
@@ -295,6 +276,12 @@ class RunResult:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    def metric(self, name: str) -> float | None:
+        """Any metric by name: a :class:`Metrics` field, or a per-operation one (``READ.p99_ms``, ``ops_per_s``)."""
+        if is_operation_metric(name):
+            return operation_metric(self.operations, name)
+        return self.metrics.get(name)
 
     def summary_dict(self) -> dict[str, object]:
         """The flat JSON document of ``dbperf run --json``."""
@@ -321,6 +308,10 @@ class RunResult:
             "cpu_us_per_txn": m.cpu_per_txn,
             "instructions_per_txn": m.instr_per_txn,
             "instructions_per_query": m.instr_per_query,
+            "ops_per_s": sum(o.count for o in self.operations) / self.operations[0].seconds
+            if self.operations and self.operations[0].seconds > 0
+            else None,
+            "operations": [operation_dict(o) for o in self.operations],
             "backend": self.backend or None,
             "notes": list(self.notes),
             "config_hash": self.config_hash,
@@ -328,3 +319,18 @@ class RunResult:
             "git_sha": self.git_sha,
             "started_at": self.started_at.isoformat(),
         }
+
+
+def operation_dict(op: OperationStats) -> dict[str, object]:
+    """One operation type in ``dbperf run --json``."""
+    return {
+        "type": op.type,
+        "count": op.count,
+        "errors": op.errors,
+        "retries": op.retries,
+        "ops_per_s": op.ops_per_s,
+        "avg_ms": op.avg_ms,
+        "p50_ms": op.p50_ms,
+        "p95_ms": op.p95_ms,
+        "p99_ms": op.p99_ms,
+    }

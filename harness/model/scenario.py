@@ -57,6 +57,13 @@ class Scenario:
     #: the latency objective of a thread sweep: with two or more thread counts, A/B timing comparisons
     #: judge each side's capacity at it (clients and QPS where p95 reaches it; harness.judge.capacity)
     slo_p95_ms: float | None = None
+    #: The tables the workload creates (``usertable``); empty: sysbench's ``sbtest1`` .. ``sbtest<tables>``.
+    table_names: tuple[str, ...] = ()
+    #: A per-operation metric reports show first (``NEW_ORDER.ops_per_min``), and its label ("NOPM").
+    headline: str = ""
+    headline_label: str = ""
+    #: The name of a dataset several scenarios load alike (``ycsb``): they share its snapshot.
+    dataset_name: str = ""
 
     def __post_init__(self) -> None:
         if not self.threads or any(t < 1 for t in self.threads):
@@ -64,9 +71,14 @@ class Scenario:
         if self.time_s < 1 or self.warmup_s < 0 or self.repetitions < 1:
             raise ValueError(f"scenario {self.name}: time_s >= 1, warmup_s >= 0, repetitions >= 1")
 
+    @property
+    def created_tables(self) -> tuple[str, ...]:
+        """The tables the workload's ``prepare`` creates."""
+        return self.table_names or tuple(f"sbtest{i}" for i in range(1, self.tables + 1))
+
     def dataset_key(self) -> dict[str, object]:
         """What a prepared dataset depends on (besides the server build and sysbench version)."""
-        return {"script": self.script, "tables": self.tables, "table_size": self.table_size}
+        return {"script": self.dataset_name or self.script, "tables": self.tables, "table_size": self.table_size}
 
     def with_overrides(
         self,

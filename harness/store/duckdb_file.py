@@ -69,8 +69,11 @@ FILES: dict[str, str] = {
     "histogram": "histogram.parquet",
     "functions": "functions.parquet",
     "profiles": "profile.parquet",
+    "operations": "operations.parquet",
 }
 RUN_FILE = FILES["runs"]
+#: Files written only when the run has rows for them (readers take a missing file as no rows).
+OPTIONAL_FILES = frozenset({"operations"})
 _STAGING = ".staging"
 _STALE_STAGING_S = 3600.0
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=-]{0,199}")
@@ -193,6 +196,8 @@ class Store(ResultStore):
         try:
             staging.mkdir(parents=True)
             for table in TABLES:
+                if table in OPTIONAL_FILES and not tables[table].num_rows:
+                    continue  # most runs report no operation types: no empty file per run
                 pq.write_table(tables[table], staging / FILES[table])
                 _fsync(staging / FILES[table])
             if final.exists():  # a run saved again: swap the folders

@@ -13,8 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from harness.model import CostProfile, IntervalSample, LatencyBucket, RunResult
-from harness.store.rows import BUCKET_FIELDS, COLUMNS, INTERVAL_FIELDS, TABLES, profile_from_rows, run_from_row
+from harness.model import CostProfile, IntervalSample, LatencyBucket, OperationStats, RunResult
+from harness.store.rows import (
+    BUCKET_FIELDS,
+    COLUMNS,
+    INTERVAL_FIELDS,
+    TABLES,
+    operation_from_row,
+    profile_from_rows,
+    run_from_row,
+)
 from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS
 
 if TYPE_CHECKING:
@@ -31,10 +39,17 @@ class Samples:
 
     intervals: dict[str, list[IntervalSample]] = field(default_factory=dict)
     histograms: dict[str, list[LatencyBucket]] = field(default_factory=dict)
+    operations: dict[str, list[OperationStats]] = field(default_factory=dict)
 
     def run(self, row: dict[str, Any], profile: CostProfile | None) -> RunResult:
         run_id = row["run_id"]
-        return run_from_row(row, self.intervals.get(run_id, ()), self.histograms.get(run_id, ()), profile)
+        return run_from_row(
+            row,
+            self.intervals.get(run_id, ()),
+            self.histograms.get(run_id, ()),
+            profile,
+            self.operations.get(run_id, ()),
+        )
 
 
 def table(con: duckdb.DuckDBPyConnection, sql: str, params: object = None) -> pa.Table:
@@ -98,6 +113,16 @@ def samples(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> Samples:
     return out
 
 
+def operations(con: duckdb.DuckDBPyConnection, run_ids: list[str], into: Samples) -> Samples:
+    """The per-operation rows of these runs added to ``into`` (always read: a few rows per run, and the
+    gate, reports and exports need them)."""
+    if run_ids:
+        sql = "SELECT t.* FROM operations t WHERE {ids} ORDER BY t.run_id, t.op_type"
+        for row in with_ids(con, run_ids, sql):
+            into.operations.setdefault(row["run_id"], []).append(operation_from_row(row))
+    return into
+
+
 def profiles(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> dict[str, CostProfile]:
     """The cost profiles (functions by self cost, and the raw dump) of these runs, where they have one."""
     if not run_ids:
@@ -124,7 +149,7 @@ def read_runs(
     sql, params = select("*", filters, limit)
     rows = records(con, sql, params)
     ids = [row["run_id"] for row in rows]
-    found = samples(con, ids) if with_samples else Samples()
+    found = operations(con, ids, samples(con, ids) if with_samples else Samples())
     costs = profiles(con, ids) if with_profiles else {}
     return [found.run(row, costs.get(row["run_id"])) for row in rows]
 
@@ -134,7 +159,7 @@ def read_one(con: duckdb.DuckDBPyConnection, run_id: str) -> RunResult | None:
     rows = records(con, "SELECT * FROM runs WHERE run_id = ?", [run_id])
     if not rows:
         return None
-    return samples(con, [run_id]).run(rows[0], profiles(con, [run_id]).get(run_id))
+    return operations(con, [run_id], samples(con, [run_id])).run(rows[0], profiles(con, [run_id]).get(run_id))
 
 
 def metrics(con: duckdb.DuckDBPyConnection, filters: Mapping[str, object], limit: int | None) -> pa.Table:

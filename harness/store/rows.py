@@ -15,6 +15,7 @@ from harness.model import (
     IntervalSample,
     LatencyBucket,
     Metrics,
+    OperationStats,
     Probes,
     RunResult,
     Testbed,
@@ -24,6 +25,7 @@ from harness.store.schema import (
     FUNCTION_COLUMNS,
     HISTOGRAM_COLUMNS,
     INTERVAL_COLUMNS,
+    OPERATION_COLUMNS,
     PROFILE_COLUMNS,
     RUN_COLUMNS,
     arrow_schema,
@@ -33,13 +35,14 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The store's tables, in the order a run's rows are written.
-TABLES: tuple[str, ...] = ("runs", "intervals", "histogram", "functions", "profiles")
+TABLES: tuple[str, ...] = ("runs", "intervals", "histogram", "functions", "profiles", "operations")
 COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "runs": RUN_COLUMNS,
     "intervals": INTERVAL_COLUMNS,
     "histogram": HISTOGRAM_COLUMNS,
     "functions": FUNCTION_COLUMNS,
     "profiles": PROFILE_COLUMNS,
+    "operations": OPERATION_COLUMNS,
 }
 _TOTALS_FIELDS = tuple(f.name for f in fields(Totals))
 _METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
@@ -150,7 +153,52 @@ def arrow_tables(runs: Sequence[RunResult]) -> dict[str, pa.Table]:
         "histogram": pa.table(buckets, schema=table_schema("histogram")),
         "functions": pa.table(functions, schema=table_schema("functions")),
         "profiles": pa.table(profiles, schema=table_schema("profiles")),
+        "operations": operation_table(runs),
     }
+
+
+# --- per-operation statistics (issue 22) ---------------------------------------------------------------
+def operation_table(runs: Sequence[RunResult]) -> pa.Table:
+    """The ``operations`` rows of these runs: one per operation type (percentiles kept for plain SQL)."""
+    import pyarrow as pa  # where rows are written (reading the store needs no pyarrow)
+
+    schema = table_schema("operations")
+    columns: dict[str, list[object]] = {name: [] for name in schema.names}
+    for run in runs:
+        for op in run.operations:
+            row: dict[str, object] = {
+                "run_id": run.run_id,
+                "op_type": op.type,
+                "count": op.count,
+                "errors": op.errors,
+                "retries": op.retries,
+                "latency_sum_ms": op.latency_sum_ms,
+                "seconds": op.seconds,
+                "ops_per_s": op.ops_per_s,
+                "p50_ms": op.p50_ms,
+                "p95_ms": op.p95_ms,
+                "p99_ms": op.p99_ms,
+                "histogram": json.dumps([[b.value_ms, b.count] for b in op.histogram]),
+            }
+            for name, value in row.items():
+                columns[name].append(value)
+    return pa.table(columns, schema=schema)
+
+
+def operation_from_row(row: Mapping[str, Any]) -> OperationStats:
+    """One :class:`OperationStats` back from its ``operations`` row."""
+    return OperationStats(
+        type=row["op_type"],
+        count=int(row["count"]),
+        errors=int(row["errors"]),
+        retries=int(row["retries"]),
+        latency_sum_ms=float(row["latency_sum_ms"]),
+        seconds=float(row["seconds"]),
+        histogram=tuple(LatencyBucket(float(v), int(c)) for v, c in json.loads(row["histogram"] or "[]")),
+    )
+
+
+# --- end per-operation statistics ----------------------------------------------------------------------
 
 
 def profile_from_rows(total_ir: int, dump: bytes, functions: Sequence[Mapping[str, Any]]) -> CostProfile:
@@ -167,6 +215,7 @@ def run_from_row(
     intervals: Sequence[IntervalSample],
     histogram: Sequence[LatencyBucket],
     profile: CostProfile | None = None,
+    operations: Sequence[OperationStats] = (),
 ) -> RunResult:
     """A RunResult back from a ``runs`` row (as a dict), its samples and its cost profile."""
     totals = None
@@ -207,5 +256,6 @@ def run_from_row(
         kind="cost" if row.get("kind") == "cost" else "time",
         notes=tuple(json.loads(row.get("notes") or "[]")),
         cost_profile=profile,
+        operations=tuple(operations),
         **{name: row.get(name) or "" for name in _TEXT_FIELDS},
     )

@@ -21,7 +21,7 @@ from harness.errors import StoreError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 #: Every column of ``runs`` in the current version, with its DuckDB type.
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -137,6 +137,25 @@ PROFILE_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dump", "BLOB"),
 )
 
+# --- per-operation statistics (version 5, issue 22) -------------------------------------------------
+#: One row per operation type of a run that reports them (the per-operation protocol): counts over the
+#: measured window, the window's seconds, and the merged latency histogram as JSON ``[[value_ms, count]]``.
+OPERATION_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "VARCHAR"),
+    ("op_type", "VARCHAR"),
+    ("count", "BIGINT"),
+    ("errors", "BIGINT"),
+    ("retries", "BIGINT"),
+    ("latency_sum_ms", "DOUBLE"),
+    ("seconds", "DOUBLE"),
+    ("ops_per_s", "DOUBLE"),
+    ("p50_ms", "DOUBLE"),
+    ("p95_ms", "DOUBLE"),
+    ("p99_ms", "DOUBLE"),
+    ("histogram", "VARCHAR"),
+)
+# --- end per-operation statistics ---------------------------------------------------------------------
+
 #: The columns of :meth:`harness.store.duckdb_file.Store.metrics_table`, in order (metrics come after these).
 METRICS_TABLE_KEYS: tuple[str, ...] = (
     "run_id",
@@ -242,6 +261,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: tuple(
         f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V4_ADDED
     ),
+    # --- per-operation statistics (issue 22): one new table, nothing else changes ---
+    4: (_create("operations", OPERATION_COLUMNS),),
+    # --- end per-operation statistics ---
 }
 
 

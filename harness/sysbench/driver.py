@@ -27,11 +27,12 @@ from pathlib import Path
 
 from harness import workspace
 from harness.config.scenarios import BUNDLED_SCRIPTS, resolve_script
-from harness.errors import SysbenchError
-from harness.model import IntervalSample, LatencyBucket, Scenario, Totals
+from harness.errors import LogParseError, SysbenchError
+from harness.model import IntervalSample, LatencyBucket, OperationStats, Scenario, Totals
 from harness.model.endpoint import Endpoint
 from harness.sysbench.failures import SysbenchFailure, classify_failure, overrun
 from harness.sysbench.histogram import parse_histogram
+from harness.sysbench.operations import parse_operations
 from harness.workspace import child_environment
 
 PINNED_VERSION = "1.0.20"
@@ -56,6 +57,10 @@ end
 
 sysbench.hooks.report_intermediate = function(stat) emit("interval", stat) end
 sysbench.hooks.report_cumulative = function(stat) emit("cumulative", stat) end
+
+-- the per-operation protocol's warm-up cut (scenarios/lua/dbperf_ops.lua reads it)
+sysbench.cmdline.options = sysbench.cmdline.options or {{}}
+sysbench.cmdline.options.dbperf_warmup_s = {{"dbperf: seconds of warm-up whose operations are not counted", 0}}
 """
 
 
@@ -131,6 +136,10 @@ def _fill(scenario: Scenario, folder: Path) -> tuple[Path, Path]:
         scenarios_dir = scenario.source.parent if scenario.source else Path("scenarios")
         source = resolve_script(scenario.script, scenarios_dir)
         module = "dbperf_custom_" + re.sub(r"\W", "_", source.stem)
+        # the modules beside the script (e.g. dbperf_ops.lua) are found by require() under their own names
+        for sibling in sorted(source.parent.glob("*.lua")):
+            if sibling != source:
+                shutil.copyfile(sibling, folder / sibling.name)
         shutil.copyfile(source, folder / f"{module}.lua")
     wrapper = folder / "dbperf_run.lua"
     wrapper.write_text(_WRAPPER.format(module=module, prefix=PREFIX))
@@ -170,6 +179,7 @@ def run_argv(
     ]
     if scenario.warmup_s > 0:
         argv.append(f"--report-checkpoints={scenario.warmup_s}")
+        argv.append(f"--dbperf-warmup-s={scenario.warmup_s}")  # the per-operation protocol's cut
     argv.append("run")
     if client_cpuset:
         argv = ["taskset", "-c", client_cpuset, *argv]
@@ -228,6 +238,8 @@ class SysbenchOutcome:
     histogram: tuple[LatencyBucket, ...]
     failure: SysbenchFailure | None
     output: str
+    #: per-operation statistics, when the script reports them (``DBPERF-OPS`` lines)
+    operations: tuple[OperationStats, ...] = ()
 
 
 def _counts(record: Mapping[str, float]) -> dict[str, int]:
@@ -277,6 +289,17 @@ def parse_output(text: str, *, warmup_s: float, exit_code: int, expected_s: floa
     measured = cumulative[-1] if cumulative and (warmup_s <= 0 or len(cumulative) >= 2) else None
     totals = _totals(measured) if measured else None
     failure = classify_failure(text, exit_code)
+    operations: tuple[OperationStats, ...] = ()
+    try:
+        operations = parse_operations(text.splitlines(), totals.time_s if totals else 0.0)
+    except LogParseError as exc:
+        failure = failure or SysbenchFailure(
+            kind="protocol",
+            error_code=None,
+            excerpt="",
+            cause=f"the workload script wrote a malformed per-operation line ({exc.problem})",
+            fix="fix the script's DBPERF-OPS output (scenarios/README.md, the per-operation protocol)",
+        )
     if failure is None and exit_code != 0:
         failure = classify_failure(text + "\n(exit code only)", exit_code)
     if failure is None and totals is None:
@@ -300,6 +323,7 @@ def parse_output(text: str, *, warmup_s: float, exit_code: int, expected_s: floa
         histogram=histogram,
         failure=failure,
         output=text,
+        operations=operations,
     )
 
 
@@ -448,6 +472,7 @@ def run(
         histogram=parsed.histogram,
         failure=failure,
         output=parsed.output,
+        operations=parsed.operations,
     )
 
 
