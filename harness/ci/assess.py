@@ -52,6 +52,7 @@ def _history_noise(store_path: Path | str) -> design_check.NoiseSource:
         values = [
             r[metric]
             for r in rows
+            if metric in r  # per-operation metrics are not columns of the metrics table: assumed noise
             if r["scenario"] == planned.scenario.name
             and r["server"] == planned.server.name
             and r["threads"] in planned.scenario.threads

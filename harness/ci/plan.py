@@ -59,7 +59,7 @@ from harness.ci.records import (
     Recording,
     Side,
 )
-from harness.ci.trees import Trees, config_ref, materialised, script_ref, stem
+from harness.ci.trees import Trees, config_ref, materialised, stem
 from harness.config.scenarios import PROFILES
 from harness.errors import ConfigError
 
@@ -157,10 +157,10 @@ class _Builder:
             if (old := self._source(path, "R")) and area_of(old) == "scenario":
                 counterpart = stem(old)
                 renamed_from.add(counterpart)
-            refs = {path, script_ref(self.trees.raw("head", path))}
+            refs = {path, *self.trees.script_refs("head", path)}
             if counterpart is not None:
                 base_path = f"{SCENARIOS}/{counterpart}.toml"
-                refs |= {base_path, script_ref(self.trees.raw("base", base_path))}
+                refs |= {base_path, *self.trees.script_refs("base", base_path)}
             if not refs & touched:
                 continue
             head_scenario = self.trees.scenario("head", name)
@@ -214,7 +214,7 @@ class _Builder:
             for name in self.trees.stems(tree, SERVERS):
                 referenced.add(config_ref(self.trees.raw(tree, f"{SERVERS}/{name}.toml")) or "")
             for name in self.trees.stems(tree, SCENARIOS):
-                referenced.add(script_ref(self.trees.raw(tree, f"{SCENARIOS}/{name}.toml")) or "")
+                referenced |= self.trees.script_refs(tree, f"{SCENARIOS}/{name}.toml")
         for change in self.changes:
             if (
                 change.area in ("server-file", "scenario-file")

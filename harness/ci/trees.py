@@ -14,7 +14,7 @@ from pathlib import Path
 from harness import workspace
 from harness.ci.git import materialise
 from harness.ci.records import SCENARIOS, SERVERS, Side, Tree
-from harness.config.scenarios import load_scenario_file
+from harness.config.scenarios import load_scenario_file, required_modules
 from harness.config.servers import load_server_file
 from harness.errors import ConfigError
 from harness.model import Scenario, Server
@@ -61,6 +61,15 @@ class Trees:
             return tomllib.loads((self.roots[tree] / rel).read_text())
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
             return {}
+
+    def script_refs(self, tree: Tree, rel: str) -> set[str]:
+        """The Lua files a scenario file runs: its script and the modules beside it that it requires."""
+        script = script_ref(self.raw(tree, rel))
+        if script is None:
+            return set()
+        path = self.roots[tree] / script
+        modules = required_modules(path) if path.is_file() else []
+        return {script, *(posixpath.join(posixpath.dirname(script), m.name) for m in modules)}
 
     def server(self, tree: Tree, name: str) -> Server:
         try:

@@ -17,6 +17,7 @@ from harness.cli.selection import RunFilter, note, pop_filter, select_runs
 from harness.config.values import parse_metrics
 from harness.errors import ConfigError, ReportError, StoreError
 from harness.model import METRIC_LABELS, METRICS, RunResult
+from harness.report.operations import operations_table
 from harness.report.tables import new_table, show
 from harness.report.terminal import console, runs_table, scaling_table
 from harness.report.verdicts import fmt_value
@@ -125,6 +126,9 @@ def _print_runs(runs: list[RunResult], described: str, stream: Any) -> None:
     scaling = scaling_table(runs)
     if scaling is not None:
         show(out, scaling)
+    per_type = operations_table(runs)
+    if per_type is not None:
+        show(out, per_type)
     failed = sum(1 for r in runs if not r.ok)
     out.print(f"{len(runs)} run(s), {failed} failed.")
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
@@ -37,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from harness.config.files import load_toml_model
 from harness.errors import ConfigError
 from harness.model import METRICS, CostSettings, Scenario, stable_hash
+from harness.model.operations import is_operation_metric
 
 BUNDLED_DIR = Path("/usr/share/sysbench")
 BUNDLED_SCRIPTS = (
@@ -108,6 +110,8 @@ class _Dataset(BaseModel):
 
     tables: int = Field(ge=1, le=1024)
     table_size: int = Field(ge=1)
+    #: scenarios whose scripts load the same tables alike share the snapshot under this name
+    shared_as: str = Field(default="", pattern=r"^([a-z0-9][a-z0-9_]*)?$")
 
 
 class _ScenarioFile(BaseModel):
@@ -127,14 +131,33 @@ class _ScenarioFile(BaseModel):
     min_effect: dict[str, float] = Field(default_factory=dict)
     profiles: dict[Literal["quick", "ci", "full"], _Profile]
     cost: _Cost = Field(default_factory=_Cost)
+    table_names: list[str] = Field(default_factory=list)
+    headline: str = ""
+    headline_label: str = ""
+
+    @field_validator("table_names")
+    @classmethod
+    def _table_names(cls, value: list[str]) -> list[str]:
+        bad = [t for t in value if not re.fullmatch(r"[a-z_][a-z0-9_]{0,63}", t)]
+        if bad:
+            raise ValueError(f"table names {bad} must be lower-case identifiers")
+        return value
+
+    @field_validator("headline")
+    @classmethod
+    def _headline(cls, value: str) -> str:
+        if value and not is_operation_metric(value):
+            raise ValueError(f"headline {value!r} is not a per-operation metric such as 'NEW_ORDER.ops_per_min'")
+        return value
 
     @field_validator("gate")
     @classmethod
     def _gate(cls, value: list[str]) -> list[str]:
-        unknown = [m for m in value if m not in METRICS]
+        unknown = [m for m in value if m not in METRICS and not is_operation_metric(m)]
         if unknown:
             raise ValueError(
-                f"unknown metric(s) {unknown}; allowed: {', '.join(METRICS)}{_TPS_NOTE * ('tps' in unknown)}"
+                f"unknown metric(s) {unknown}; allowed: {', '.join(METRICS)}, ops_per_s or per-operation "
+                f"ones such as READ.p99_ms{_TPS_NOTE * ('tps' in unknown)}"
             )
         return value
 
@@ -142,7 +165,7 @@ class _ScenarioFile(BaseModel):
     @classmethod
     def _min_effect(cls, value: dict[str, float]) -> dict[str, float]:
         for metric, effect in value.items():
-            if metric not in METRICS:
+            if metric not in METRICS and not is_operation_metric(metric):
                 raise ValueError(
                     f"unknown metric '{metric}'; allowed: {', '.join(METRICS)}{_TPS_NOTE * (metric == 'tps')}"
                 )
@@ -204,6 +227,10 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
     table_size = prof.table_size or spec.dataset.table_size
     options = {k: _to_str(v) for k, v in sorted(spec.options.items())}
     script_text = script_path.read_text() if script_path.is_file() else spec.script
+    modules_text = ""
+    if script_path.is_file() and "/" in spec.script:
+        modules_text = "".join(m.read_text() for m in required_modules(script_path))  # they change numbers too
+    script_text += modules_text
     definition = {
         "script": spec.script,
         "script_text": stable_hash(script_text),
@@ -244,7 +271,28 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         definition_hash=stable_hash(definition),
         cost=cost,
         cost_hash=stable_hash({**cost_definition, "cost": dataclasses.asdict(cost), "kind": "cost"}),
+        table_names=tuple(spec.table_names),
+        # a shared dataset is loaded by the modules the scripts share: a change to them is a new dataset
+        dataset_name=f"shared:{spec.dataset.shared_as}:{stable_hash(modules_text)}" if spec.dataset.shared_as else "",
+        headline=spec.headline,
+        headline_label=spec.headline_label,
     )
+
+
+_REQUIRE = re.compile(r"""require\s*\(?\s*["']([A-Za-z0-9_]+)["']""")
+
+
+def required_modules(script: Path) -> list[Path]:
+    """The Lua modules beside ``script`` that it requires, directly or through them, in order found."""
+    found: list[Path] = []
+    todo = [script]
+    while todo:
+        for name in _REQUIRE.findall(todo.pop(0).read_text()):
+            module = script.parent / f"{name}.lua"
+            if module.is_file() and module != script and module not in found:
+                found.append(module)
+                todo.append(module)
+    return found
 
 
 def _cost_settings(spec: _ScenarioFile) -> CostSettings:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from harness.errors import ConfigError
 from harness.model import METRICS
+from harness.model.operations import is_operation_metric
 
 
 def split_list(values: object) -> tuple[str, ...]:
@@ -75,7 +76,7 @@ def parse_min_effects(value: object) -> dict[str, float]:
     for item in split_list(value):
         metric, sep, size = item.partition("=")
         metric, size = metric.strip(), size.strip()
-        if not sep or metric not in METRICS:
+        if not sep or (metric not in METRICS and not is_operation_metric(metric)):
             raise ConfigError(
                 f"--min-effect takes METRIC=FRACTION or METRIC=N% with METRIC one of {', '.join(METRICS)}; got {item!r}"
             )
@@ -91,7 +92,7 @@ def parse_min_effects(value: object) -> dict[str, float]:
 
 def parse_metrics(value: object, option: str = "--gate-metric") -> tuple[str, ...]:
     metrics = split_list(value)
-    unknown = [m for m in metrics if m not in METRICS]
+    unknown = [m for m in metrics if m not in METRICS and not is_operation_metric(m)]
     if unknown or not metrics:
         raise ConfigError(f"{option} takes metric names among {', '.join(METRICS)}; got {', '.join(unknown) or '-'}")
     return metrics

@@ -36,6 +36,7 @@ from harness.errors import BaselineError
 from harness.judge.explain import per_transaction, trimmed
 from harness.model import METRICS, RunKind, RunResult, Testbed
 from harness.model.ids import volatile
+from harness.model.operations import is_operation_metric
 
 FORMAT = "dbperf-baseline"
 FORMAT_VERSION = 2
@@ -152,6 +153,18 @@ def record_command(scenario: str, server: str, profile: str, *, cost: bool = Fal
     )
 
 
+#: The per-operation fields a timing baseline records for each operation type (always above 0 when measured).
+_OPERATION_SAMPLES = ("ops_per_s", "ops_per_min", "avg_ms", "p50_ms", "p95_ms", "p99_ms")
+
+
+def operation_metric_names(runs: Sequence[RunResult]) -> tuple[str, ...]:
+    """``ops_per_s`` and ``<TYPE>.<field>`` for the operation types every run reports (none: ``()``)."""
+    if not runs or not all(r.operations for r in runs):
+        return ()
+    types = sorted(set.intersection(*({op.type for op in r.operations} for r in runs)))
+    return ("ops_per_s", *(f"{t}.{f}" for t in types for f in _OPERATION_SAMPLES))
+
+
 def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
     """Write the baseline for runs of one server x scenario x threads x kind (all must be ok)."""
     if not runs:
@@ -167,10 +180,10 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
         raise BaselineError(
             "runs of different kinds, servers, scenarios, thread counts, builds or configs cannot share a baseline"
         )
-    metrics = ("instr_per_txn",) if first.kind == "cost" else tuple(METRICS)
+    metrics = ("instr_per_txn",) if first.kind == "cost" else (*METRICS, *operation_metric_names(runs))
     samples: dict[str, list[float] | None] = {}
     for metric in metrics:
-        values = [r.metrics.get(metric) for r in runs]
+        values = [r.metric(metric) for r in runs]
         samples[metric] = None if any(v is None for v in values) else [float(v) for v in values if v is not None]
     document: dict[str, object] = {
         "format": FORMAT,
@@ -258,7 +271,7 @@ def load_baseline(path: Path) -> Baseline:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise BaselineError(f"{path}: field '{where}': {err['msg']}; fix it or record the baseline again") from None
-    unknown = sorted(set(spec.samples) - set(METRICS) - _LEGACY_SAMPLES)
+    unknown = sorted(m for m in set(spec.samples) - set(METRICS) - _LEGACY_SAMPLES if not is_operation_metric(m))
     if unknown:
         raise BaselineError(f"{path}: unknown metric(s) {unknown} in samples; allowed: {', '.join(METRICS)}")
     _check_samples(path, spec.kind, spec.samples)
@@ -277,7 +290,7 @@ def load_baseline(path: Path) -> Baseline:
         git_sha=spec.provenance.git_sha,
         recorded_at=spec.provenance.recorded_at,
         run_ids=tuple(spec.provenance.run_ids),
-        samples={k: tuple(v) for k, v in spec.samples.items() if v and k in METRICS},
+        samples={k: tuple(v) for k, v in spec.samples.items() if v and (k in METRICS or is_operation_metric(k))},
         build_id=spec.server.build_id,
         requested_hash=spec.server.requested_hash,
         backend=cost.backend if cost else "",
@@ -305,7 +318,7 @@ def _check_samples(path: Path, kind: RunKind, samples: Mapping[str, list[float] 
     if samples.get(primary) is None:
         raise BaselineError(f"{path}: field 'samples.{primary}' is missing: every {kind} baseline has it; {again}")
     for metric, values in samples.items():
-        if values is None or metric not in METRICS:
+        if values is None or (metric not in METRICS and not is_operation_metric(metric)):
             continue
         if not values:
             raise BaselineError(f"{path}: field 'samples.{metric}' is an empty list (no samples to judge by); {again}")

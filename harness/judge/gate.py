@@ -30,6 +30,7 @@ from harness.judge.classify import Classification, Evidence, classify
 from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
+from harness.model.operations import higher_is_worse, is_operation_metric
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %
 UNSTABLE_CV = 0.10
@@ -84,8 +85,23 @@ class _Pending:
     head_values: tuple[float, ...] = ()
 
 
+# --- per-operation metrics (issue 22) -------------------------------------------------------------------
+def judged_metrics(scenario: Scenario, kind: Kind) -> tuple[str, ...]:
+    """The metrics judged for this kind of run: the kind's own, then the per-operation metrics the scenario
+    gates on (``ops_per_s``, ``READ.p99_ms``; timing runs only: a cost run's rates mean nothing)."""
+    extra = tuple(m for m in scenario.gate_metrics if is_operation_metric(m)) if kind == "time" else ()
+    return (*KIND_METRICS[kind], *extra)
+
+
+def _higher_is_worse(metric: str) -> bool:
+    return METRICS[metric] if metric in METRICS else higher_is_worse(metric)
+
+
+# --- end per-operation metrics ---------------------------------------------------------------------------
+
+
 def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
-    values = [r.metrics.get(metric) for r in runs]
+    values = [r.metric(metric) for r in runs]
     if not values or any(v is None or v <= 0 or not math.isfinite(v) for v in values):
         return None
     return [float(v) for v in values if v is not None]
@@ -190,7 +206,7 @@ def _pending(
 ) -> list[_Pending]:
     """One pending test per metric both sides measured (a metric absent on either side is skipped)."""
     pending = []
-    for metric in KIND_METRICS[kind]:
+    for metric in judged_metrics(scenario, kind):
         base, head = base_values.get(metric), _values(head_runs, metric)
         if not base or not head:
             continue
@@ -244,7 +260,7 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
         by_index[p.index].append(
             MetricVerdict(
                 metric=p.metric,
-                higher_is_worse=METRICS[p.metric],
+                higher_is_worse=_higher_is_worse(p.metric),
                 outcome=result.outcome,
                 reason=result.reason,
                 summary=result.summary,
@@ -310,7 +326,7 @@ def decide(
         family_size=family_size,
         alpha=alpha,
         min_effect=min_effect,
-        higher_is_worse=METRICS[metric],
+        higher_is_worse=_higher_is_worse(metric),
         required_confidence=required,
         seconds_per_repetition=seconds_per_repetition,
         widened=widened,
@@ -352,7 +368,7 @@ def _counted_alike(base: RunResult, head: RunResult) -> list[str]:
 def _missing(scenario: Scenario, kind: Kind, tests: Sequence[_Pending]) -> list[str]:
     """A warning naming the gating metrics this kind of run should have measured but did not."""
     measured = {p.metric for p in tests}
-    missing = [m for m in KIND_METRICS[kind] if m in scenario.gate_metrics and m not in measured]
+    missing = [m for m in judged_metrics(scenario, kind) if m in scenario.gate_metrics and m not in measured]
     return [f"not measured here: {', '.join(missing)}{_MISSING_HINTS[kind]}"] if missing else []
 
 
@@ -378,7 +394,7 @@ def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEF
         if why is not None:
             shells.append(no_baseline_verdict(scenario, threads, server, f"baseline not comparable: {why}", case.kind))
             continue
-        base_values = {m: list(baseline.values(m)) or None for m in KIND_METRICS[case.kind]}
+        base_values = {m: list(baseline.values(m)) or None for m in judged_metrics(scenario, case.kind)}
         tests = _pending(index, scenario, case.kind, "baseline", base_values, runs, _seconds(runs))
         pending += tests
         warnings = [
@@ -416,7 +432,7 @@ def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) ->
             shells.append(failed_verdict("ab", scenario, threads, case.base, case.head, reason, case.kind))
             continue
         base_runs, head_runs = [b for b, _ in good], [h for _, h in good]
-        base_values = {m: _values(base_runs, m) for m in KIND_METRICS[case.kind]}
+        base_values = {m: _values(base_runs, m) for m in judged_metrics(scenario, case.kind)}
         per_pair = _seconds([*base_runs, *head_runs])
         seconds = 2 * per_pair if per_pair is not None else None
         tests = _pending(index, scenario, case.kind, "ab", base_values, head_runs, seconds)

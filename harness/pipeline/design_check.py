@@ -24,6 +24,7 @@ from harness.judge import design
 from harness.judge.classify import duration
 from harness.measure.probes import perf_support
 from harness.model import Kind, Scenario, Server
+from harness.model.operations import is_operation_metric
 
 
 class DesignError(ConfigError):
@@ -57,6 +58,7 @@ def gating_metrics(scenario: Scenario, server: Server, kind: Kind) -> tuple[str,
         measurable.append("cpu_per_txn")
         if not perf_support():  # "" when perf counts instructions here
             measurable.append("instr_per_txn")
+    measurable += [m for m in scenario.gate_metrics if is_operation_metric(m)]  # ops_per_s, READ.p99_ms
     return tuple(m for m in measurable if m in scenario.gate_metrics)
 
 

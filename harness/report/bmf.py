@@ -15,6 +15,10 @@ measure                    value                                       unit
                            (a cost benchmark's only measure)
 =========================  ==========================================  ==============================
 
+A workload that reports operation types (YCSB, TPC-C: the per-operation protocol) adds one benchmark
+per type, ``<benchmark>/op/<TYPE>`` (e.g. ``mariadb-local/ycsb_a/ci/8t/op/READ``), with
+``throughput`` in operations per second and that type's ``p95-latency`` and ``p99-latency``.
+
 ``lower_value`` and ``upper_value`` are the **minimum and maximum over the repetitions** (not a
 confidence interval): with the handful of repetitions a benchmark run has (3-12), a distribution-free
 95 % interval of the median is at least as wide as the range anyway, and the range is exact and easy
@@ -148,7 +152,37 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
         if not measures:
             raise ReportError(f"benchmark {name}: ok runs without any measure cannot be exported")
         doc[name] = measures
+        doc.update(operation_benchmarks(name, members))
     return doc
+
+
+# --- per-operation benchmarks (issue 22) ---------------------------------------------------------------
+#: BMF measure of each per-operation field (throughput is operations per second here).
+OPERATION_MEASURES: dict[str, str] = {"ops_per_s": "throughput", "p95_ms": "p95-latency", "p99_ms": "p99-latency"}
+
+
+def operation_benchmarks(name: str, members: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
+    """One benchmark per operation type of timing runs that report them: ``<benchmark>/op/<TYPE>``."""
+    if members[0].kind == "cost":
+        return {}  # a slowed-down server's rates and latencies mean nothing
+    types = sorted({op.type for r in members for op in r.operations})
+    doc: dict[str, dict[str, dict[str, float]]] = {}
+    for op_type in types:
+        measures: dict[str, dict[str, float]] = {}
+        for field, measure in OPERATION_MEASURES.items():
+            values = [v for r in members if (v := r.metric(f"{op_type}.{field}")) is not None and math.isfinite(v)]
+            if values:
+                measures[measure] = {
+                    "value": _round(statistics.median(values)),
+                    "lower_value": _round(min(values)),
+                    "upper_value": _round(max(values)),
+                }
+        if measures:
+            doc[f"{name}/op/{op_type}"] = measures
+    return doc
+
+
+# --- end per-operation benchmarks ----------------------------------------------------------------------
 
 
 def validate_bmf(doc: object) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from harness.model import MetricVerdict, RunResult, Testbed, Verdict
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
+from harness.report.operations import operations_markdown
 from harness.report.verdicts import (
     LEGEND,
     OUTCOME_EMOJI,
@@ -171,5 +172,6 @@ def render_markdown(
         rows = explanation_rows(verdict)
         lines += table(("function", "base", "head", "change", "share"), ("l", "r", "r", "r", "r"), rows)
         lines.append("")
+    lines += operations_markdown(runs)
     lines += closing(verdicts, runs, [*warnings, *run_notes(runs)], testbed, chart_links)
     return "\n".join(lines).rstrip() + "\n"

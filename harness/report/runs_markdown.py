@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from harness.model import METRICS, RunResult, Testbed
 from harness.report.mdsections import ChartLinks, closing, run_notes, testbeds
 from harness.report.mdtable import COLLAPSE_ABOVE, details, table
+from harness.report.operations import operations_markdown
 from harness.report.verdicts import fmt_value
 
 
@@ -147,6 +148,7 @@ def render_runs_markdown(
             "<sub>medians over the ok repetitions; CV: coefficient of variation of QPS.</sub>",
             "",
         ]
+    lines += operations_markdown(runs)
     all_warnings = [*warnings, *run_notes(runs)]
     if len(testbeds(runs, None)) > 1 and testbed is None:
         all_warnings.append("these runs come from more than one testbed: compare them with care")

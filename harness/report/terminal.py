@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.model import IntervalSample, RunResult
+from harness.report.operations import operations_table
 from harness.report.tables import new_table, show
 
 #: Width of piped output: wide enough that no table of dbperf's ever wraps (nothing is cut either way).
@@ -161,6 +162,9 @@ def print_summary(runs: Sequence[RunResult], stream: TextIO | None = None) -> No
     scaling = scaling_table(runs)
     if scaling is not None:
         show(out, scaling)
+    per_type = operations_table(runs)
+    if per_type is not None:
+        show(out, per_type)
     failed = [r for r in runs if not r.ok]
     stored = len(runs)
     out.print(f"{stored} run(s) stored, {len(failed)} failed.")

@@ -339,6 +339,24 @@ def test_lua_script_change_compares_the_scenarios_that_run_it(repo: Path) -> Non
     assert (c.kind, c.scenario, c.reason) == ("scenario", "mix", "script lua/mix.lua changed")
 
 
+def test_lua_module_change_compares_the_scenarios_that_require_it(repo: Path) -> None:
+    """A module beside the scripts (ycsb_common.lua, dbperf_ops.lua) counts for every script requiring it."""
+    commit(
+        repo,
+        "a shared module",
+        {
+            "scenarios/lua/mix.lua": 'local common = require("mix_common")\n' + MIX_LUA,
+            "scenarios/lua/mix_common.lua": "return {}\n",
+        },
+    )
+    git(repo, "checkout", "-q", "-b", "module-change")
+    commit(repo, "module", {"scenarios/lua/mix_common.lua": "return { heavier = true }\n"})
+    p = make_plan(repo, base="change", head="module-change")
+    (c,) = p.comparisons
+    assert (c.kind, c.scenario, c.reason) == ("scenario", "mix", "script lua/mix.lua changed")
+    assert not [n for n in p.notes if "not referenced" in n]
+
+
 def test_change_to_another_profile_or_judging_only_is_a_note(repo: Path) -> None:
     commit(
         repo,

@@ -66,7 +66,7 @@ def test_every_server_and_scenario_loads():
         load_server(name, ROOT / "servers")
     for profile in PROFILES:
         scenarios = load_all(ROOT / "scenarios", profile)
-        assert len(scenarios) == 13
+        assert len(scenarios) == 19
     full = load_scenario("oltp_read_write", ROOT / "scenarios", "full")
     assert max(full.threads) == 1024
     assert set(available_scenarios(ROOT / "scenarios")) >= {
