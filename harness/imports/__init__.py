@@ -1,0 +1,1 @@
+"""Importers of other benchmark clients' text output (go-tpc, go-ycsb) into stored runs."""
