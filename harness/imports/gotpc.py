@@ -83,6 +83,7 @@ _FORMAT = (
     "50th(ms): <x>, 90th(ms): <x>, 95th(ms): <x>, 99th(ms): <x>, 99.9th(ms): <x>, Max(ms): <x>'"
 )
 _REPORT = re.compile(r"^\[(?P<kind>Current|Summary)\] (?P<name>[A-Za-z0-9_.-]+)\s* - (?P<body>.*)$")
+_OP_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _REPORT_START = re.compile(r"^\[(?:Current|Summary)\] ")
 _WAIT = re.compile(r"^\d+(?:\.\d+)?s$")  # --wait: the average keying/thinking time
 _TPMC = re.compile(
@@ -166,6 +167,10 @@ def parse_go_tpc_log(text: str, path: str = "<string>") -> GoTpcLog:
                 )
             if _WAIT.match(m["body"].strip()):
                 continue
+            if not _OP_NAME.match(m["name"]):
+                raise LogParseError(
+                    path, lineno, f"operation {m['name']!r} is not an upper-case go-tpc name (NEW_ORDER)"
+                )
             op = parse_fields(m["name"], m["body"], TPC_KEYS, TPC_LAYOUTS, lineno=lineno, path=path, expected=_FORMAT)
             (summary if m["kind"] == "Summary" else current).append(op)
         elif stripped.startswith("tpmC:"):

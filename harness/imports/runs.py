@@ -4,7 +4,9 @@ Like :mod:`harness.sysbench.importer`: logs say nothing about the server or the 
 runs carry the scenario and server names the user gives, ``source = "import"``, ``profile =
 "import"`` and a testbed marked as imported (never comparable with a measured baseline); a run id comes
 from the file's content, so importing a file twice stores it once. A log that stops before its final
-report is stored as a failed run with its intervals.
+report is stored as a failed run with its intervals. Each operation type becomes an
+:class:`~harness.model.OperationStats` on the run (:mod:`harness.imports.operations`), so imported
+per-type figures are stored and reported like those of dbperf's own TPC-C and YCSB workloads.
 
 What the tools do not print is left empty, never made up: neither counts queries (QPS is empty), and
 a percentile of the whole mix is only known when the tool printed one (go-ycsb's ``TOTAL`` line, or a
@@ -27,6 +29,7 @@ from pathlib import Path
 from harness.errors import LogParseError
 from harness.imports.gotpc import GoTpcLog, parse_go_tpc_log
 from harness.imports.goycsb import YcsbPhase, parse_go_ycsb_log
+from harness.imports.operations import ImportedOp, fold_errors, operation_stats
 from harness.imports.oplines import OpLine, interval_counts
 from harness.model import IntervalSample, Metrics, RunResult, RunStatus, Testbed, Totals
 
@@ -58,30 +61,6 @@ YCSB_PROPERTIES = (
 
 
 @dataclass(frozen=True)
-class ImportedOp:
-    """One operation type of an imported run: its successes, failures, rate and latency (ms).
-
-    ``count`` counts successes only (go-tpc's ``NEW_ORDER``, go-ycsb's ``READ``), ``errors`` the
-    failures (``NEW_ORDER_ERR``, ``READ_ERROR``); the latency figures are the successes'.
-    """
-
-    name: str
-    count: int
-    errors: int
-    time_s: float
-    rate_per_s: float
-    latency_sum_ms: float | None = None
-    avg_ms: float | None = None
-    min_ms: float | None = None
-    max_ms: float | None = None
-    p50_ms: float | None = None
-    p90_ms: float | None = None
-    p95_ms: float | None = None
-    p99_ms: float | None = None
-    p999_ms: float | None = None
-
-
-@dataclass(frozen=True)
 class ImportedRun:
     """A run read from a log, and its operation types (what the store's per-type table takes)."""
 
@@ -102,42 +81,6 @@ def _testbed(tool: str) -> Testbed:
         container_engine=None,
         hostname="imported",
     )
-
-
-def fold_errors(lines: Sequence[OpLine], suffix: str, aggregate: str = "") -> tuple[ImportedOp, ...]:
-    """One :class:`ImportedOp` per type: ``NAME`` and ``NAME<suffix>`` together; ``aggregate`` left out."""
-    ok = {line.name: line for line in lines if not line.name.endswith(suffix) and line.name != aggregate}
-    failed = {line.name[: -len(suffix)]: line for line in lines if line.name.endswith(suffix)}
-    ops = []
-    for name in sorted(ok.keys() | failed.keys()):
-        line, err = ok.get(name), failed.get(name)
-        if line is None:
-            assert err is not None
-            ops.append(ImportedOp(name=name, count=0, errors=err.count, time_s=err.takes_s, rate_per_s=0.0))
-            continue
-        ops.append(
-            ImportedOp(
-                name=name,
-                count=line.count,
-                errors=err.count if err else 0,
-                time_s=line.takes_s,
-                rate_per_s=line.rate_per_s,
-                latency_sum_ms=line.sum_ms if line.sum_ms is not None else _mean_sum(line),
-                avg_ms=line.avg_ms,
-                min_ms=line.min_ms,
-                max_ms=line.max_ms,
-                p50_ms=line.p50_ms,
-                p90_ms=line.p90_ms,
-                p95_ms=line.p95_ms,
-                p99_ms=line.p99_ms,
-                p999_ms=line.p999_ms,
-            )
-        )
-    return tuple(ops)
-
-
-def _mean_sum(line: OpLine) -> float | None:
-    return line.avg_ms * line.count if line.avg_ms is not None else None
 
 
 def _totals(
@@ -186,6 +129,7 @@ class _Who:
     server: str
     server_version: str
     threads: int
+    group_id: str = ""
 
 
 def _run(
@@ -200,6 +144,7 @@ def _run(
     intervals: tuple[IntervalSample, ...],
     options: dict[str, str],
     notes: tuple[str, ...] = (),
+    operations: Sequence[ImportedOp] = (),
 ) -> RunResult:
     now = datetime.now(UTC)
     status: RunStatus = "ok" if totals is not None and not failure else "failed"
@@ -220,6 +165,7 @@ def _run(
         profile="import",
         script=script,
         threads=max(1, who.threads),
+        group_id=who.group_id,
         repetition=1,
         warmup_s=0.0,
         time_s=totals.time_s if totals else 0.0,
@@ -229,6 +175,7 @@ def _run(
         intervals=intervals,
         totals=totals if status == "ok" else None,
         metrics=metrics if status == "ok" else Metrics(),
+        operations=operation_stats(operations, totals.time_s) if totals is not None and status == "ok" else (),
     )
 
 
@@ -252,9 +199,11 @@ def _sample(t_s: float, interval_s: float, threads: int, events: int, errors: in
 # --------------------------------------------------------------------------------------------------
 
 
-def tpc_run(log: GoTpcLog, *, scenario: str, server: str, threads: int, server_version: str, text: str) -> ImportedRun:
+def tpc_run(
+    log: GoTpcLog, *, scenario: str, server: str, threads: int, server_version: str, text: str, group_id: str = ""
+) -> ImportedRun:
     """One imported TPC-C run: NOPM, every transaction type, the ``[Current]`` intervals."""
-    who = _Who(scenario, server, server_version, threads)
+    who = _Who(scenario, server, server_version, threads, group_id)
     intervals = []
     t = 0.0
     for report in log.intervals:
@@ -299,6 +248,7 @@ def tpc_run(log: GoTpcLog, *, scenario: str, server: str, threads: int, server_v
         intervals=tuple(intervals),
         options=options,
         notes=notes,
+        operations=ops,
     )
     return ImportedRun(run=run, operations=ops if log.finished else (), nopm=nopm)
 
@@ -323,10 +273,13 @@ def _elapsed(report: Sequence[OpLine]) -> float:
     return total.takes_s if total else max(line.takes_s for line in report)
 
 
-def ycsb_run(phase: YcsbPhase, *, scenario: str, server: str, server_version: str, text: str, path: str) -> ImportedRun:
+def ycsb_run(
+    phase: YcsbPhase, *, scenario: str, server: str, server_version: str, text: str, path: str, group_id: str = ""
+) -> ImportedRun:
     """One imported go-ycsb phase (a load phase is filed under ``<scenario>-load``)."""
     command = phase.command
-    who = _Who(scenario if command == "run" else f"{scenario}-load", server, server_version, phase.threads)
+    name = scenario if command == "run" else f"{scenario}-load"
+    who = _Who(name, server, server_version, phase.threads, group_id)
     intervals = []
     previous: tuple[OpLine, ...] = ()
     t_prev = 0.0
@@ -369,6 +322,7 @@ def ycsb_run(phase: YcsbPhase, *, scenario: str, server: str, server_version: st
         metrics=metrics,
         intervals=tuple(intervals),
         options=options,
+        operations=ops,
     )
     return ImportedRun(run=run, operations=ops if phase.final else ())
 
@@ -386,9 +340,12 @@ def _read(path: Path) -> str:
 
 
 def import_go_tpc(
-    paths: Sequence[Path], *, scenario: str, server: str, threads: int, server_version: str = ""
+    paths: Sequence[Path], *, scenario: str, server: str, threads: int, server_version: str = "", group_id: str = ""
 ) -> list[ImportedRun]:
-    """Parse every file first (so one bad file stores nothing), then return one run per file."""
+    """Parse every file first (so one bad file stores nothing), then return one run per file.
+
+    ``group_id`` puts the runs of one import in one group (``dbperf report`` shows the newest group).
+    """
     return _each(
         paths,
         lambda text, path: [
@@ -399,17 +356,28 @@ def import_go_tpc(
                 threads=threads,
                 server_version=server_version,
                 text=text,
+                group_id=group_id,
             )
         ],
     )
 
 
-def import_go_ycsb(paths: Sequence[Path], *, scenario: str, server: str, server_version: str = "") -> list[ImportedRun]:
-    """Parse every file first, then return one run per phase (load, run) of each."""
+def import_go_ycsb(
+    paths: Sequence[Path], *, scenario: str, server: str, server_version: str = "", group_id: str = ""
+) -> list[ImportedRun]:
+    """Parse every file first, then return one run per phase (load, run) of each, in one group."""
     return _each(
         paths,
         lambda text, path: [
-            ycsb_run(phase, scenario=scenario, server=server, server_version=server_version, text=text, path=path)
+            ycsb_run(
+                phase,
+                scenario=scenario,
+                server=server,
+                server_version=server_version,
+                text=text,
+                path=path,
+                group_id=group_id,
+            )
             for phase in parse_go_ycsb_log(text, path).phases
         ],
     )

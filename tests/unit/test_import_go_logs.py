@@ -361,3 +361,44 @@ def test_go_ycsb_phases_of_the_parsed_log() -> None:
     assert [p.command for p in log.phases] == ["load", "run"]
     assert [len(p.reports) for p in log.phases] == [2, 4]
     assert log.phases[0].properties["mysql.password"] == "s3cret-do-not-store"  # read, never stored
+
+
+# --------------------------------------------------------------------------------------------------
+# Per-type records (OperationStats), as native runs have them
+# --------------------------------------------------------------------------------------------------
+
+
+def test_operation_stats_of_an_imported_tpcc_run() -> None:
+    imported = tpc("tpcc_clean.log")
+    stats = {o.type: o for o in imported.run.operations}
+    assert sorted(stats) == TPC_TYPES
+    new_order = stats["NEW_ORDER"]
+    assert (new_order.count, new_order.errors, new_order.seconds) == (3052, 0, 60.1)
+    # the per-type metric native TPC-C runs gate on is the same figure as go-tpc's tpmC (Takes(s) is rounded)
+    assert imported.run.metric("NEW_ORDER.ops_per_min") == pytest.approx(3047.8, rel=2e-3)
+    assert new_order.avg_ms == pytest.approx(30185.7 / 3052)
+    # printed 50th 9.4, 95th 18.9, 99th 25.2: kept to sysbench's bucket width (within 0.9 %)
+    assert new_order.p50_ms == pytest.approx(9.4, rel=0.009)
+    assert new_order.p95_ms == pytest.approx(18.9, rel=0.009)
+    assert new_order.p99_ms == pytest.approx(25.2, rel=0.009)
+    assert sum(b.count for b in new_order.histogram) == 3052
+    assert imported.run.metric("ops_per_s") == pytest.approx(imported.run.metrics.tps)
+
+
+def test_operation_stats_keep_errors_and_leave_unprinted_percentiles_empty() -> None:
+    errors = {o.type: o for o in tpc("tpcc_errors.log").run.operations}
+    assert errors["NEW_ORDER"].errors == 121 and errors["NEW_ORDER"].errors_per_s == pytest.approx(121 / 60.0)
+    old = {o.type: o for o in tpc("tpcc_v1.0_2020.log").run.operations}
+    # 2020 layout: 90th/99th/99.9th only; a p50 or p95 made of them would be wrong, so there is none
+    assert old["NEW_ORDER"].p95_ms is None and old["NEW_ORDER"].p50_ms is None
+    assert old["NEW_ORDER"].avg_ms == pytest.approx(12149 / 1246)
+    [ycsb_f] = ycsb("ycsb_f_2021.log")
+    assert all(o.p99_ms is None for o in ycsb_f.run.operations)
+    [ycsb_a] = ycsb("ycsb_a_run.log")
+    read = next(o for o in ycsb_a.run.operations if o.type == "READ")
+    assert read.p99_ms == pytest.approx(2.635, rel=0.009) and read.ops_per_s == pytest.approx(125000 / 34.1)
+
+
+def test_failed_imports_have_no_operation_stats() -> None:
+    assert tpc("tpcc_interrupted.log").run.operations == ()
+    assert ycsb("ycsb_interrupted.log")[0].run.operations == ()

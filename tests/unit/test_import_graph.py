@@ -22,7 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "harness errors model",  # records and the exception root: used by all
         "workspace testbed store",  # this process's folders, the machine, the results kept
         "config",  # settings and the catalogue files, read into records
-        "sysbench",  # the client
+        "sysbench imports",  # the client, and other clients' logs (go-tpc, go-ycsb) read into runs
         "servers",  # provisioning
         "dataset",  # prepared datadirs, snapshots
         "judge",  # statistics and verdicts
