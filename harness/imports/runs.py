@@ -33,6 +33,7 @@ from harness.imports.operations import ImportedOp, fold_errors, operation_stats
 from harness.imports.oplines import OpLine, interval_counts
 from harness.model import IntervalSample, Metrics, RunResult, RunStatus, Testbed, Totals
 
+_RMW = "READ_MODIFY_WRITE"
 #: The headline's name wherever it is shown (never "tpmC": that is reserved for audited results).
 NOPM_LABEL = "NOPM (tpmC-like, unaudited)"
 #: go-ycsb properties kept with an imported run (others may hold host names or passwords).
@@ -86,8 +87,12 @@ def _testbed(tool: str) -> Testbed:
 def _totals(
     time_s: float, events: int, errors: int, ops: Sequence[ImportedOp], whole: ImportedOp | None
 ) -> tuple[Totals, Metrics]:
-    """Run totals and metrics; ``whole`` is the operation whose percentiles are the run's, if any."""
-    measured = [op for op in ops if op.count > 0]
+    """Run totals and metrics; ``whole`` is the operation whose percentiles are the run's, if any.
+
+    The mean, minimum and maximum are over the database calls, like go-ycsb's ``TOTAL``: a
+    READ_MODIFY_WRITE is left out (its READ and UPDATE are counted already).
+    """
+    measured = [op for op in ops if op.count > 0 and op.name != _RMW]
     sums = [op.latency_sum_ms for op in measured]
     calls = sum(op.count for op in measured)
     avg = sum(s for s in sums if s is not None) / calls if calls and None not in sums else None
@@ -256,8 +261,6 @@ def tpc_run(
 # --------------------------------------------------------------------------------------------------
 # go-ycsb
 # --------------------------------------------------------------------------------------------------
-
-_RMW = "READ_MODIFY_WRITE"
 
 
 def _ycsb_counts(ops: Sequence[ImportedOp]) -> tuple[int, int]:

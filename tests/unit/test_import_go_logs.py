@@ -204,6 +204,8 @@ def test_go_ycsb_older_format_and_read_modify_write() -> None:
     rmw = op(imported, "READ_MODIFY_WRITE")
     assert rmw.p95_ms is None and rmw.p99_ms == pytest.approx(8.391)
     assert run.metrics.p95_ms is None  # no TOTAL line: the mix's percentiles are not in the log
+    # the mean over database calls, like TOTAL: READ Avg(us) 904 x 80000, UPDATE Avg(us) 1476 x 40000
+    assert run.totals.latency_avg_ms == pytest.approx((0.904 * 80000 + 1.476 * 40000) / 120000)
 
 
 def test_go_ycsb_interrupted_run_is_failed_with_its_intervals() -> None:
