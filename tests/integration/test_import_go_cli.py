@@ -78,6 +78,7 @@ def test_import_go_ycsb_load_and_run(dbperf, store_path):
     # run phase: READ 190001 + UPDATE 9998 in Takes(s) 21.8; TOTAL's 95th(us): 1830
     assert run["tps"] == pytest.approx((190001 + 9998) / 21.8)
     assert run["p95_ms"] == pytest.approx(1.830)
+    assert {op["type"]: op["count"] for op in run["operations"]} == {"READ": 190001, "UPDATE": 9998}
     stored = Store(store_path).get(str(run["run_id"]))
     assert {o.type: o.count for o in stored.operations} == {"READ": 190001, "UPDATE": 9998}
     assert [i.t_s for i in stored.intervals] == [5.0, 10.0, 15.0, 20.0]
