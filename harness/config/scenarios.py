@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.config.files import load_toml_model
 from harness.errors import ConfigError
-from harness.model import METRICS, CostSettings, Scenario, stable_hash
+from harness.model import METRICS, POST_RUN_CHECKS, CostSettings, Scenario, stable_hash
 from harness.model.operations import is_operation_metric
 
 BUNDLED_DIR = Path("/usr/share/sysbench")
@@ -148,6 +148,15 @@ class _ScenarioFile(BaseModel):
     def _headline(cls, value: str) -> str:
         if value and not is_operation_metric(value):
             raise ValueError(f"headline {value!r} is not a per-operation metric such as 'NEW_ORDER.ops_per_min'")
+        return value
+
+    check: str = ""
+
+    @field_validator("check")
+    @classmethod
+    def _check(cls, value: str) -> str:
+        if value and value not in POST_RUN_CHECKS:
+            raise ValueError(f"unknown post-run check '{value}'; known: {', '.join(POST_RUN_CHECKS)}")
         return value
 
     @field_validator("gate")
@@ -271,6 +280,7 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         definition_hash=stable_hash(definition),
         cost=cost,
         cost_hash=stable_hash({**cost_definition, "cost": dataclasses.asdict(cost), "kind": "cost"}),
+        check=spec.check,
         table_names=tuple(spec.table_names),
         # a shared dataset is loaded by the modules the scripts share: a change to them is a new dataset
         dataset_name=f"shared:{spec.dataset.shared_as}:{stable_hash(modules_text)}" if spec.dataset.shared_as else "",

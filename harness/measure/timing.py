@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 from harness.errors import HarnessError
 from harness.measure import warmup
+from harness.measure.consistency import run_check
 from harness.measure.context import RunContext, build_result
 from harness.measure.cost import run_cost
 from harness.measure.neighbours import crowding_note
@@ -116,6 +117,19 @@ def _time(live: Live) -> RunResult:
                 options={"argv": command},
                 intervals=outcome.intervals,
             )
+        violation = _post_run_check(live)
+        if violation:
+            return build_result(
+                ctx,
+                live.started,
+                "failed",
+                failure=violation,
+                server_version=served.version,
+                config=served.config,
+                variables=served.variables,
+                options={"argv": command},
+                intervals=outcome.intervals,
+            )
         found = warmup.trend(outcome.intervals)
         _adapt(live, found)
         return build_result(
@@ -134,6 +148,15 @@ def _time(live: Live) -> RunResult:
             operations=outcome.operations,
             notes=(*live.ledger.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
         )
+
+
+def _post_run_check(live: Live) -> str | None:
+    """The scenario's declared check of its own writes (``check = "tpcc"``), on the run's server."""
+    scenario = live.ctx.scenario
+    if not scenario.check:
+        return None
+    live.reporter.phase(f"checking {live.label}: {scenario.check} consistency conditions")
+    return run_check(scenario.check, live.instance.endpoint)
 
 
 def plan_runs(

@@ -30,7 +30,7 @@ from harness.model.run import (
     Testbed,
     Totals,
 )
-from harness.model.scenario import CostSettings, Scenario
+from harness.model.scenario import POST_RUN_CHECKS, CostSettings, Scenario
 from harness.model.server import Flavour, ProviderKind, Server
 from harness.model.verdict import (
     FunctionDelta,
@@ -48,6 +48,7 @@ __all__ = [
     "EXIT_REGRESSION",
     "METRICS",
     "METRIC_LABELS",
+    "POST_RUN_CHECKS",
     "CostProfile",
     "CostSettings",
     "Endpoint",

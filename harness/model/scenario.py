@@ -6,6 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+#: Post-run checks a scenario may declare (``check = "tpcc"``); measure/consistency.py runs them.
+POST_RUN_CHECKS = ("tpcc",)
+
 
 @dataclass(frozen=True)
 class CostSettings:
@@ -57,6 +60,7 @@ class Scenario:
     #: the latency objective of a thread sweep: with two or more thread counts, A/B timing comparisons
     #: judge each side's capacity at it (clients and QPS where p95 reaches it; harness.judge.capacity)
     slo_p95_ms: float | None = None
+    check: str = ""  # a post-run check of the workload's writes (POST_RUN_CHECKS), run after timing runs
     #: The tables the workload creates (``usertable``); empty: sysbench's ``sbtest1`` .. ``sbtest<tables>``.
     table_names: tuple[str, ...] = ()
     #: A per-operation metric reports show first (``NEW_ORDER.ops_per_min``), and its label ("NOPM").

@@ -66,7 +66,7 @@ def test_every_server_and_scenario_loads():
         load_server(name, ROOT / "servers")
     for profile in PROFILES:
         scenarios = load_all(ROOT / "scenarios", profile)
-        assert len(scenarios) == 19
+        assert len(scenarios) == len(list((ROOT / "scenarios").glob("*.toml")))  # every file loads
     full = load_scenario("oltp_read_write", ROOT / "scenarios", "full")
     assert max(full.threads) == 1024
     assert set(available_scenarios(ROOT / "scenarios")) >= {
@@ -99,6 +99,7 @@ def _scenario_file(tmp_path: Path, text: str) -> Path:
         ('script = "oltp_point_select"', 'script = "oltp_point_selec"', "unknown sysbench script 'oltp_point_selec'"),
         ('rand_type = "uniform"', 'rand_type = "zipf"', "field 'rand_type'"),
         ("[profiles.full]", "[profiles.nightly]", "profiles"),
+        ("writes = false", 'writes = false\ncheck = "tpc-c"', "unknown post-run check 'tpc-c'; known: tpcc"),
     ],
 )
 def test_bad_scenario_files_name_file_and_field(tmp_path: Path, old: str, new: str, message: str):
@@ -162,3 +163,10 @@ def test_effective_variables_only_raise_minimums_and_keep_target_values():
     assert int(values["max_connections"]) > 1024
     cnf = render_cnf(server, values)
     assert cnf.index("innodb_log_file_size") < cnf.index("thread_handling = pool-of-threads")
+
+
+def test_tpcc_declares_its_consistency_check():
+    tpcc = load_scenario("tpcc", ROOT / "scenarios", "quick")
+    assert tpcc.check == "tpcc"
+    assert (tpcc.tables, tpcc.table_size) == (1, 10_000)  # quick: 1 warehouse, reduced items
+    assert load_scenario("oltp_point_select", ROOT / "scenarios", "quick").check == ""
