@@ -96,6 +96,17 @@ class _Cost(BaseModel):
     events: int | None = Field(default=None, ge=1, le=10_000_000)
     repetitions: int = Field(default=3, ge=1, le=100)
     read_view: bool | None = None
+    warmup_seed: int = Field(default=1, ge=1, le=2**31 - 1)
+    seed: int = Field(default=2, ge=1, le=2**31 - 1)
+
+    @model_validator(mode="after")
+    def _seeds(self) -> _Cost:
+        if self.warmup_seed == self.seed:
+            raise ValueError(
+                f"warmup_seed and seed are both {self.seed}: the measured window would replay the warm-up's "
+                "statements (a cache filled by the warm-up answers them); give them different values"
+            )
+        return self
 
     @field_validator("threads")
     @classmethod
@@ -279,7 +290,7 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         source=path.resolve(),
         definition_hash=stable_hash(definition),
         cost=cost,
-        cost_hash=stable_hash({**cost_definition, "cost": dataclasses.asdict(cost), "kind": "cost"}),
+        cost_hash=stable_hash({**cost_definition, "cost": _counted(cost), "kind": "cost"}),
         check=spec.check,
         table_names=tuple(spec.table_names),
         # a shared dataset is loaded by the modules the scripts share: a change to them is a new dataset
@@ -305,6 +316,12 @@ def required_modules(script: Path) -> list[Path]:
     return found
 
 
+def _counted(cost: CostSettings) -> dict[str, object]:
+    """The cost settings a count depends on (event counts, seeds, read view): not how many runs, nor threads
+    (each run records its own)."""
+    return {k: v for k, v in dataclasses.asdict(cost).items() if k not in ("threads", "repetitions")}
+
+
 def _cost_settings(spec: _ScenarioFile) -> CostSettings:
     """Cost-mode settings, with event counts that keep the count's CV under 0.1 % by default.
 
@@ -319,6 +336,8 @@ def _cost_settings(spec: _ScenarioFile) -> CostSettings:
         events=spec.cost.events if spec.cost.events is not None else (500 if writes else 1000),
         repetitions=spec.cost.repetitions,
         read_view=spec.cost.read_view if spec.cost.read_view is not None else writes,
+        warmup_seed=spec.cost.warmup_seed,
+        seed=spec.cost.seed,
     )
 
 

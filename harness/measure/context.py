@@ -102,7 +102,8 @@ def build_result(
         server_version=server_version,
         config_hash=config,
         scenario=ctx.scenario.name,
-        scenario_hash=ctx.scenario.definition_hash,
+        # a cost count depends on the [cost] settings (event counts, seeds), not on the profile's durations
+        scenario_hash=ctx.scenario.cost_hash if ctx.kind == "cost" else ctx.scenario.definition_hash,
         profile=ctx.scenario.profile,
         script=ctx.scenario.script,
         threads=ctx.threads,

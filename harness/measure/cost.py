@@ -9,10 +9,12 @@ One cost run::
 What is counted: every instruction the server executes inside statement dispatch (parsing,
 optimising, executing, InnoDB work done on the statement's thread, and the result sent back) for M
 transactions, after W warm-up transactions on the same connections (the first run after a start
-counts about 0.6 % more). What is not: start-up, connection set-up, and background work outside
-dispatch (InnoDB purge, page cleaner, the binary log's group commit thread). For write workloads a
-read view held from a separate connection stops purge during the whole run, so the foreground always
-finds the same undo history: the same for base and head, and said in every report.
+counts about 0.6 % more). The warm-up and the measured window each have their own fixed sysbench
+seed, so the measured statements are the same on every run but are not the warm-up's again. What is
+not: start-up, connection set-up, and background work outside dispatch (InnoDB purge, page cleaner,
+the binary log's group commit thread). For write workloads a read view held from a separate connection
+stops purge during the whole run, so the foreground always finds the same undo history: the same for
+base and head, and said in every report.
 
 A cost run's QPS and latency are those of a server slowed 20-50x and are never reported: the record
 holds only instructions per transaction and per query, the profile (every function's self and
@@ -23,7 +25,7 @@ valgrind version, architecture).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import pymysql
@@ -32,7 +34,7 @@ from harness.errors import ServerError, SysbenchError
 from harness.measure.context import RunContext, build_result
 from harness.measure.cost_dump import read_dump
 from harness.measure.session import Live, Session
-from harness.model import Metrics, RunResult
+from harness.model import CostSettings, Metrics, RunResult
 from harness.model.endpoint import Endpoint
 from harness.servers.callgrind import Callgrind
 from harness.servers.provider import ServerInstance, connect
@@ -59,10 +61,20 @@ def read_view(endpoint: Endpoint, table: str = "sbtest1") -> Iterator[None]:
             conn.close()
 
 
-def _sysbench(ctx: RunContext, instance: ServerInstance, events: int, what: str) -> SysbenchOutcome:
+def run_options(settings: CostSettings, measured_argv: Sequence[str]) -> dict[str, str]:
+    """What a cost run records of how it ran: the measured command line, the warm-up's length and both seeds."""
+    return {
+        "argv": " ".join(measured_argv),
+        "warmup_events": str(settings.warmup_events),
+        "warmup_seed": str(settings.warmup_seed),
+        "seed": str(settings.seed),
+    }
+
+
+def _sysbench(ctx: RunContext, instance: ServerInstance, events: int, seed: int, what: str) -> SysbenchOutcome:
     scenario = ctx.scenario
     with workdir(scenario) as (folder, wrapper):
-        argv = cost_argv(scenario, instance.endpoint, wrapper, ctx.threads, events, ctx.server.client_cpuset)
+        argv = cost_argv(scenario, instance.endpoint, wrapper, ctx.threads, events, ctx.server.client_cpuset, seed=seed)
         outcome = run(argv, cwd=folder, warmup_s=0, expected_s=0, timeout_s=3600 + events * 2.0)
     if outcome.failure is not None:
         raise SysbenchError(f"the {what} sysbench run failed: {outcome.failure.message()}")
@@ -93,9 +105,9 @@ def _count(live: Live) -> RunResult:
     table = ctx.scenario.created_tables[0]
     with read_view(live.instance.endpoint, table) if settings.read_view else contextlib.nullcontext():
         if settings.warmup_events:
-            _sysbench(ctx, live.instance, settings.warmup_events, "warm-up")
+            _sysbench(ctx, live.instance, settings.warmup_events, settings.warmup_seed, "warm-up")
         control.zero()
-        measured = _sysbench(ctx, live.instance, settings.events, "measured")
+        measured = _sysbench(ctx, live.instance, settings.events, settings.seed, "measured")
         dump = control.dump("measured")
     profile = read_dump(dump)
     totals = measured.totals
@@ -107,7 +119,7 @@ def _count(live: Live) -> RunResult:
         server_version=served.version,
         config=served.config,
         variables=served.variables,
-        options={"argv": " ".join(measured.argv), "warmup_events": str(settings.warmup_events)},
+        options=run_options(settings, measured.argv),
         totals=totals,
         metrics=Metrics.cost(totals, profile.total_ir),
         notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *live.ledger.warnings),

@@ -187,12 +187,23 @@ def run_argv(
 
 
 def cost_argv(
-    scenario: Scenario, endpoint: Endpoint, wrapper: Path, threads: int, events: int, client_cpuset: str | None
+    scenario: Scenario,
+    endpoint: Endpoint,
+    wrapper: Path,
+    threads: int,
+    events: int,
+    client_cpuset: str | None,
+    *,
+    seed: int,
 ) -> list[str]:
     """A fixed number of transactions (``--events``, no time limit): a cost run counts work, not seconds.
 
     ``--db-ps-mode`` is pinned (server-side prepared statements, unless the scenario says otherwise):
-    the text protocol costs the server about 49 % more instructions per query.
+    the text protocol costs the server about 49 % more instructions per query. ``--rand-seed`` is
+    ``seed``: the warm-up and the measured window each pass their own fixed seed (``[cost]``
+    ``warmup_seed`` and ``seed``), so both sides of a comparison issue the same statements and the
+    measured window does not replay the warm-up's. A ``rand-seed`` in the scenario's ``[options]``
+    applies to timing runs only.
     """
     argv = [
         "sysbench",
@@ -204,12 +215,11 @@ def cost_argv(
         f"--events={events}",
         "--report-interval=0",
         f"--rand-type={scenario.rand_type}",
-        *(f"--{k}={v}" for k, v in scenario.options.items()),
+        *(f"--{k}={v}" for k, v in scenario.options.items() if k.replace("_", "-") != "rand-seed"),
     ]
     if "db-ps-mode" not in scenario.options:
         argv.append("--db-ps-mode=auto")
-    if "rand-seed" not in scenario.options:
-        argv.append("--rand-seed=1")  # the same rows on both sides (multi-threaded runs still interleave)
+    argv.append(f"--rand-seed={seed}")  # the same rows on both sides (multi-threaded runs still interleave)
     argv.append("run")
     return ["taskset", "-c", client_cpuset, *argv] if client_cpuset else argv
 

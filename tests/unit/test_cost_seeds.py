@@ -1,0 +1,114 @@
+"""Cost runs: the warm-up and the measured window run with different fixed seeds, both recorded and both
+part of what a cost count is compared by (a measured window that replays the warm-up judged the query
+cache on point selects as a 10 % improvement instead of the 50 % regression it is)."""
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from factories import TESTBED
+
+from harness.config.scenarios import load_scenario, load_scenario_file
+from harness.config.servers import load_server
+from harness.errors import ConfigError
+from harness.measure.context import RunContext, build_result
+from harness.measure.cost import run_options
+from harness.model import CostSettings
+from harness.model.endpoint import Endpoint
+from harness.sysbench.driver import cost_argv
+
+ROOT = Path(__file__).parents[2]
+ENDPOINT = Endpoint("127.0.0.1", 3307, "root", "")
+
+
+def _scenario(name: str = "oltp_point_select"):
+    return load_scenario(name, ROOT / "scenarios", "quick")
+
+
+def _seeds(argv: list[str]) -> list[str]:
+    return [a for a in argv if a.startswith("--rand-seed")]
+
+
+def test_warmup_and_measured_window_get_their_own_fixed_seeds(tmp_path):
+    scenario = _scenario()
+    settings = scenario.cost
+    assert settings.warmup_seed != settings.seed
+    warmup = cost_argv(
+        scenario, ENDPOINT, tmp_path / "x.lua", 1, settings.warmup_events, None, seed=settings.warmup_seed
+    )
+    measured = cost_argv(scenario, ENDPOINT, tmp_path / "x.lua", 1, settings.events, None, seed=settings.seed)
+    assert _seeds(warmup) == [f"--rand-seed={settings.warmup_seed}"]
+    assert _seeds(measured) == [f"--rand-seed={settings.seed}"]
+    # otherwise the same command: only the seed and the number of transactions differ
+    differ = {a for a in warmup if a not in measured} | {a for a in measured if a not in warmup}
+    assert differ == {
+        f"--rand-seed={settings.warmup_seed}",
+        f"--rand-seed={settings.seed}",
+        f"--events={settings.warmup_events}",
+        f"--events={settings.events}",
+    }
+    # the same seed gives the same command: both sides of a comparison issue the same statements
+    assert measured == cost_argv(scenario, ENDPOINT, tmp_path / "x.lua", 1, settings.events, None, seed=settings.seed)
+
+
+def test_a_scenario_rand_seed_option_does_not_reach_cost_runs(tmp_path):
+    scenario = replace(_scenario(), options={"rand-seed": "7", "skip_trx": "on"})
+    argv = cost_argv(scenario, ENDPOINT, tmp_path / "x.lua", 1, 10, None, seed=2)
+    assert _seeds(argv) == ["--rand-seed=2"] and "--skip_trx=on" in argv
+    underscored = replace(scenario, options={"rand_seed": "7"})
+    assert _seeds(cost_argv(underscored, ENDPOINT, tmp_path / "x.lua", 1, 10, None, seed=2)) == ["--rand-seed=2"]
+    assert not any(
+        a.startswith("--rand_seed") for a in cost_argv(underscored, ENDPOINT, tmp_path / "x.lua", 1, 10, None, seed=2)
+    )
+
+
+def test_a_cost_run_records_both_seeds_and_the_warmup_length():
+    settings = CostSettings(warmup_events=300, events=900, warmup_seed=5, seed=9)
+    options = run_options(settings, ["sysbench", "--events=900", "--rand-seed=9", "run"])
+    assert options == {
+        "argv": "sysbench --events=900 --rand-seed=9 run",
+        "warmup_events": "300",
+        "warmup_seed": "5",
+        "seed": "9",
+    }
+
+
+def test_one_seed_for_both_windows_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="replays the warm-up"):
+        CostSettings(warmup_seed=3, seed=3)
+    with pytest.raises(ValueError, match="time-based"):
+        CostSettings(warmup_seed=0, seed=3)
+    text = (ROOT / "scenarios/oltp_point_select.toml").read_text()
+    path = tmp_path / "oltp_point_select.toml"
+    path.write_text(text.replace("[cost]", "[cost]\nwarmup_seed = 4\nseed = 4", 1))
+    with pytest.raises(ConfigError, match="replay the warm-up"):
+        load_scenario_file(path, "quick")
+
+
+def test_the_seeds_are_part_of_what_cost_counts_are_compared_by(tmp_path):
+    """A cost run's scenario hash covers the [cost] settings: runs (and baselines) with other seeds or
+    event counts are never compared; the profile's durations and the number of runs do not matter."""
+    original = (ROOT / "scenarios/oltp_point_select.toml").read_text()
+    path = tmp_path / "oltp_point_select.toml"
+
+    def cost_hash(text: str) -> str:
+        path.write_text(text)
+        return load_scenario_file(path, "quick").cost_hash
+
+    same = cost_hash(original)
+    assert cost_hash(original.replace("[cost]", "[cost]\nseed = 3", 1)) != same
+    assert cost_hash(original.replace("[cost]", "[cost]\nwarmup_seed = 7", 1)) != same
+    assert cost_hash(original.replace("warmup_events = 500", "warmup_events = 501", 1)) != same
+    assert cost_hash(original.replace("repetitions = 3", "repetitions = 5", 1)) == same
+    assert cost_hash(original.replace("time_s = 3", "time_s = 4", 1)) == same
+
+
+def test_a_cost_run_is_stored_under_the_cost_hash_a_timing_run_under_the_definition_hash():
+    scenario = _scenario()
+    assert scenario.cost_hash and scenario.cost_hash != scenario.definition_hash
+    server = load_server("mariadb-local", ROOT / "servers")
+    started = datetime(2026, 11, 25, tzinfo=UTC)
+    for kind, expected in (("cost", scenario.cost_hash), ("time", scenario.definition_hash)):
+        ctx = RunContext(server, scenario, 1, 1, TESTBED, "sha", kind=kind)  # type: ignore[arg-type]
+        assert build_result(ctx, started, "failed", failure="x").scenario_hash == expected
