@@ -63,7 +63,9 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
             except HarnessError as exc:
                 notes.append(f"BMF file not written: {exc}")
     footer = f"\n_{len(outcome.runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
-    markdown = render_markdown(outcome.verdicts, outcome.runs, title=title, warnings=notes, chart_links=chart_links)
+    markdown = render_markdown(
+        outcome.verdicts, outcome.runs, title=title, warnings=notes, chart_links=chart_links, plans=outcome.plans
+    )
     report = out / "report.md"
     report.write_text(markdown + footer)
     document = outcome.document()
@@ -76,6 +78,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         title=title,
         warnings=notes,
         links=links,
+        plans=outcome.plans,
         footer=f"head {the_plan.head_sha[:12]} vs base {the_plan.base_sha[:12]}; {len(outcome.runs)} runs in "
         f"{seconds / 60:.1f} min",
     )
@@ -84,7 +87,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     if summary:
         # A job summary cannot show the charts (relative image paths do not resolve there): they are
         # in the uploaded folder, and report.md embeds them.
-        text = render_markdown(outcome.verdicts, outcome.runs, title=title, warnings=notes)
+        text = render_markdown(outcome.verdicts, outcome.runs, title=title, warnings=notes, plans=outcome.plans)
         if chart_links:
             text += f"\nCharts: {len(chart_links)} PNG image(s) in `site/png/` of the `perf-results` artifact.\n"
         with Path(summary).open("a") as handle:

@@ -216,6 +216,7 @@ def run_cmd(
 
     from harness.ci.execute import run_plan
     from harness.cli.gate_cmds import judge_options
+    from harness.report.plans import print_plans
     from harness.report.terminal import TerminalReporter
     from harness.report.verdicts import print_verdicts
 
@@ -231,6 +232,7 @@ def run_cmd(
         return done.outcome.exit_code
     if done.outcome.verdicts:
         print_verdicts(done.outcome.verdicts)
+    print_plans(done.outcome.plans)
     click.echo(f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min; report: {done.report}")
     return done.outcome.exit_code
 

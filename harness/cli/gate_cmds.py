@@ -24,6 +24,7 @@ from harness.judge import stats
 from harness.judge.baselines import all_baselines
 from harness.model import Outcome, Verdict
 from harness.pipeline import JudgeOptions
+from harness.report.plans import print_plans
 from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary
 from harness.report.verdicts import headline, print_verdicts
@@ -254,6 +255,7 @@ def compare_cmd(
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
         print_verdicts(outcome.verdicts)
+        print_plans(outcome.plans)
         click.echo(
             f"{outcome.pairs} pair(s) in {outcome.looks} look(s), seed {outcome.seed}, group {outcome.group_id}, "
             f"{seconds / 60:.1f} min"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.model.plan import PlanCheck
 from harness.model.run import RunResult
 from harness.model.verdict import Verdict
 
@@ -40,6 +41,7 @@ class Outcome:
     seed: int | None = None
     written: tuple[Path, ...] = field(default=())
     error: str = ""  # a closing error line the command prints last (e.g. runs the store could not take)
+    plans: tuple[PlanCheck, ...] = ()  # A/B: the plans of each comparison's statements (never a verdict)
 
     def document(self) -> dict[str, object]:
         """The JSON document of ``--json`` (verdicts with their outcome, exit code, what ran)."""
@@ -49,6 +51,8 @@ class Outcome:
         doc["warnings"] = list(self.warnings)
         if self.error:
             doc["error"] = self.error
+        if self.plans:
+            doc["plans"] = [dataclasses.asdict(p) for p in self.plans]
         if self.pairs:
             doc.update(pairs=self.pairs, looks=self.looks, seed=self.seed, group_id=self.group_id)
         return doc

@@ -37,6 +37,7 @@ from harness.judge.baselines import Baseline, find_baseline, write_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
 from harness.measure.fallback import Saver, call_within, waiting_notice
+from harness.measure.plans import check_plans
 from harness.measure.session import Ledger, Reporter, Session, new_group_id
 from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
@@ -325,6 +326,7 @@ def compare(
         pairs = decision.repetitions
         warnings.append(decision.note)
         session.reporter.phase(f"note: {decision.note}")
+    plans = tuple(check_plans(session, s.base, s.base_side, s.head, s.scenario) for s in specs)
     result = run_comparisons(
         session, specs, pairs=pairs, kinds=kinds, max_pairs=options.max_pairs, seed=options.seed, alpha=options.alpha
     )
@@ -338,6 +340,7 @@ def compare(
         pairs=result.pairs,
         looks=result.looks,
         seed=result.seed,
+        plans=plans,
     )
     return closed(outcome, session, settings)
 

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.model import MetricVerdict, RunResult, Verdict
+from harness.model.plan import PlanCheck
 from harness.report.mdtable import cell
+from harness.report.plans import plans_comment
 from harness.report.verdicts import (
     OUTCOME_EMOJI,
     comparison_label,
@@ -119,6 +121,7 @@ def render_comment(
     links: Links = Links(),
     footer: str = "",
     limit: int = LIMIT,
+    plans: Sequence[PlanCheck] = (),
 ) -> str:
     """The Markdown of the sticky comment, at most ``limit`` characters (see the module docstring)."""
     failed = sum(1 for r in runs if not r.ok)
@@ -134,7 +137,7 @@ def render_comment(
     if failed:
         notes.append(f"{failed} run(s) failed: see the full report")
 
-    def build(n_loud: int, n_quiet: int, n_notes: int) -> str:
+    def build(n_loud: int, n_quiet: int, n_notes: int, n_plans: int) -> str:
         lines = [MARKER, f"### {title}", "", f"{_status(verdicts, failed)}: {headline(verdicts)}", ""]
         lines += _comparisons(verdicts)
         if lines[-1] != "":
@@ -155,6 +158,7 @@ def render_comment(
         left_out = (len(loud) - n_loud) + (len(quiet) - n_quiet)
         if left_out:
             lines += [f"⚠️ {left_out} row(s) left out to fit GitHub's comment limit: see the full report.", ""]
+        lines += plans_comment(plans, n_plans)
         if notes[:n_notes]:
             lines += ["<details>", f"<summary>⚠️ {len(notes[:n_notes])} warning(s)</summary>", ""]
             lines += [f"- {cell(n)}" for n in notes[:n_notes]]
@@ -167,9 +171,12 @@ def render_comment(
         return "\n".join(lines).rstrip() + "\n"
 
     n_loud, n_quiet, n_notes = len(loud), len(quiet), len(notes)
-    text = build(n_loud, n_quiet, n_notes)
+    n_plans = sum(len(p.changed) for p in plans)
+    text = build(n_loud, n_quiet, n_notes, n_plans)
     while len(text) > limit:
-        if n_notes:
+        if n_plans:
+            n_plans = max(0, n_plans - max(1, n_plans // 2))
+        elif n_notes:
             n_notes = max(0, n_notes - max(1, n_notes // 4))
         elif n_quiet:
             n_quiet = max(0, n_quiet - max(1, n_quiet // 4))
@@ -178,5 +185,5 @@ def render_comment(
         else:
             marker_only = f"{MARKER}\n### {title}\n\nThe report is too long for a comment: see the full report.\n"
             return marker_only[:limit]
-        text = build(n_loud, n_quiet, n_notes)
+        text = build(n_loud, n_quiet, n_notes, n_plans)
     return text

@@ -18,9 +18,11 @@ import re
 from collections.abc import Sequence
 
 from harness.model import MetricVerdict, RunResult, Testbed, Verdict
+from harness.model.plan import PlanCheck
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
+from harness.report.plans import plans_markdown
 from harness.report.verdicts import (
     LEGEND,
     OUTCOME_EMOJI,
@@ -153,8 +155,9 @@ def render_markdown(
     testbed: Testbed | None = None,
     warnings: Sequence[str] = (),
     chart_links: ChartLinks = (),
+    plans: Sequence[PlanCheck] = (),
 ) -> str:
-    """The Markdown of a performance check: headline, verdict table, warnings, failures, testbed, charts.
+    """The Markdown of a performance check: headline, verdict table, plans, warnings, failures, testbed, charts.
 
     ``runs`` are the runs the verdicts were computed from (for failures, versions, testbed and
     commits); ``testbed`` overrides the testbed taken from the runs.
@@ -173,5 +176,6 @@ def render_markdown(
         lines += table(("function", "base", "head", "change", "share"), ("l", "r", "r", "r", "r"), rows)
         lines.append("")
     lines += operations_markdown(runs)
+    lines += plans_markdown(plans)
     lines += closing(verdicts, runs, [*warnings, *run_notes(runs)], testbed, chart_links)
     return "\n".join(lines).rstrip() + "\n"

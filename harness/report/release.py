@@ -155,7 +155,9 @@ def write_release(out: Path, outcome: Outcome, *, seconds: float, title: str = "
             (out / name).write_bytes(png)
             lines += [f"![{verdict.scenario}: p95 against throughput per side]({name})", ""]
     testbed = outcome.runs[0].testbed if outcome.runs else None
-    details = render_markdown(verdicts, outcome.runs, title="Verdicts", testbed=testbed, warnings=outcome.warnings)
+    details = render_markdown(
+        verdicts, outcome.runs, title="Verdicts", testbed=testbed, warnings=outcome.warnings, plans=outcome.plans
+    )
     lines.append(details.replace("## Verdicts", "### Verdicts", 1))
     report = out / "report.md"
     report.write_text("\n".join(lines).rstrip() + "\n")
