@@ -70,6 +70,8 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     report.write_text(markdown + footer)
     document = outcome.document()
     verdicts = {"format": document["format"], "verdicts": document["verdicts"]}
+    if "plans" in document:  # the trusted comment job shows them too (harness.report.trusted_comment)
+        verdicts["plans"] = document["plans"]
     (out / "verdicts.json").write_text(json.dumps(verdicts, indent=2, default=str) + "\n")
     links = Links(run_url=run_url(os.environ))
     comment = render_comment(

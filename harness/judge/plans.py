@@ -33,9 +33,9 @@ def differences(base: QueryPlan, head: QueryPlan) -> tuple[str, ...]:
     head_order = [t.table for t in head.tables]
     if base_order != head_order:
         if sorted(base_order) == sorted(head_order):
-            found.append(f"join order {_names(base_order)} -> {_names(head_order)}")
+            found.append(f"join order {_names(base_order)} → {_names(head_order)}")
         else:
-            found.append(f"tables {_names(base_order)} -> {_names(head_order)}")
+            found.append(f"tables {_names(base_order)} → {_names(head_order)}")
     heads = _by_name(head.tables)
     for name, table in _by_name(base.tables).items():
         other = heads.get(name)
@@ -87,13 +87,13 @@ def rows_changed(before: float | None, after: float | None) -> bool:
 def _table_differences(name: str, base: TableAccess, head: TableAccess) -> list[str]:
     found = []
     if base.access_type != head.access_type:
-        found.append(f"{name}: access {base.access_type or '-'} -> {head.access_type or '-'}")
+        found.append(f"{name}: access {base.access_type or '-'} → {head.access_type or '-'}")
     if base.key != head.key:
-        found.append(f"{name}: key {base.key or 'none'} -> {head.key or 'none'}")
+        found.append(f"{name}: key {base.key or 'none'} → {head.key or 'none'}")
     if base.rows is not None and head.rows is not None and rows_changed(base.rows, head.rows):
         ratio = max(head.rows, 1.0) / max(base.rows, 1.0)
         how = f"{ratio:.1f}x" if ratio >= 1 else f"{1 / ratio:.1f}x fewer"
-        found.append(f"{name}: rows {base.rows:,.0f} -> {head.rows:,.0f} ({how})")
+        found.append(f"{name}: rows {base.rows:,.0f} → {head.rows:,.0f} ({how})")
     return found
 
 

@@ -56,13 +56,13 @@ def plans_markdown(checks: Sequence[PlanCheck]) -> list[str]:
     if not checks:
         return []
     lines = ["### Query plans", ""]
-    lines += [f"- {cell(plans_summary(c))}" for c in checks]
+    lines += [f"- {_md(plans_summary(c))}" for c in checks]
     lines.append("")
     for check in checks:
         for statement in check.changed:
-            lines += [f"**Plan changed** ({cell(check.scenario)}): `{_code(statement.template)}`", ""]
-            lines += [f"{cell('; '.join(statement.changes))}", ""]
-            lines += [*table(HEADER, ALIGN, plan_rows(statement)), ""]
+            lines += [f"**Plan changed** ({_md(check.scenario)}): `{_code(statement.template)}`", ""]
+            lines += [f"{_md('; '.join(statement.changes))}", ""]
+            lines += [*_md_table(statement), ""]
     lines.append(
         "<sub>A changed plan is not a verdict and never fails a check: it explains a cost or timing change.</sub>"
     )
@@ -112,12 +112,21 @@ def plans_comment(checks: Sequence[PlanCheck], shown: int) -> list[str]:
     changed = [(c, s) for c in checks for s in c.changed]
     if not changed:
         return []
-    lines = [f"🔀 {cell(plans_summary(c))}" for c in checks if c.changed]
+    lines = [f"🔀 {_md(plans_summary(c))}" for c in checks if c.changed]
     body: list[str] = []
     for check, statement in changed[:shown]:
-        body += [f"`{_code(statement.template)}` ({cell(check.scenario)}): {cell('; '.join(statement.changes))}", ""]
-        body += [*table(HEADER, ALIGN, plan_rows(statement)), ""]
+        body += [f"`{_code(statement.template)}` ({_md(check.scenario)}): {_md('; '.join(statement.changes))}", ""]
+        body += [*_md_table(statement), ""]
     if len(changed) > shown:
         body += [f"{len(changed) - shown} more changed plan(s) in the full report.", ""]
     summary = "both plans of each changed statement (information, not a verdict)"
     return [*lines, "", "<details>", f"<summary>{summary}</summary>", "", *body, "</details>", ""]
+
+
+def _md_table(statement: StatementPlans) -> list[str]:
+    return table(HEADER, ALIGN, [tuple(_md(c) for c in row) for row in plan_rows(statement)])
+
+
+def _md(text: str) -> str:
+    """Text for Markdown outside code: a cell's escaping, and ``<subquery2>`` shown rather than taken for HTML."""
+    return cell(text).replace("<", "&lt;").replace(">", "&gt;")

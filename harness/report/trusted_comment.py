@@ -10,7 +10,10 @@ only what it can check, and renders the comment itself with :func:`harness.repor
 * metrics, outcomes, causes, methods, modes and kinds must be ones dbperf knows;
 * numbers must be finite, counts whole and in range;
 * free text the run wrote (reasons, summaries, warnings, function names) is dropped: the reason
-  column is rebuilt from the cause and the numbers, and the run's warnings are only counted.
+  column is rebuilt from the cause and the numbers, and the run's warnings are only counted;
+* query plans (``plans``): table and key names must look like identifiers (else shown as ``?``), access
+  types letters, rows finite numbers; a statement template is shown (in a code span) only when it holds
+  nothing but SQL's words, ``?`` and operators; what changed is worked out again from the two plans.
 
 Anything else refuses the whole file (a :class:`ReportError`, exit 2, nothing posted): a comment is
 never half a forgery.
@@ -32,8 +35,10 @@ from typing import get_args
 from harness.errors import ReportError
 from harness.judge.classify import Cause
 from harness.judge.design import Kind as TestKind
+from harness.judge.plans import compare_statement
 from harness.model import METRICS, MetricVerdict, Verdict, VerdictOutcome
 from harness.model.outcome import DOCUMENT_FORMAT
+from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.report.comment import LIMIT, Links, render_comment
 
 #: The distributions this module imports (pr-comment.yml installs exactly these, hash-pinned).
@@ -45,6 +50,13 @@ SHA = re.compile(r"[0-9a-f]{7,40}")
 RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/[0-9]{1,20}")
 #: More than this many verdicts is not a comment a pull request can produce (catalogue x threads x kinds).
 MAX_VERDICTS = 2000
+#: Plans: a table or key name as EXPLAIN prints it (``<subquery2>`` too), an access type, a template
+#: (literals already folded to ``?``; no backtick, pipe or line break, as it goes in a code span).
+IDENT = re.compile(r"<?[A-Za-z0-9_$#@.-]{1,64}>?")
+ACCESS = re.compile(r"[A-Za-z_]{0,40}")
+TEMPLATE = re.compile(r"[A-Za-z0-9_#?*(),.=<>!+/%: -]{1,300}")
+MAX_STATEMENTS = 200
+MAX_TABLES = 64
 _OUTCOMES = frozenset(get_args(VerdictOutcome))
 _CAUSES = frozenset(get_args(Cause)) | {""}
 _METHODS = frozenset(get_args(TestKind)) | {""}
@@ -196,6 +208,71 @@ def load_verdicts(text: str) -> tuple[list[Verdict], int]:
     return verdicts, warnings
 
 
+def _plan(raw: object, where: str) -> QueryPlan | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("tables"), list) or len(raw["tables"]) > MAX_TABLES:
+        raise _fail(where, f"a plan with a list of at most {MAX_TABLES} tables is expected")
+    tables = []
+    for i, table in enumerate(raw["tables"]):
+        if not isinstance(table, dict):
+            raise _fail(f"{where}.tables[{i}]", "not an object")
+        access = table.get("access_type", "")
+        tables.append(
+            TableAccess(
+                table=_shown(table.get("table"), IDENT),
+                access_type=access if isinstance(access, str) and ACCESS.fullmatch(access) else "?",
+                key="" if table.get("key") in ("", None) else _shown(table.get("key"), IDENT),
+                rows=_number(table.get("rows"), f"{where}.tables[{i}].rows"),
+            )
+        )
+    flags = raw.get("filesort", False), raw.get("temporary", False)
+    if not all(isinstance(f, bool) for f in flags):
+        raise _fail(where, "filesort and temporary must be true or false")
+    return QueryPlan(tuple(tables), filesort=flags[0], temporary=flags[1])
+
+
+def _shown(value: object, pattern: re.Pattern[str]) -> str:
+    """A name the run wrote when it looks like one, else ``?`` (dropped like free text)."""
+    return value if isinstance(value, str) and pattern.fullmatch(value) else "?"
+
+
+def _statement(raw: object, where: str) -> StatementPlans:
+    if not isinstance(raw, dict):
+        raise _fail(where, "not an object")
+    base, head = _plan(raw.get("base"), f"{where}.base"), _plan(raw.get("head"), f"{where}.head")
+    template = _shown(raw.get("template"), TEMPLATE)
+    template = "(statement not shown: see the full report)" if template == "?" else template
+    refused = "EXPLAIN refused: see the full report"
+    return compare_statement(template, "", base or refused, head or refused)
+
+
+def load_plans(text: str) -> list[PlanCheck]:
+    """The checked query plans of a ``verdicts.json`` (none when it has none); call after :func:`load_verdicts`."""
+    raw = json.loads(text).get("plans", [])
+    if not isinstance(raw, list) or len(raw) > MAX_VERDICTS:
+        raise _fail("plans", f"a list of at most {MAX_VERDICTS} plan checks is expected")
+    checks = []
+    for i, check in enumerate(raw):
+        where = f"plans[{i}]"
+        if not isinstance(check, dict):
+            raise _fail(where, "not an object")
+        statements = check.get("statements", [])
+        if not isinstance(statements, list) or len(statements) > MAX_STATEMENTS:
+            raise _fail(f"{where}.statements", f"a list of at most {MAX_STATEMENTS} statements is expected")
+        note = check.get("note", "")
+        checks.append(
+            PlanCheck(
+                scenario=_name(check.get("scenario"), f"{where}.scenario"),
+                base=_name(check.get("base"), f"{where}.base"),
+                head=_name(check.get("head"), f"{where}.head"),
+                statements=tuple(_statement(s, f"{where}.statements[{j}]") for j, s in enumerate(statements)),
+                note="not compared: see the full report" if note else "",
+            )
+        )
+    return checks
+
+
 def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = LIMIT) -> str:
     """The comment's Markdown from a verdicts document (see the module docstring)."""
     if sha and not SHA.fullmatch(sha):
@@ -203,6 +280,7 @@ def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = L
     if run_url and not RUN_URL.fullmatch(run_url):
         raise _fail("--run-url", "not a GitHub Actions run page")
     verdicts, warnings = load_verdicts(text)
+    plans = load_plans(text)
     notes = [f"the run wrote {warnings} warning(s): see the full report"] if warnings else []
     footer = f"head {sha[:12]}; rebuilt from verdicts.json by the trusted comment job" if sha else ""
     return render_comment(
@@ -212,6 +290,7 @@ def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = L
         links=Links(run_url=run_url),
         footer=footer,
         limit=limit,
+        plans=plans,
     )
 
 

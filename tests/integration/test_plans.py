@@ -45,7 +45,7 @@ def test_a_changed_plan_is_reported_and_the_same_config_reports_none(
     base, head_access = statement.base.tables[0], statement.head.tables[0]
     assert (base.table, base.access_type, base.key) == ("sbtest1", "range", "k_1")
     assert (head_access.table, head_access.access_type, head_access.key) == ("sbtest1", "ALL", "")
-    assert statement.changes[:2] == ("sbtest1: access range -> ALL", "sbtest1: key k_1 -> none")
+    assert statement.changes[:2] == ("sbtest1: access range → ALL", "sbtest1: key k_1 → none")
     assert changed.base_version.startswith("10.11") and changed.head_version == changed.base_version
 
     same = check_plans(session, case.server, case.scenario, case.server, case.scenario)

@@ -9,6 +9,7 @@ regenerated with ``DBPERF_UPDATE_GOLDEN=1``.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -112,7 +113,7 @@ def test_join_order_and_materialised_subquery() -> None:
     assert old.tables[2] == TableAccess("<subquery2>", "eq_ref", "distinct_key", 1.0)
     assert [t.table for t in new.tables] == ["a", "b", "sbtest1"]  # 11.8: first match, no materialisation
     assert [t.table for t in mysql.tables] == ["<subquery2>", "sbtest1", "a", "b"]
-    assert differences(old, new) == ("tables a, b, <subquery2>, sbtest1 -> a, b, sbtest1",)
+    assert differences(old, new) == ("tables a, b, <subquery2>, sbtest1 → a, b, sbtest1",)
     assert old.filesort and old.temporary and new.filesort and new.temporary
 
 
@@ -130,17 +131,17 @@ def test_not_json_is_one_line() -> None:
 def test_differences_in_words() -> None:
     base = QueryPlan((TableAccess("sbtest1", "range", "k_1", 829.0),))
     assert differences(base, QueryPlan((TableAccess("sbtest1", "range", "k_1", 20.0),))) == (
-        "sbtest1: rows 829 -> 20 (41.5x fewer)",
+        "sbtest1: rows 829 → 20 (41.5x fewer)",
     )
     assert differences(base, QueryPlan((TableAccess("sbtest1", "ALL", "", 9_800.0),), filesort=True)) == (
-        "sbtest1: access range -> ALL",
-        "sbtest1: key k_1 -> none",
-        "sbtest1: rows 829 -> 9,800 (11.8x)",
+        "sbtest1: access range → ALL",
+        "sbtest1: key k_1 → none",
+        "sbtest1: rows 829 → 9,800 (11.8x)",
         "filesort added",
     )
     two = QueryPlan((TableAccess("a", "ALL", "", 100.0), TableAccess("b", "eq_ref", "PRIMARY", 1.0)), temporary=True)
     swapped = QueryPlan((TableAccess("b", "ALL", "", 100.0), TableAccess("a", "eq_ref", "PRIMARY", 1.0)))
-    assert differences(two, swapped)[0] == "join order a, b -> b, a"
+    assert differences(two, swapped)[0] == "join order a, b → b, a"
     assert "temporary table removed" in differences(two, swapped)
     assert differences(two, two) == ()
 
@@ -207,7 +208,7 @@ def test_markdown_section_golden() -> None:
 def test_comment_shows_changed_plans_and_shortens_them_first() -> None:
     comment = render_comment((), (), plans=[example_check()])
     assert "🔀 select_random_points: mariadb-local vs mariadb-local+eq_range_index_dive_limit=1" in comment
-    assert "sbtest1: rows 829 -> 20 (41.5x fewer)" in comment
+    assert "sbtest1: rows 829 → 20 (41.5x fewer)" in comment
     assert "| sbtest1 | range | k_1 | 829 | range | k_1 | 20 |" in comment
     short = render_comment((), (), plans=[example_check()], limit=len(comment) - 50)
     assert "1 more changed plan(s) in the full report" in short
@@ -229,8 +230,64 @@ def test_the_json_document_carries_the_plans() -> None:
     plans = doc["plans"]
     assert isinstance(plans, list)
     first = plans[0]["statements"][0]
-    assert first["changes"] == ["sbtest1: rows 829 -> 20 (41.5x fewer)"] or first["changes"] == (
-        "sbtest1: rows 829 -> 20 (41.5x fewer)",
+    assert first["changes"] == ["sbtest1: rows 829 → 20 (41.5x fewer)"] or first["changes"] == (
+        "sbtest1: rows 829 → 20 (41.5x fewer)",
     )
     assert first["base"]["tables"][0]["rows"] == 829.0
     assert "plans" not in Outcome(()).document()
+
+
+def test_markdown_shows_derived_tables_rather_than_taking_them_for_html() -> None:
+    base = QueryPlan(
+        (TableAccess("a", "range", "PRIMARY", 99.0), TableAccess("<subquery2>", "eq_ref", "distinct_key", 1.0))
+    )
+    head = QueryPlan((TableAccess("a", "range", "PRIMARY", 99.0),))
+    check = PlanCheck("s", "b", "h", (compare_statement("SELECT ?", "SELECT 1", base, head),))
+    text = "\n".join(plans_markdown([check]))
+    assert "| &lt;subquery2&gt; | eq_ref | distinct_key | 1 | - |   |   |" in text
+    assert "<subquery2>" not in text
+
+
+def verdicts_json(checks: list[PlanCheck]) -> str:
+    """A verdicts.json as `ci run` writes it (format, verdicts, plans)."""
+    document = Outcome((), plans=tuple(checks)).document()
+    return json.dumps({k: document[k] for k in ("format", "verdicts", "plans")}, default=str)
+
+
+def ci_check() -> PlanCheck:
+    """The example as `ci run` names its sides (a server at the base commit and at the head)."""
+    return dataclasses.replace(example_check(), base="mariadb-local@base", head="mariadb-local")
+
+
+def test_the_trusted_comment_rebuilds_the_plans_from_data_only() -> None:
+    from harness.report.trusted_comment import build_comment
+
+    comment = build_comment(verdicts_json([ci_check()]))
+    assert "🔀 select_random_points: mariadb-local@base vs mariadb-local" in comment
+    assert "`SELECT id, k, c, pad FROM sbtest# WHERE k IN (?+)`" in comment
+    assert "sbtest1: rows 829 → 20 (41.5x fewer)" in comment  # worked out again from the two plans
+    assert "| sbtest1 | range | k_1 | 829 | range | k_1 | 20 |" in comment
+
+
+def test_the_trusted_comment_drops_what_is_not_a_name_and_refuses_what_is_not_data() -> None:
+    from harness.errors import ReportError
+    from harness.report.trusted_comment import build_comment
+
+    doc = json.loads(verdicts_json([ci_check()]))
+    statement = doc["plans"][0]["statements"][0]
+    statement["template"] = "SELECT `x` FROM t WHERE a = ? [click](https://evil.example)"
+    statement["changes"] = ["@someone look at https://evil.example"]
+    statement["head"]["tables"][0]["table"] = "<img src=x onerror=alert(1)>"
+    statement["head"]["tables"][0]["key"] = "k_1"
+    comment = build_comment(json.dumps(doc))
+    assert "evil" not in comment and "@someone" not in comment and "img" not in comment
+    assert "(statement not shown: see the full report)" in comment
+    assert (
+        "| sbtest1 | range | k_1 | 829 | - |   |   |" in comment and "| ? | - |   |   | range | k_1 | 20 |" in comment
+    )
+    statement["head"]["tables"][0]["rows"] = "many"
+    with pytest.raises(ReportError, match=r"plans\[0\].statements\[0\].head.tables\[0\].rows"):
+        build_comment(json.dumps(doc))
+    doc["plans"] = {"not": "a list"}
+    with pytest.raises(ReportError, match="plans"):
+        build_comment(json.dumps(doc))
