@@ -37,7 +37,7 @@ def check_plans(
 ) -> PlanCheck:
     """Every statement template the scenario issues, EXPLAINed on base and head, and what changed.
 
-    Never raises a HarnessError: a check that cannot be done is a :class:`PlanCheck` with a note, and
+    Never raises a HarnessError or OSError: a check that cannot be done is a :class:`PlanCheck` with a note, and
     the comparison goes on (its runs will meet the same problem and say so)."""
     check = PlanCheck(base_scenario.name, base.name, head.name)
     if "external" in (base.provider, head.provider):
@@ -49,7 +49,8 @@ def check_plans(
             base_examples = _capture(base_server, base_scenario)
             with session.instance(head, head_scenario) as head_server:
                 head_examples = _capture(head_server, head_scenario)
-                found = {**head_examples, **base_examples}  # base's example where both issued the template
+                # the base's templates in the order it issued them, with its examples, then any only head issued
+                found = base_examples | {t: e for t, e in head_examples.items() if t not in base_examples}
                 note = ""
                 if len(found) > MAX_TEMPLATES:
                     note = f"{len(found)} statement templates: the first {MAX_TEMPLATES} compared"
@@ -58,7 +59,7 @@ def check_plans(
                 base_plans = explain(base_server.endpoint, statements)
                 head_plans = explain(head_server.endpoint, statements)
                 versions = base_server.version, head_server.version
-    except HarnessError as exc:
+    except (HarnessError, OSError) as exc:  # a full disk while restoring the snapshot ends the check, not the command
         return PlanCheck(check.scenario, check.base, check.head, note=f"plans not compared: {exc}")
     compared = tuple(
         compare_statement(template, example, b, h)

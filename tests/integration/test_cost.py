@@ -62,8 +62,11 @@ def test_compare_aa_passes(dbperf, store_path):
         "--json", timeout_s=1200,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    metric = json.loads(out.stdout)["verdicts"][0]["metrics"][0]
+    doc = json.loads(out.stdout)
+    metric = doc["verdicts"][0]["metrics"][0]
     assert metric["metric"] == "instr_per_txn" and metric["outcome"] == "pass"
+    (plans,) = doc["plans"]  # checked before measuring: the point select, the same plan on both sides
+    assert [(s["template"], s["changes"]) for s in plans["statements"]] == [("SELECT c FROM sbtest# WHERE id=?", [])]
 
 
 def test_the_query_cache_is_judged_on_fresh_statements(dbperf, store_path):
