@@ -291,3 +291,18 @@ def test_the_trusted_comment_drops_what_is_not_a_name_and_refuses_what_is_not_da
     doc["plans"] = {"not": "a list"}
     with pytest.raises(ReportError, match="plans"):
         build_comment(json.dumps(doc))
+
+
+def test_an_external_server_is_skipped_with_a_note_and_nothing_started() -> None:
+    from factories import scenario
+
+    from harness.measure.plans import check_plans
+    from harness.model import Server
+
+    local = Server("mariadb-local", "mariadb", "10.11", "local")
+    staging = Server("staging", "mysql", "8.4", "external", port=3306, user="bench")
+    session: Any = object()  # never touched: nothing may start or connect
+    check = check_plans(session, local, scenario(), staging, scenario())
+    assert check.statements == () and check.changed == ()
+    assert check.note == "plans not compared: an external server's general log is not dbperf's to switch on"
+    assert "plans not compared" in plans_markdown([check])[2]
