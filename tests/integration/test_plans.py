@@ -38,8 +38,9 @@ def test_a_changed_plan_is_reported_and_the_same_config_reports_none(
     head = case.server.with_variables({"optimizer_max_sel_arg_weight": "1"})
 
     changed = check_plans(session, case.server, case.scenario, head, case.scenario)
-    assert changed.note == ""
+    assert changed.note == "", changed.note
     assert [s.template for s in changed.statements] == ["SELECT id, k, c, pad FROM sbtest# WHERE k IN (?+)"]
+    assert len(changed.changed) == 1, changed
     (statement,) = changed.changed
     assert statement.base is not None and statement.head is not None
     base, head_access = statement.base.tables[0], statement.head.tables[0]
@@ -49,7 +50,7 @@ def test_a_changed_plan_is_reported_and_the_same_config_reports_none(
     assert changed.base_version.startswith("10.11") and changed.head_version == changed.base_version
 
     same = check_plans(session, case.server, case.scenario, case.server, case.scenario)
-    assert len(same.statements) == 1 and same.changed == ()
+    assert len(same.statements) == 1 and same.changed == (), same
 
 
 def test_a_write_scenario_captures_every_statement_and_leaves_the_snapshot_alone(
@@ -61,7 +62,7 @@ def test_a_write_scenario_captures_every_statement_and_leaves_the_snapshot_alone
     assert snapshot is not None
     before = _digest(snapshot.datadir)
     first = check_plans(session, case.server, case.scenario, case.server, case.scenario)
-    assert len(first.statements) == 9 and first.changed == ()
+    assert len(first.statements) == 9 and first.changed == (), first
     assert {s.template.split()[0] for s in first.statements} == {"SELECT", "UPDATE", "DELETE", "INSERT"}
     assert _digest(snapshot.datadir) == before  # 200 write transactions ran on private copies only
 
