@@ -74,7 +74,7 @@ def _capture(instance: ServerInstance, scenario: Scenario) -> dict[str, str]:
     """Run the scenario's first transactions on one thread with the general log on; one example per template."""
     log_statements(instance.endpoint)
     with workdir(scenario) as (folder, wrapper):
-        argv = cost_argv(scenario, instance.endpoint, wrapper, 1, CAPTURE_EVENTS, None)
+        argv = cost_argv(scenario, instance.endpoint, wrapper, 1, CAPTURE_EVENTS, None, seed=scenario.cost.warmup_seed)
         outcome = run(argv, cwd=folder, warmup_s=0, expected_s=0, timeout_s=300)
     statements = logged_statements(instance.endpoint)
     if outcome.failure is not None:
