@@ -12,9 +12,12 @@ servers, stores every run, and is judged through :func:`harness.pipeline.gate` a
 timing against this testbed's, cost against the committed cost baseline. The test's result follows the
 outcome's exit code, as ``dbperf gate``'s would: exit 2 (a failed run, runs the store could not take)
 is a pytest error, exit 1 (a regression) a failure with the evidence, and a case nothing was judged for
-(no comparable baseline) a skip that says how to record one; each in one line, no traceback. The
-design is checked before running, as for ``dbperf gate``. The session ends with a
-summary table of every run, the verdicts, and the notes the measurements made.
+(no comparable baseline) a skip that says how to record one; each in one line, no traceback, also
+in the short test summary (``FAILED <id> - PerformanceRegression: ...``) and when the harness stops
+the case (a malformed baseline, a refused design: :class:`~harness.errors.HarnessError`). Progress
+and notes go to the terminal as they happen, not into the captured output. The design is checked
+before running, as for ``dbperf gate``. The session ends with a summary table of every run, the
+verdicts, and the notes the measurements made.
 """
 
 from __future__ import annotations
@@ -41,19 +44,29 @@ _NOTES_KEY = pytest.StashKey[list[str]]()
 
 
 class NoticeReporter:
-    """Progress through pytest's terminal (visible while output is captured); notes and warnings always.
+    """Progress through pytest's terminal as it happens (output capture suspended for the line, so it
+    is not replayed under a failure); notes and warnings always.
 
     A note is how the design check says, before any run, that the planned repetitions could never
     reach significance and how many it runs instead (or which settings would).
     """
 
-    def __init__(self, terminal: Any, *, progress: bool) -> None:
+    def __init__(self, terminal: Any, *, progress: bool, capture: Any = None) -> None:
         self.terminal = terminal
         self.progress = progress
+        self.capture = capture  # pytest's capture manager (None: write through whatever captures)
+
+    def _line(self, text: str) -> None:
+        if self.capture is None:
+            self.terminal.write_line(text)
+            return
+        with self.capture.global_and_fixture_disabled():
+            self.terminal.ensure_newline()
+            self.terminal.write_line(text)
 
     def phase(self, message: str) -> None:
         if self.progress or message.startswith(("note", "warning")):
-            self.terminal.write_line(f"dbperf: {message}")
+            self._line(f"dbperf: {message}")
 
     def interval(self, label: str, sample: IntervalSample) -> None:
         del label, sample
@@ -61,7 +74,27 @@ class NoticeReporter:
     def finished(self, run: RunResult) -> None:
         if self.progress:
             state = f"qps {run.metrics.qps:,.0f}" if run.ok and run.metrics.qps else run.status
-            self.terminal.write_line(f"dbperf: {run.server} {run.scenario} {run.threads}t #{run.repetition}: {state}")
+            self._line(f"dbperf: {run.server} {run.scenario} {run.threads}t #{run.repetition}: {state}")
+
+
+class CaseFailed(pytest.fail.Exception):  # type: ignore[name-defined,misc]
+    """A scenario case that errored or failed, said in one line (see :func:`pytest_runtest_makereport`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A case's failure or error is its one-line message, in the failure section and in the short summary.
+
+    pytest keeps no crash line for ``pytrace=False`` failures, so its short summary would name the test
+    without the reason; a string report is printed as it is in both places (and crosses xdist as it is).
+    """
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, CaseFailed):
+        report.longrepr = str(call.excinfo.value.msg)
+    return report
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -132,7 +165,8 @@ class Runner:
         quiet = os.environ.get("DBPERF_PROGRESS", "1") == "0"
         if terminal is None:
             return QuietReporter()
-        return NoticeReporter(terminal, progress=not quiet)
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        return NoticeReporter(terminal, progress=not quiet, capture=capture)
 
     def run_case(self, case: ScenarioCase) -> Outcome:
         """Measure the case's repetitions and judge them against this testbed's baseline."""
@@ -163,9 +197,9 @@ class Runner:
         judged for (no comparable baseline) is skipped with the reason; each with a one-line message.
         """
         if outcome.exit_code == EXIT_ERROR or outcome.error:
-            pytest.fail(f"{case.id}: {_error_line(outcome)}", pytrace=False)
+            raise CaseFailed(f"{case.id}: {_error_line(outcome)}")
         if outcome.exit_code == EXIT_REGRESSION:
-            pytest.fail(_failure(case, outcome, strict=self.settings.strict), pytrace=False)
+            raise CaseFailed(_failure(case, outcome, strict=self.settings.strict))
         judged = [m for v in outcome.verdicts for m in v.metrics if m.outcome in _JUDGED]
         if not judged:
             reasons = dict.fromkeys(m.reason for v in outcome.verdicts for m in v.metrics) or {"no verdict": None}
@@ -173,6 +207,7 @@ class Runner:
 
 
 _JUDGED = ("pass", "regression", "improvement", "inconclusive")
+_KIND_WORD = {"time": "timing", "cost": "cost"}
 
 
 def _error_line(outcome: Outcome) -> str:
@@ -183,29 +218,37 @@ def _error_line(outcome: Outcome) -> str:
 
 
 def _failure(case: ScenarioCase, outcome: Outcome, *, strict: bool) -> str:
-    """``PerformanceRegression: <case>: ...`` then one line per metric that decided it, then notes."""
-    lines: list[str] = []
+    """One line: ``PerformanceRegression: <case>: <metric's reason>; <next metric's reason>``.
+
+    The verdicts' notes (a configuration that differs from the baseline's, the command that records
+    it again) are in the session's summary, with the verdict table."""
+    parts: list[str] = []
     kinds: set[str] = set()
     for verdict in outcome.verdicts:
         regressions = [m for m in verdict.metrics if m.gating and m.outcome == "regression"]
         bad = regressions or [m for m in verdict.metrics if strict and m.gating and m.outcome == "inconclusive"]
-        if not bad:
-            continue
-        kinds.add("regression" if regressions else "inconclusive")
-        lines.append(f"against the {verdict.kind} baseline:")
-        lines += [f"  {m.metric}: {m.reason}" for m in bad]
-        lines += [f"  note: {w}" for w in verdict.warnings]
+        kinds.update(m.outcome for m in bad)
+        parts += [f"{_unprefixed(m.reason)} (against the {_KIND_WORD[verdict.kind]} baseline)" for m in bad]
     name = PerformanceRegression.__name__ if "regression" in kinds else InconclusiveVerdict.__name__
-    what = "regression" if "regression" in kinds else "inconclusive (--dbperf-strict)"
-    return "\n".join([f"{name}: {case.id}: {what}", *lines])
+    what = "" if "regression" in kinds else "inconclusive (--dbperf-strict): "
+    return f"{name}: {case.id}: {what}{'; '.join(parts) or 'regression'}"
+
+
+def _unprefixed(reason: str) -> str:
+    """A metric's reason without its outcome word (``Regression: QPS -30 %...`` -> ``QPS -30 %...``)."""
+    word, sep, rest = reason.partition(": ")
+    return rest.rstrip(".") if sep and word in ("Regression", "Inconclusive") else reason.rstrip(".")
 
 
 @pytest.fixture
 def dbperf_outcome(dbperf_case: ScenarioCase, dbperf_runner: Runner) -> Outcome:
     """The case measured and judged; a case that cannot be (exit 2) errors here, in one line."""
-    outcome = dbperf_runner.run_case(dbperf_case)
+    try:
+        outcome = dbperf_runner.run_case(dbperf_case)
+    except HarnessError as exc:  # a malformed baseline, a refused design, no Docker engine: one line
+        raise CaseFailed(f"{dbperf_case.id}: {exc}") from None
     if outcome.exit_code == EXIT_ERROR or outcome.error:
-        pytest.fail(f"{dbperf_case.id}: {_error_line(outcome)}", pytrace=False)
+        raise CaseFailed(f"{dbperf_case.id}: {_error_line(outcome)}")
     return outcome
 
 

@@ -130,6 +130,17 @@ def _interrupted() -> None:
     sys.exit(130)
 
 
+def usage_line(exc: click.ClickException) -> str:
+    """A click error in one line (click prints four: usage, a hint, a blank line, the error), keeping its
+    "Did you mean" and naming the help to read: ``No such option '--scenarios'. Did you mean '--scenario'?
+    (dbperf run --help)``."""
+    message = " ".join(exc.format_message().split())
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" ({ctx.command_path} --help)"
+    return message
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: runs the CLI and maps outcomes to exit codes."""
     try:
@@ -164,8 +175,11 @@ def _main(argv: list[str] | None) -> None:
         code = cli.main(args=argv, prog_name="dbperf", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except click.ClickException as exc:
+    except click.exceptions.NoArgsIsHelpError as exc:  # `dbperf` or `dbperf baseline` alone: the help
         exc.show()
+        sys.exit(EXIT_ERROR)
+    except click.ClickException as exc:
+        click.echo(f"dbperf: error: {usage_line(exc)}", err=True)
         sys.exit(EXIT_ERROR)
     except click.exceptions.Abort as exc:
         if isinstance(exc.__cause__, KeyboardInterrupt):

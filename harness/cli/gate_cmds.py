@@ -16,13 +16,13 @@ import click
 from harness import pipeline
 from harness.cli.options import GATE_OPTIONS, JUDGE_OPTIONS, RUN_OPTIONS, filters, json_option, pop_shared, shared
 from harness.cli.run_cmds import scenario_names
-from harness.cli.selection import pop_filter
+from harness.cli.selection import check_names, no_runs, pop_filter
 from harness.config.servers import check_variables
 from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
 from harness.judge.baselines import all_baselines
-from harness.model import Outcome, Verdict
+from harness.model import Outcome, RunResult, Scenario, Verdict
 from harness.pipeline import JudgeOptions
 from harness.report.plans import print_plans
 from harness.report.tables import new_table, show
@@ -36,20 +36,30 @@ def baseline_group() -> None:
 
 
 @baseline_group.command("record")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="replace a baseline recorded for the same build and configuration (its numbers would change by noise only)",
+)
 @json_option
 @shared(*RUN_OPTIONS, "baselines-dir")
-def baseline_record(as_json: bool, **kwargs: Any) -> int:
-    """Run a scenario and record its repetitions as the baseline for this testbed.
+def baseline_record(force: bool, as_json: bool, **kwargs: Any) -> int:
+    """Run a scenario and record its repetitions as baselines: timing (this testbed) and cost (travels).
 
-    Writes one file per thread count. Refuses when any run failed. Use enough repetitions
-    (the profile's, or --repetitions, at least 5) for the gate to be able to decide.
+    Writes one file per kind and thread count. Refuses when any run failed. A file already there is
+    named before anything runs and when it is replaced; one recorded for the same build and
+    configuration is kept (exit 2) unless --force. --repetitions sets the timing runs (at least 5 for
+    the gate to be able to decide; 12 is better); the cost runs keep their scenario's [cost] count
+    unless --cost is given.
     """
     settings = pop_shared(kwargs)
     server = settings.one_server()
+    cases = [pipeline.resolve(settings, name, server) for name in scenario_names(settings)]
+    _repetitions_note(settings, [c.scenario for c in cases])
     written: list[Path] = []
     outcomes: list[Outcome] = []
-    for name in scenario_names(settings):
-        outcome = pipeline.record(settings, pipeline.resolve(settings, name, server), TerminalReporter(sys.stderr))
+    for case in cases:
+        outcome = pipeline.record(settings, case, TerminalReporter(sys.stderr), force=force)
         outcomes.append(outcome)
         print_summary(outcome.runs, sys.stderr)
         for warning in outcome.warnings:
@@ -57,14 +67,39 @@ def baseline_record(as_json: bool, **kwargs: Any) -> int:
         written += outcome.written
         if outcome.error:
             break
+    runs = [r for o in outcomes for r in o.runs]
     if as_json:
         click.echo(json.dumps({"written": [str(p) for p in written]}, indent=2))
     else:
         for path in written:
-            click.echo(f"recorded -> {path}")
+            click.echo(f"recorded -> {path} ({_recorded_from(path, runs, settings.baselines_dir)})")
     for outcome in outcomes:
         _closing(outcome)
     return max(o.exit_code for o in outcomes)
+
+
+def _repetitions_note(settings: Settings, scenarios: Sequence[Scenario]) -> None:
+    """``--repetitions`` with both kinds sets the timing runs only: say what the cost runs get instead."""
+    if settings.repetitions is None or settings.cost is not None or not scenarios:
+        return  # --cost: it sets the cost runs; --no-cost: no cost runs
+    counts = sorted({s.cost.repetitions for s in scenarios})
+    got = " or ".join(map(str, counts))
+    click.echo(
+        f"note: --repetitions {settings.repetitions} sets the timing runs; cost runs: {got} per thread count, "
+        "their scenario's [cost] repetitions (counts repeat to about 0.01 %); --cost --repetitions N sets those",
+        err=True,
+    )
+
+
+def _recorded_from(path: Path, runs: Sequence[RunResult], root: Path) -> str:
+    """``timing, 8 runs at 2 threads``: what one written baseline file holds."""
+    try:
+        kind = "cost" if path.relative_to(root).parts[0] == "cost" else "time"
+    except ValueError:
+        kind = "time"
+    threads = int(path.stem.rstrip("t")) if path.stem.rstrip("t").isdigit() else 0
+    count = sum(1 for r in runs if r.kind == kind and r.threads == threads)
+    return f"{'cost' if kind == 'cost' else 'timing'}, {count} runs at {threads} thread{'s' * (threads != 1)}"
 
 
 @baseline_group.command("show")
@@ -75,16 +110,24 @@ def baseline_show(as_json: bool, **kwargs: Any) -> int:
     """Summarise the recorded baselines (median and noise of each metric)."""
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)
-    found = [
-        b for b in all_baselines(settings.baselines_dir) if run_filter.matches(b.scenario, b.server, b.threads, "")
-    ]
+    every = all_baselines(settings.baselines_dir)
+    check_names(
+        run_filter,
+        catalogue=(settings.scenarios_dir, settings.servers_dir),
+        stored=lambda: ([b.scenario for b in every], [b.server for b in every]),
+        stored_as=f"the baselines ({settings.baselines_dir})",
+    )
+    found = [b for b in every if run_filter.matches(b.scenario, b.server, b.threads, "")]
+    if not found:
+        if every:
+            message = f"no baselines match ({run_filter.describe()}) in {settings.baselines_dir}"
+        else:
+            message = (
+                f"no baselines in {settings.baselines_dir} (record one: dbperf baseline record --scenario S --server T)"
+            )
+        return no_runs(message, as_json=as_json)
     if as_json:
         click.echo(json.dumps([{**dataclasses.asdict(b), "path": str(b.path)} for b in found], indent=2))
-        return 0
-    if not found:
-        click.echo(
-            f"no baselines in {settings.baselines_dir} (record one: dbperf baseline record --scenario S --server T)"
-        )
         return 0
     table = new_table(
         f"baselines in {settings.baselines_dir}",
@@ -145,6 +188,7 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     settings = pop_shared(kwargs)
     server = settings.one_server()
     cases = [pipeline.resolve(settings, name, server) for name in scenario_names(settings)]
+    _repetitions_note(settings, [c.scenario for c in cases])
     outcome = pipeline.gate(settings, cases, TerminalReporter(sys.stderr), judge_options(settings))
     if as_json:
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
@@ -242,6 +286,7 @@ def compare_cmd(
                 f"an A/B comparison needs at least 2 repetitions (pairs); --repetitions {pairs} gives "
                 "one: pass --repetitions 8 or more"
             )
+    _repetitions_note(settings, [s.scenario for s in specs])
     options = judge_options(settings, seed=seed, max_pairs=max_repetitions)
     started = time.monotonic()
     outcome = pipeline.compare(settings, specs, TerminalReporter(sys.stderr), options)
@@ -300,13 +345,18 @@ def judge_cmd(group: str | None, all_runs: bool, mode: str, out: Path | None, as
       dbperf judge --group G --gate-metric qps,p95_ms,p99_ms,cpu_per_txn --json
       dbperf judge --all -s oltp_point_select --server mariadb-local --mode baseline
     """
-    from harness.cli.selection import select_runs
+    from harness.cli.selection import check_filter, no_runs, select_runs
     from harness.pipeline.rejudge import rejudge
     from harness.store import open_store
 
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)
-    runs, described = select_runs(open_store(settings.store), run_filter, group=group, all_runs=all_runs, quiet=as_json)
+    store = open_store(settings.store)
+    check_filter(run_filter, store, settings)
+    runs, described = select_runs(store, run_filter, group=group, all_runs=all_runs, quiet=as_json)
+    if not runs:
+        empty = json.dumps({**Outcome(()).document(), "selection": described}, indent=2)
+        return no_runs(f"{described}; nothing judged", as_json=as_json, empty=empty)
     outcome = rejudge(settings, runs, mode=mode)  # type: ignore[arg-type]
     if out is not None:
         from harness.report.release import write_release

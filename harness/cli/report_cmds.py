@@ -13,9 +13,9 @@ import pyarrow.compute as pc
 
 from harness import pipeline
 from harness.cli.options import filters, json_option, pop_shared, shared
-from harness.cli.selection import RunFilter, note, pop_filter, select_runs
+from harness.cli.selection import RunFilter, check_filter, no_runs, note, pop_filter, select_runs
 from harness.config.values import parse_metrics
-from harness.errors import ConfigError, ReportError, StoreError
+from harness.errors import ConfigError, ReportError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.operations import operations_table
 from harness.report.tables import new_table, show
@@ -99,7 +99,10 @@ def report_cmd(
     if as_json and fmt != "terminal":
         raise ConfigError("--json prints the runs as JSON: leave out --format")
     store = open_store(settings.store)
+    check_filter(run_filter, store, settings)
     runs, described = select_runs(store, run_filter, group=group, all_runs=all_runs)
+    if not runs:
+        return no_runs(f"{described}; nothing reported", as_json=as_json)
     if as_json:
         text = json.dumps([r.summary_dict() for r in runs], indent=2) + "\n"
     elif fmt == "markdown":
@@ -181,7 +184,12 @@ def trend_cmd(out: Path, title: str, no_images: bool, scale: float | None, as_js
     run_filter = pop_filter(kwargs)
     if no_images and scale is not None:
         raise ConfigError("--scale sets the size of the PNG images: leave it out with --no-images")
-    table = _profiles_apart(metrics_table(open_store(settings.store), run_filter))
+    store = open_store(settings.store)
+    check_filter(run_filter, store, settings)
+    table = _profiles_apart(metrics_table(store, run_filter))
+    if "ok" not in table.column("status").to_pylist():
+        where = run_filter.describe() if run_filter != RunFilter() else "no filter"
+        return no_runs(f"no ok runs match ({where}) in {store.location}: nothing to chart, no site written")
     result = build_site(pipeline.history(table), out, title=title, images=not no_images, scale=scale or 1.0)
     if as_json:
         doc = {
@@ -247,11 +255,11 @@ def changes_cmd(
     if not 0.0 < alpha < 1.0:
         raise click.BadParameter("must be between 0 and 1", param_hint="--alpha")
     store = open_store(settings.store)
+    check_filter(run_filter, store, settings)
     table = metrics_table(store, run_filter, status="ok")
     if table.num_rows == 0:
-        raise StoreError(
-            f"no ok runs match ({run_filter.describe()}) in {store.location}: `dbperf runs` lists what is stored"
-        )
+        message = f"no ok runs match ({run_filter.describe()}) in {store.location}: `dbperf runs` lists what is stored"
+        return no_runs(message, as_json=as_json, empty=json.dumps({"metrics": list(metrics), "series": []}))
     found = pipeline.changes(table, metrics, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
     series = [s.as_dict() for s in found]
     marks = [(s, m) for s in found for m in s.changes]
@@ -333,7 +341,11 @@ def export_bmf(out: Path, group: str | None, all_runs: bool, as_json: bool, **kw
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)
     store = open_store(settings.store)
+    check_filter(run_filter, store, settings)
     runs, described = select_runs(store, run_filter, group=group, all_runs=all_runs, quiet=as_json)
+    if not runs:
+        empty = json.dumps({"out": None, "benchmarks": [], "measures": 0, "skipped": 0})
+        return no_runs(f"{described}; {out} not written", as_json=as_json, empty=empty)
     doc = write_bmf(out, runs)
     measures = sum(len(m) for m in doc.values())
     skipped = sum(1 for r in runs if not r.ok)

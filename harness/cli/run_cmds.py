@@ -12,11 +12,11 @@ import click
 from rich.console import Console
 
 from harness.cli.options import RUN_OPTIONS, filters, json_option, pop_shared, shared
-from harness.cli.selection import pop_filter
+from harness.cli.selection import RunFilter, check_filter, check_group, check_names, no_runs, pop_filter
 from harness.config.settings import Settings
 from harness.errors import ConfigError, HarnessError
 from harness.report.tables import new_table, show
-from harness.report.terminal import TerminalReporter, console, print_summary, runs_table
+from harness.report.terminal import TerminalReporter, console, print_summary, run_listing, runs_table
 from harness.store import open_store
 
 if TYPE_CHECKING:
@@ -83,19 +83,30 @@ def run_cmd(as_json: bool, **kwargs: Any) -> int:
 @json_option
 @shared("store")
 def runs_cmd(status: str | None, group: str | None, limit: int, as_json: bool, **kwargs: Any) -> int:
-    """List stored runs, newest first."""
+    """List stored runs, newest first: when each started, its id and group (for --group), what it ran.
+
+    A --scenario or --server that names nothing in the catalogue nor in the store is an error (with the
+    nearest names); filters that match no stored run say so and exit 0.
+    """
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)
     store = open_store(settings.store)
+    check_filter(run_filter, store, settings)
     runs = run_filter.keep(store.runs(**run_filter.store_args(), status=status, group_id=group))
     runs = runs[:limit] if limit else runs
+    if not runs:
+        check_group(store, group)
+        given = [run_filter.describe()] if run_filter != RunFilter() else []
+        given += [f"status {status}"] if status else []
+        given += [f"group {group}"] if group else []
+        if not given:
+            return no_runs(f"no runs stored in {store.location} (try: dbperf run --scenario oltp_point_select)")
+        message = f"no runs match ({'; '.join(given)}) in {store.location}: `dbperf runs` lists what is stored"
+        return no_runs(message, as_json=as_json)
     if as_json:
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
         return 0
-    if not runs:
-        click.echo(f"no runs stored in {settings.store} (try: dbperf run --scenario oltp_point_select)")
-        return 0
-    show(console(), runs_table(runs, title=f"{len(runs)} run(s) in {settings.store}"))
+    show(console(), run_listing(runs, title=f"{len(runs)} run(s) in {settings.store}, newest first"))
     return 0
 
 
@@ -264,6 +275,7 @@ def scenarios_cmd(as_json: bool, **kwargs: Any) -> int:
     run_filter = pop_filter(kwargs)
     from harness.config.scenarios import PROFILES, available_scenarios, load_scenario
 
+    check_names(run_filter, catalogue=(settings.scenarios_dir, settings.servers_dir), stored=None)
     names = [n for n in available_scenarios(settings.scenarios_dir) if run_filter.matches(n, "", 0, "")]
     scenarios = [load_scenario(name, settings.scenarios_dir, settings.profile) for name in names]
     if as_json:

@@ -1,14 +1,27 @@
-"""Which stored runs a reading command is about: filters and the ``--group``/``--all`` choice."""
+"""Which stored runs a reading command is about: filters and the ``--group``/``--all`` choice.
+
+One rule for filters that select nothing, in every command that filters (``runs``, ``report``, ``trend``,
+``changes``, ``export``, ``judge``, ``baseline show``, ``scenarios``):
+
+* a ``--scenario``/``--server`` value (name or pattern) that matches nothing in the catalogue nor in
+  what is stored is a usage error: one line with the nearest names, exit 2 (:func:`check_names`), as is
+  a ``--group`` that is not stored;
+* a filter that names real things but matches no stored run is not an error: the command says
+  ``no runs match (...)`` and exits 0 (:func:`no_runs`).
+"""
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from harness.config.files import did_you_mean
+from harness.config.settings import Settings
 from harness.config.values import parse_threads, split_list
 from harness.errors import ConfigError, StoreError
 from harness.model import RunResult
@@ -102,6 +115,81 @@ def note(message: str) -> None:
     click.echo(message, err=True)
 
 
+def check_names(
+    run_filter: RunFilter,
+    *,
+    catalogue: tuple[Path, Path] | None,
+    stored: Callable[[], tuple[Iterable[str], Iterable[str]]] | None,
+    stored_as: str = "the store",
+) -> None:
+    """Refuse a scenario or server filter that matches nothing in the catalogue (the scenarios and servers
+    folders) nor in ``stored()`` (the scenario and server names stored, read only when the catalogue
+    does not have a name), with the nearest names of both (did you mean ...)."""
+    wanted = {"scenario": run_filter.scenarios, "server": run_filter.servers}
+    if not any(wanted.values()):
+        return
+    known: dict[str, set[str]] = {"scenario": set(), "server": set()}
+    if catalogue is not None:
+        for what, folder in zip(("scenario", "server"), catalogue, strict=True):
+            known[what].update(p.stem for p in folder.glob("*.toml"))
+
+    def unmatched() -> list[tuple[str, str]]:
+        return [(what, v) for what, values in wanted.items() for v in values if not _any_match(known[what], v)]
+
+    missing = unmatched()
+    if missing and stored is not None:
+        scenarios, servers = stored()
+        known["scenario"].update(scenarios)
+        known["server"].update(servers)
+        missing = unmatched()
+    if not missing:
+        return
+    what, value = missing[0]
+    places = (["the catalogue"] if catalogue is not None else []) + ([stored_as] if stored is not None else [])
+    hint = did_you_mean(value, known[what]) or f"known: {', '.join(sorted(known[what])) or 'none'}"
+    raise ConfigError(f"--{what} {value}: no {what} of that name in {' nor in '.join(places)}; {hint}")
+
+
+def _any_match(known: set[str], wanted: str) -> bool:
+    return wanted in known or (_pattern(wanted) and any(fnmatch.fnmatchcase(k, wanted) for k in known))
+
+
+def stored_names(store: ResultStore) -> Callable[[], tuple[list[str], list[str]]]:
+    """The scenario and server names of every stored run, read when first asked."""
+
+    def names() -> tuple[list[str], list[str]]:
+        table = store.metrics_table()
+        scenarios = sorted({str(v) for v in table.column("scenario").to_pylist()})
+        return scenarios, sorted({str(v) for v in table.column("server").to_pylist()})
+
+    return names
+
+
+def check_filter(run_filter: RunFilter, store: ResultStore, settings: Settings) -> None:
+    """:func:`check_names` for a command that reads stored runs: the project's catalogue and the store."""
+    check_names(run_filter, catalogue=(settings.scenarios_dir, settings.servers_dir), stored=stored_names(store))
+
+
+def no_runs(message: str, *, as_json: bool = False, empty: str = "[]") -> int:
+    """A valid filter that matched no stored run: the line on stderr (``empty`` on stdout with --json); exit 0."""
+    if as_json:
+        click.echo(empty)
+    click.echo(f"dbperf: {message}", err=True)
+    return 0
+
+
+def check_group(store: ResultStore, group: str | None) -> None:
+    """A ``--group`` that is not stored at all is a usage error (a typo, or another store)."""
+    if group is not None and not store.runs(group_id=group, limit=1):
+        raise ConfigError(f"--group {group}: no such group in {store.location}; `dbperf runs` shows each run's group")
+
+
+def nothing_matches(store: ResultStore, run_filter: RunFilter, group: str | None = None) -> str:
+    """``no runs match (scenario x) in STORE: `dbperf runs` lists what is stored``."""
+    where = f"group {group} and {run_filter.describe()}" if group else run_filter.describe()
+    return f"no runs match ({where}) in {store.location}: `dbperf runs` lists what is stored"
+
+
 def select_runs(
     store: ResultStore,
     run_filter: RunFilter,
@@ -113,14 +201,15 @@ def select_runs(
     """The runs a report is about, and a phrase saying which.
 
     ``--group`` picks one group; otherwise the group of the newest matching run (one ``dbperf run``
-    or ``ci run``), unless ``--all`` asks for every matching run.
+    or ``ci run``), unless ``--all`` asks for every matching run. No matching run: ``[]`` and the line
+    that says so (:func:`no_runs` prints it); a ``--group`` that is not stored at all is a usage error.
     """
     if group is not None and all_runs:
         raise ConfigError("give --group ID or --all, not both")
     candidates = run_filter.keep(store.runs(**run_filter.store_args(), group_id=group))
     if not candidates:
-        where = f"group {group} and {run_filter.describe()}" if group else run_filter.describe()
-        raise StoreError(f"no runs match ({where}) in {store.location}: `dbperf runs` lists what is stored")
+        check_group(store, group)
+        return [], nothing_matches(store, run_filter, group)
     if group is None and not all_runs:
         group = candidates[0].group_id or None
         if group is None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import tomllib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -37,3 +39,19 @@ def load_toml_model(path: Path, model: type[ModelT], what: str, fields_doc: str)
             else:
                 problems.append(f"field '{where}': {err['msg']} (got {err.get('input')!r})")
         raise ConfigError(f"{path}: " + "; ".join(problems)) from None
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``did you mean oltp_point_select?`` for the known names close to ``name`` ("" when none is)."""
+    names = sorted(set(known))
+    started = [k for k in names if k.startswith(name)] if name else []
+    close = list(dict.fromkeys(started + difflib.get_close_matches(name, names, n=3, cutoff=0.7)))[:3]
+    return f"did you mean {' or '.join(close)}?" if close else ""
+
+
+def unknown_name(what: str, name: str, known: Sequence[str], folder: Path) -> ConfigError:
+    """``unknown scenario 'oltp_pont_select' in scenarios/ (did you mean oltp_point_select?); known: ...``."""
+    hint = did_you_mean(name, known)
+    return ConfigError(
+        f"unknown {what} '{name}' in {folder}{f' ({hint})' if hint else ''}; known: {', '.join(known) or 'none'}"
+    )

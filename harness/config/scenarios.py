@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.config.files import load_toml_model
+from harness.config.files import load_toml_model, unknown_name
 from harness.errors import ConfigError
 from harness.model import METRICS, POST_RUN_CHECKS, CostSettings, Scenario, stable_hash
 from harness.model.operations import is_operation_metric
@@ -349,8 +349,7 @@ def load_scenario(name: str, scenarios_dir: Path, profile: str) -> Scenario:
     """The scenario called ``name`` for ``profile``; a clear error listing the known ones otherwise."""
     path = scenarios_dir / f"{name}.toml"
     if not path.is_file():
-        known = ", ".join(available_scenarios(scenarios_dir)) or "none"
-        raise ConfigError(f"unknown scenario '{name}' (known in {scenarios_dir}: {known})")
+        raise unknown_name("scenario", name, available_scenarios(scenarios_dir), scenarios_dir)
     return load_scenario_file(path, profile)
 
 
@@ -373,7 +372,7 @@ def select_scenarios(selection: Sequence[str], scenarios_dir: Path) -> tuple[str
             matches = [name for name in known if fnmatch.fnmatchcase(name, item)]
             if not matches:
                 raise ConfigError(
-                    f"no scenario matches {item!r} in {scenarios_dir} (known: {', '.join(known) or 'none'})"
+                    f"no scenario matches {item!r} in {scenarios_dir}; known: {', '.join(known) or 'none'}"
                 )
             out += matches
         else:

@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from harness.config.files import load_toml_model
+from harness.config.files import load_toml_model, unknown_name
 from harness.errors import ConfigError
 from harness.model import Server
 
@@ -240,6 +240,5 @@ def load_server(name: str, servers_dir: Path) -> Server:
     """The server called ``name``; a clear error listing the known ones otherwise."""
     path = servers_dir / f"{name}.toml"
     if not path.is_file():
-        known = ", ".join(available_servers(servers_dir)) or "none"
-        raise ConfigError(f"unknown server '{name}' (known in {servers_dir}: {known})")
+        raise unknown_name("server", name, available_servers(servers_dir), servers_dir)
     return load_server_file(path)

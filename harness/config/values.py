@@ -51,12 +51,15 @@ def parse_threads(value: object) -> tuple[int, ...]:
     if isinstance(value, int):
         value = str(value)
     parts = split_list(value)
-    try:
-        counts = tuple(int(part) for part in parts)
-    except ValueError:
-        raise ConfigError(f"--threads takes comma-separated whole numbers like 1,4,16; got {value!r}") from None
+    given = ",".join(parts) or "nothing"  # as typed, whether it came repeated, comma-separated or from the env
+    bad = [part for part in parts if not part.isdigit()]
+    if bad:
+        raise ConfigError(
+            f"--threads takes comma-separated whole numbers like 1,4,16; got {given} ({bad[0]} is not one)"
+        )
+    counts = tuple(int(part) for part in parts)
     if not counts or any(c < 1 or c > 4096 for c in counts):
-        raise ConfigError(f"--threads values must be between 1 and 4096; got {value!r}")
+        raise ConfigError(f"--threads values must be between 1 and 4096; got {given}")
     return tuple(dict.fromkeys(counts))
 
 

@@ -288,6 +288,7 @@ class RunResult:
         m = self.metrics
         return {
             "run_id": self.run_id,
+            "group_id": self.group_id or None,
             "status": self.status,
             "failure": self.failure or None,
             "server": self.server,

@@ -33,7 +33,7 @@ from harness.config.settings import Settings, current_git_sha
 from harness.dataset import DatasetCache
 from harness.errors import ConfigError, StoreError
 from harness.judge import capacity, stats
-from harness.judge.baselines import Baseline, find_baseline, write_baseline
+from harness.judge.baselines import Baseline, find_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
 from harness.measure.fallback import Saver, call_within, waiting_notice
@@ -42,8 +42,8 @@ from harness.measure.session import Ledger, Reporter, Session, new_group_id
 from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
 from harness.model.history import SeriesChanges, TrendData
-from harness.model.outcome import Outcome, exit_code
-from harness.pipeline import design_check
+from harness.model.outcome import EXIT_ERROR, Outcome, exit_code
+from harness.pipeline import design_check, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome import closed
@@ -230,17 +230,25 @@ def gate(
     return closed(outcome, session, settings)
 
 
-def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
+def record(settings: Settings, case: Case, reporter: Reporter, *, force: bool = False) -> Outcome:
     """Measure a case and write its runs as baselines: one file per kind and thread count.
 
     Timing baselines belong to this testbed; cost baselines travel (see :mod:`harness.judge.baselines`).
+    A file already there is named before measuring and when replaced; one recorded for the same build
+    and configuration is kept unless ``force``, and the outcome is an error that says so
+    (:mod:`harness.pipeline.recording`).
     """
     checked((case.server, case.scenario))
     session = _session(settings, reporter, [case.server], None)
+    cases = {kind: for_kind(settings, case, kind) for kind in settings.kinds()}
+    threads = {kind: kind_threads(c.scenario, kind) for kind, c in cases.items()}
+    if not force:
+        for note in recording.before_notes(settings.baselines_dir, session.testbed, case, threads):
+            reporter.phase(f"note: {note}")
     group = new_group_id()
-    runs = []
-    for kind in settings.kinds():
-        runs += measure_case(session, for_kind(settings, case, kind), kind=kind, label="baseline", group_id=group)
+    runs = [
+        r for kind, c in cases.items() for r in measure_case(session, c, kind=kind, label="baseline", group_id=group)
+    ]
     warnings = list(session.ledger.warnings)
     timing = [r for r in runs if r.kind == "time"]
     if timing and len(timing) < 6 * len(case.scenario.threads):
@@ -248,8 +256,12 @@ def record(settings: Settings, case: Case, reporter: Reporter) -> Outcome:
             "fewer than 6 timing repetitions per thread count: with few baseline runs the gate needs many "
             "candidate runs to be able to fail (record with --repetitions 12)"
         )
-    paths = tuple(write_baseline(settings.baselines_dir, group) for group in by_threads(runs).values())
-    return closed(Outcome(tuple(runs), warnings=tuple(warnings), written=paths, group_id=group), session, settings)
+    written = recording.write_all(settings.baselines_dir, list(by_threads(runs).values()), force=force)
+    warnings += written.notes
+    outcome = Outcome(tuple(runs), warnings=tuple(warnings), written=written.paths, group_id=group)
+    if written.kept:
+        outcome = dataclasses.replace(outcome, exit_code=EXIT_ERROR, error=recording.refusal(written.kept, group))
+    return closed(outcome, session, settings)
 
 
 def compare(

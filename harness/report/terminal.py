@@ -7,6 +7,7 @@ import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import UTC
 from typing import TextIO
 
 from rich.console import Console
@@ -120,6 +121,45 @@ def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
             fmt(m.reconnects_per_s),
             fmt(run.totals.time_s if run.totals else None, 1),
             fmt(m.cpu_per_txn, 1),
+            fmt(m.instr_per_txn, 0),
+        )
+    return table
+
+
+def run_listing(runs: Sequence[RunResult], title: str) -> Table:
+    """``dbperf runs``: when each run started (UTC), its id and its group (for ``--group``), what it was, the
+    headline numbers; a run's full row is ``dbperf report --group ID``."""
+    table = new_table(
+        title,
+        (
+            ("started (UTC)", "left"),
+            ("run id", "left"),
+            ("group", "left"),
+            ("scenario", "left"),
+            ("server", "left"),
+            ("threads", "right"),
+            ("rep", "right"),
+            ("kind", "left"),
+            ("status", "left"),
+            ("QPS", "right"),
+            ("p95 ms", "right"),
+            ("instr/txn", "right"),
+        ),
+    )
+    for run in runs:
+        m = run.metrics
+        table.add_row(
+            run.started_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            run.run_id,
+            run.group_id or "-",
+            run.scenario,
+            run.server,
+            str(run.threads),
+            str(run.repetition),
+            run.kind,
+            "[green]ok[/green]" if run.ok else "[red]failed[/red]",
+            fmt(m.qps),
+            fmt(m.p95_ms, 3),
             fmt(m.instr_per_txn, 0),
         )
     return table

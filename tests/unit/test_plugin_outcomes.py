@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import BaselineError
 from harness.model import MetricVerdict, Outcome, Verdict
 from harness.plugin import Runner
 
@@ -37,15 +38,19 @@ NO_BASELINE = MetricVerdict(
 STORE_ERROR = "the store could not take 8 runs (disk full); they were kept in unsaved-runs/: dbperf store import"
 
 
+# -vv: the short summary shows whole messages (at the default verbosity pytest trims them to the width)
+ARGS = (
+    "-p", "no:cacheprovider", "-rA", "-vv",
+    "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir", REPO / "servers",
+    "--dbperf-scenario", "oltp_point_select", "--dbperf-server", "mariadb-local", "--dbperf-no-cost",
+    "--dbperf-profile", "quick",
+)  # fmt: skip
+
+
 def run_scenarios(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, outcome: Outcome) -> pytest.RunResult:
     monkeypatch.setattr(Runner, "run_case", lambda self, case: outcome)
     pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
-    return pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "-rA",
-        "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir", REPO / "servers",
-        "--dbperf-scenario", "oltp_point_select", "--dbperf-server", "mariadb-local", "--dbperf-no-cost",
-        "--dbperf-profile", "quick",
-    )  # fmt: skip
+    return pytester.runpytest_inprocess(*ARGS)
 
 
 def test_a_store_that_cannot_take_the_runs_is_an_error(pytester, monkeypatch):
@@ -58,13 +63,42 @@ def test_a_store_that_cannot_take_the_runs_is_an_error(pytester, monkeypatch):
     assert "Traceback" not in result.stdout.str()
 
 
-def test_a_regression_fails_with_a_one_line_led_message(pytester, monkeypatch):
+def failure_section(result: pytest.RunResult, banner: str) -> list[str]:
+    """The lines between the ``FAILURES``/``ERRORS`` banner's test header and the short summary."""
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if banner in line and line.startswith("="))
+    end = next(i for i, line in enumerate(lines) if "short test summary info" in line)
+    return [line for line in lines[start + 2 : end] if line.strip()]
+
+
+def test_a_regression_fails_in_one_line(pytester, monkeypatch):
     result = run_scenarios(pytester, monkeypatch, Outcome(runs=(), verdicts=(_verdict(REGRESSION),), exit_code=1))
     result.assert_outcomes(failed=1)
+    expected = (
+        "PerformanceRegression: oltp_point_select-mariadb-local-2t: QPS -30.0 %, a drop beyond the minimum effect "
+        "(against the timing baseline)"
+    )
+    assert failure_section(result, "FAILURES") == [expected]
+    # the short summary carries the same line (pytest keeps none for a pytrace=False failure by itself)
+    result.stdout.fnmatch_lines([f"FAILED *test_scenario*oltp_point_select-mariadb-local-2t* - {expected}"])
     text = result.stdout.str()
-    assert "PerformanceRegression: oltp_point_select-mariadb-local-2t: regression" in text
-    assert "qps: Regression: QPS -30.0 %" in text
     assert "Traceback" not in text and "harness/plugin.py" not in text
+
+
+def test_a_harness_error_while_running_is_a_one_line_error(pytester, monkeypatch):
+    # e.g. a malformed baseline file met after the runs: before, 35 lines of traceback through the plugin
+    def broken(self, case):
+        raise BaselineError("baselines/cost/x/1t.json: not valid JSON (line 2: Expecting property name); fix it")
+
+    monkeypatch.setattr(Runner, "run_case", broken)
+    pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
+    result = pytester.runpytest_inprocess(*ARGS)
+    result.assert_outcomes(errors=1)
+    assert failure_section(result, "ERRORS") == [
+        "oltp_point_select-mariadb-local-2t: baselines/cost/x/1t.json: not valid JSON (line 2: Expecting property "
+        "name); fix it"
+    ]
+    assert "Traceback" not in result.stdout.str() and "json.decoder" not in result.stdout.str()
 
 
 def test_nothing_judged_is_a_skip_with_the_reason(pytester, monkeypatch):

@@ -165,10 +165,38 @@ def test_changes_command_json(store: Store, capsys: pytest.CaptureFixture[str]) 
     assert change["change_pct"] == pytest.approx(13.6, abs=2.0)
 
 
-def test_changes_command_without_runs_is_one_line_error(store: Store, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, store, "changes", "-s", "nope", "--server", "mariadb-11.8")
+def test_changes_of_an_unknown_scenario_is_a_one_line_usage_error(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run_cli(capsys, store, "changes", "-s", "oltp_read_onyl", "--server", "mariadb-11.8")
     assert code == 2
-    assert err.startswith("dbperf: error: no ok runs match (scenario nope; server mariadb-11.8)")
+    assert err.strip() == (
+        "dbperf: error: --scenario oltp_read_onyl: no scenario of that name in the catalogue nor in the store; "
+        "did you mean oltp_read_only or oltp_write_only?"
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("changes",),
+        ("report",),
+        ("judge",),
+        ("export", "bmf", "--out", "unwritten.json"),
+        ("runs",),
+        ("trend", "--out", "unwritten-site", "--no-images"),
+    ],
+)
+def test_a_valid_filter_without_runs_says_so_and_exits_0(
+    store: Store, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], tmp_path: Path, monkeypatch
+) -> None:
+    # one rule in every command that filters: real names (a catalogue scenario, a stored server) matching no run
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, store, *args, "-s", "oltp_insert", "--server", "mariadb-11.8")
+    assert code == 0, err
+    assert err.startswith("dbperf: no ") and "match (scenario oltp_insert; server mariadb-11.8)" in err, err
+    assert out == ""
+    assert not (tmp_path / "unwritten.json").exists() and not (tmp_path / "unwritten-site").exists()
 
 
 def test_report_markdown_of_the_newest_group(store: Store, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
