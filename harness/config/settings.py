@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.config.option_table import OPTIONS, OPTIONS_BY_NAME
+from harness.config.packaged import PACKAGE_CATALOGUE, install_cost_baselines
 from harness.config.values import (
     as_bool,
     as_int,
@@ -30,9 +31,6 @@ from harness.config.values import (
 from harness.errors import ConfigError
 from harness.model import Kind, Scenario
 from harness.workspace import child_environment
-
-#: Where the catalogue shipped inside the package lives (used outside a project checkout).
-PACKAGE_CATALOGUE = Path(__file__).resolve().parent.parent / "catalogue"
 
 
 def find_project_root(start: Path | None = None) -> Path | None:
@@ -187,6 +185,10 @@ def resolve_settings(
         raise ConfigError("--store-timeout must be at least 1 second")
     servers = split_list(values["server"]) or ("mariadb-local",)
     gate = values["gate-metric"]
+    baselines_dir = path("baselines-dir")
+    default_baselines = values["baselines-dir"] == OPTIONS_BY_NAME["baselines-dir"].default
+    if found is None and root is None and "baselines-dir" in used and default_baselines:
+        install_cost_baselines(baselines_dir)  # outside a project: the cost baselines the wheel carries
     return Settings(
         root=project,
         server=servers[0],
@@ -196,7 +198,7 @@ def resolve_settings(
         store=store_location(values["store"], project) if _is_lake(values["store"]) else path("store"),
         servers_dir=path("servers-dir"),
         scenarios_dir=path("scenarios-dir"),
-        baselines_dir=path("baselines-dir"),
+        baselines_dir=baselines_dir,
         cache_dir=path("cache-dir"),
         threads=threads,
         time=time_s,
