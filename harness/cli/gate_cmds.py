@@ -134,6 +134,7 @@ def baseline_show(as_json: bool, **kwargs: Any) -> int:
         [
             (col, "left")
             for col in (
+                "kind",
                 "testbed",
                 "server",
                 "version",
@@ -145,6 +146,7 @@ def baseline_show(as_json: bool, **kwargs: Any) -> int:
                 "QPS noise",
                 "p95 ms",
                 "CPU µs/txn",
+                "instr/txn",
                 "recorded",
                 "git",
             )
@@ -154,18 +156,22 @@ def baseline_show(as_json: bool, **kwargs: Any) -> int:
         qps = b.values("qps")
         p95 = b.values("p95_ms")
         cpu = b.values("cpu_per_txn")
+        instr = b.values("instr_per_txn")
+        cost = b.kind == "cost"
         table.add_row(
-            b.testbed_fingerprint,
+            b.kind,
+            "any (travels)" if cost else b.testbed_fingerprint,
             b.server,
             b.server_version,
-            b.config_hash,
+            b.requested_hash if cost and b.requested_hash else b.config_hash,
             b.scenario,
             str(b.threads),
-            str(len(qps)),
+            str(len(b.run_ids)),
             f"{statistics.median(qps):,.0f}" if qps else "-",
             f"{stats.coefficient_of_variation(qps) * 100:.1f} %" if len(qps) > 1 else "-",
             f"{statistics.median(p95):.3f}" if p95 else "-",
             f"{statistics.median(cpu):.1f}" if cpu else "-",
+            f"{statistics.median(instr):,.0f}" if instr else "-",
             b.recorded_at,
             b.git_sha[:10],
         )

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 
 from harness import pipeline
 from harness.cli.options import filters, json_option, pop_shared, shared
-from harness.cli.selection import RunFilter, check_filter, no_runs, note, pop_filter, select_runs
+from harness.cli.selection import RunFilter, check_filter, no_runs, note, nothing_matches, pop_filter, select_runs
 from harness.config.values import parse_metrics
 from harness.errors import ConfigError, ReportError
 from harness.model import METRIC_LABELS, METRICS, RunResult
@@ -188,8 +188,7 @@ def trend_cmd(out: Path, title: str, no_images: bool, scale: float | None, as_js
     check_filter(run_filter, store, settings)
     table = _profiles_apart(metrics_table(store, run_filter))
     if "ok" not in table.column("status").to_pylist():
-        where = run_filter.describe() if run_filter != RunFilter() else "no filter"
-        return no_runs(f"no ok runs match ({where}) in {store.location}: nothing to chart, no site written")
+        return no_runs(f"{nothing_matches(store, run_filter, ok=True)}; nothing charted, {out} not written")
     result = build_site(pipeline.history(table), out, title=title, images=not no_images, scale=scale or 1.0)
     if as_json:
         doc = {
@@ -258,8 +257,8 @@ def changes_cmd(
     check_filter(run_filter, store, settings)
     table = metrics_table(store, run_filter, status="ok")
     if table.num_rows == 0:
-        message = f"no ok runs match ({run_filter.describe()}) in {store.location}: `dbperf runs` lists what is stored"
-        return no_runs(message, as_json=as_json, empty=json.dumps({"metrics": list(metrics), "series": []}))
+        empty = json.dumps({"metrics": list(metrics), "series": []})
+        return no_runs(nothing_matches(store, run_filter, ok=True), as_json=as_json, empty=empty)
     found = pipeline.changes(table, metrics, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
     series = [s.as_dict() for s in found]
     marks = [(s, m) for s in found for m in s.changes]

@@ -12,7 +12,7 @@ import click
 from rich.console import Console
 
 from harness.cli.options import RUN_OPTIONS, filters, json_option, pop_shared, shared
-from harness.cli.selection import RunFilter, check_filter, check_group, check_names, no_runs, pop_filter
+from harness.cli.selection import check_filter, check_group, check_names, no_runs, nothing_matches, pop_filter
 from harness.config.settings import Settings
 from harness.errors import ConfigError, HarnessError
 from harness.report.tables import new_table, show
@@ -96,12 +96,7 @@ def runs_cmd(status: str | None, group: str | None, limit: int, as_json: bool, *
     runs = runs[:limit] if limit else runs
     if not runs:
         check_group(store, group)
-        given = [run_filter.describe()] if run_filter != RunFilter() else []
-        given += [f"status {status}"] if status else []
-        given += [f"group {group}"] if group else []
-        if not given:
-            return no_runs(f"no runs stored in {store.location} (try: dbperf run --scenario oltp_point_select)")
-        message = f"no runs match ({'; '.join(given)}) in {store.location}: `dbperf runs` lists what is stored"
+        message = nothing_matches(store, run_filter, group, also=[f"status {status}"] if status else [])
         return no_runs(message, as_json=as_json)
     if as_json:
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))

@@ -184,10 +184,17 @@ def check_group(store: ResultStore, group: str | None) -> None:
         raise ConfigError(f"--group {group}: no such group in {store.location}; `dbperf runs` shows each run's group")
 
 
-def nothing_matches(store: ResultStore, run_filter: RunFilter, group: str | None = None) -> str:
-    """``no runs match (scenario x) in STORE: `dbperf runs` lists what is stored``."""
-    where = f"group {group} and {run_filter.describe()}" if group else run_filter.describe()
-    return f"no runs match ({where}) in {store.location}: `dbperf runs` lists what is stored"
+def nothing_matches(
+    store: ResultStore, run_filter: RunFilter, group: str | None = None, *, ok: bool = False, also: Sequence[str] = ()
+) -> str:
+    """``no runs match (scenario x; group G) in STORE: ...``, or ``no runs stored in STORE (try: ...)``
+    when nothing narrowed the selection (``also``: further conditions, e.g. ``status failed``)."""
+    runs = "ok runs" if ok else "runs"
+    given = [run_filter.describe()] if run_filter != RunFilter() else []
+    given += [*also, *([f"group {group}"] if group else [])]
+    if not given:
+        return f"no {runs} stored in {store.location} (try: dbperf run --scenario oltp_point_select)"
+    return f"no {runs} match ({'; '.join(given)}) in {store.location}: `dbperf runs` lists what is stored"
 
 
 def select_runs(

@@ -192,6 +192,7 @@ def test_a_valid_filter_without_runs_says_so_and_exits_0(
 ) -> None:
     # one rule in every command that filters: real names (a catalogue scenario, a stored server) matching no run
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # outside a project: judge reads baselines there
     code, out, err = run_cli(capsys, store, *args, "-s", "oltp_insert", "--server", "mariadb-11.8")
     assert code == 0, err
     assert err.startswith("dbperf: no ") and "match (scenario oltp_insert; server mariadb-11.8)" in err, err
