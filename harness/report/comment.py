@@ -4,7 +4,7 @@ The first line is the hidden marker :data:`MARKER`, by which the posting job fin
 and updates it on every push instead of adding another. Below it: what was decided (the headline),
 then one row per comparison x scenario x threads x metric (estimate, interval, verdict and the reason
 in words), the warnings, and links to the full report and charts (the perf run's ``perf-results``
-artifact). Rows that need no attention (no change, metrics that do not gate) fold into a
+artifact). Rows that need no attention (a pass, metrics that do not gate) fold into a
 ``<details>`` block when the table is long.
 
 GitHub refuses comments longer than :data:`LIMIT` characters. When the comment would be longer, the
@@ -152,7 +152,7 @@ def render_comment(
             elif not loud:
                 lines += ["Every gating metric is unchanged.", ""]
             if shown_quiet:
-                summary = f"{len(shown_quiet)} row(s) with no change, or not gating"
+                summary = f"{len(shown_quiet)} row(s) that pass or do not gate"
                 lines += ["<details>", f"<summary>{summary}</summary>", "", *_header(several), *shown_quiet]
                 lines += ["", "</details>", ""]
         left_out = (len(loud) - n_loud) + (len(quiet) - n_quiet)

@@ -60,10 +60,12 @@ def _headline(verdicts: Sequence[Verdict]) -> list[str]:
         text = f"{OUTCOME_EMOJI[outcome]} {n} {word}"
         parts.append(f"**{text}**" if n and outcome in ("regression", "failed") else text)
     total = len(verdicts)
-    if counts["regression"] or counts["failed"]:
-        status = "❌ **Performance check failed**"
+    if counts["regression"]:
+        status = "🔴 **Performance regression**"
+    elif counts["failed"]:
+        status = "❌ **Performance check failed to run**"
     elif counts["inconclusive"] or counts["no_baseline"]:
-        status = "🟡 **No regression found, but not everything could be judged**"
+        status = "🟡 **No regression found, but not everything could be decided**"
     else:
         status = "✅ **No regression**"
     noun = "comparison" if total == 1 else "comparisons"
@@ -143,7 +145,7 @@ def _verdict_tables(verdicts: Sequence[Verdict]) -> list[str]:
         lines.append("")
     else:
         lines += ["Every gating metric is unchanged.", ""]
-    summary = f"{len(quiet)} more row(s): no change, or not gating"
+    summary = f"{len(quiet)} more row(s) that pass or do not gate"
     return lines + details(summary, _verdict_table(quiet, several))
 
 

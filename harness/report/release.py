@@ -138,7 +138,7 @@ def write_release(out: Path, outcome: Outcome, *, seconds: float, title: str = "
             f"{outcome.pairs} pair(s) each, {len(outcome.runs)} runs in {seconds / 60:.1f} min.",
             "",
             "Change of head against base, with the 95 % interval; 🔴 regression, 🟢 improvement, "
-            "✅ no change, 🟡 inconclusive; (info): a metric that does not gate.",
+            "✅ pass, 🟡 inconclusive; (info): a metric that does not gate.",
             "",
             *table,
             "",

@@ -77,7 +77,7 @@ _METRIC_FIELDS_FLOAT = (
 _WHY = {
     "regression": "a real change, beyond the minimum effect{bound}",
     "improvement": "a real change, beyond the minimum effect{bound}",
-    "pass": "no change beyond the noise",
+    "pass": "rules out a harmful change as large as the minimum effect{bound}",
     "multiplicity": "significant alone, not across every test of the check (Holm)",
     "significance": "not significant",
     "small": "a real change, smaller than the minimum effect{bound}",

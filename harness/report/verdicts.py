@@ -34,7 +34,7 @@ OUTCOME_ORDER: tuple[VerdictOutcome, ...] = (
 OUTCOME_WORDS: dict[str, str] = {
     "regression": "regression",
     "improvement": "improvement",
-    "pass": "no change",
+    "pass": "pass",
     "inconclusive": "inconclusive",
     "no_baseline": "no baseline",
     "failed": "failed",
@@ -175,7 +175,7 @@ def outcome_counts(verdicts: Sequence[Verdict]) -> Counter[str]:
 
 
 def headline(verdicts: Sequence[Verdict]) -> str:
-    """``1 regression, 2 no change (3 comparisons)``: counts of comparisons per outcome, worst first."""
+    """``1 regression, 2 pass (3 comparisons)``: counts of comparisons per outcome, worst first."""
     counts = outcome_counts(verdicts)
     parts = [
         f"{counts[o]} {OUTCOME_WORDS[o]}{'s' if counts[o] != 1 and o in ('regression', 'improvement') else ''}"

@@ -286,7 +286,7 @@ def test_markdown_golden(case: str) -> None:
     [
         ("regression", "regression", "🔴 regression"),
         ("improvement", "improvement", "🟢 improvement"),
-        ("pass", "pass", "✅ no change"),
+        ("pass", "pass", "✅ pass"),
         ("inconclusive", "inconclusive", "🟡 inconclusive"),
         ("no_baseline", "no_baseline", "⚪ no baseline"),
         ("failed", "failed", "❌ failed"),
@@ -311,7 +311,7 @@ def test_table_numbers_are_the_verdicts() -> None:
     assert cells[3:7] == ["20,150", "18,558", "-7.9 %", "[-10.2, -5.6] %"]
     assert "drop beyond the 5 % minimum effect (adjusted p = 0.0021)" in cells[8]
     info = next(line for line in text.splitlines() if "CPU µs/txn" in line)
-    assert "no change (info)" in info
+    assert "pass (info)" in info
 
 
 def test_failed_runs_testbed_versions_and_charts_are_listed() -> None:
@@ -345,7 +345,7 @@ def test_many_rows_collapse_into_details() -> None:
     assert len(visible) == 2  # the regression and the inconclusive row stay in view
     hidden = [line for line in details.split("</details>", 1)[0].splitlines() if line.startswith("| oltp")]
     assert len(visible) + len(hidden) == 30 > COLLAPSE_ABOVE
-    assert "<summary>28 more row(s): no change, or not gating</summary>\n\n|" in text
+    assert "<summary>28 more row(s) that pass or do not gate</summary>\n\n|" in text
 
 
 def test_cells_escape_pipes_and_newlines() -> None:
@@ -392,7 +392,7 @@ def test_terminal_verdicts_plain_when_not_a_terminal() -> None:
     print_verdicts(verdicts, stream)
     out = stream.getvalue()
     assert "\x1b[" not in out  # no colour codes outside a terminal
-    for text in ("regression", "improvement", "no change", "inconclusive", "no baseline", "failed"):
+    for text in ("regression", "improvement", "pass", "inconclusive", "no baseline", "failed"):
         assert text in out
     assert "[-10.2, -5.6] %" in out
     assert "±8.0 %" in out
@@ -403,10 +403,10 @@ def test_terminal_verdicts_plain_when_not_a_terminal() -> None:
 def test_headline_counts_comparisons() -> None:
     verdicts = [v for case in CASES.values() for v in case[0]]
     assert headline(verdicts) == (
-        "1 regression, 1 failed, 1 inconclusive, 1 no baseline, 1 improvement, 1 no change "
+        "1 regression, 1 failed, 1 inconclusive, 1 no baseline, 1 improvement, 1 pass "
         "(6 comparisons, scenario x threads)"
     )
-    assert headline([replace(verdicts[0], metrics=())]) == "1 no change (1 comparison, scenario x threads)"
+    assert headline([replace(verdicts[0], metrics=())]) == "1 pass (1 comparison, scenario x threads)"
 
 
 def test_many_run_groups_keep_a_qps_pivot_in_view() -> None:
