@@ -12,7 +12,7 @@ repetitions in ABBA order, each a fresh server, six metrics per repetition, then
 * QPS down 10 % (only QPS changes): how often QPS is called a REGRESSION;
 * instructions per transaction up 3 % (only that metric changes): how often it is called a REGRESSION.
 
-Noise is fitted to /work/shared/FACTS.md, "Noise on these machines": with a fresh server per
+Noise is fitted to docs/method.md, "Noise on shared machines": with a fresh server per
 repetition and 8 s runs, QPS and CPU per query varied 5-11 % and instructions per query 0.4-0.9 %
 (profile ``8s`` takes the middle of those ranges, ``8s-worst`` the top); repeated 3 s runs varied
 about 32 % in QPS, 10 % in CPU per query and 1.3 % in instructions (profile ``3s``). Latency

@@ -19,8 +19,7 @@ from harness.model import Metrics
 from harness.report.bmf import BMF_SCHEMA, MEASURE_UNITS, MEASURES, to_bmf, validate_bmf, write_bmf
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden" / "bmf.json"
-# Bencher's schema, copied unchanged from the project's shared reference folder (../shared/reference/),
-# so a fresh clone checks against it too
+# Bencher's published BMF schema, copied unchanged into the repository, so a fresh clone checks against it
 REFERENCE_SCHEMA = Path(__file__).resolve().parents[1] / "data" / "reference" / "bmf.schema.json"
 UPDATE = os.environ.get("DBPERF_UPDATE_GOLDEN") == "1"
 
