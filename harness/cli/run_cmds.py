@@ -83,10 +83,12 @@ def run_cmd(as_json: bool, **kwargs: Any) -> int:
 @json_option
 @shared("store")
 def runs_cmd(status: str | None, group: str | None, limit: int, as_json: bool, **kwargs: Any) -> int:
-    """List stored runs, newest first: when each started, its id and group (for --group), what it ran.
+    """List stored runs, newest first.
 
-    A --scenario or --server that names nothing in the catalogue nor in the store is an error (with the
-    nearest names); filters that match no stored run say so and exit 0.
+    Each row says when the run started (UTC), its id and its group (what --group takes in report,
+    judge and export), what it ran and its headline numbers. A --scenario or --server that names
+    nothing in the catalogue nor in the store is an error (with the nearest names); filters that
+    match no stored run say so and exit 0.
     """
     settings = pop_shared(kwargs)
     run_filter = pop_filter(kwargs)

@@ -81,6 +81,9 @@ def test_run_json_progress_and_runs_listing(dbperf, store_path):
     table = dbperf.run("runs", "--store", store_path)
     assert table.returncode == 0, table.stderr
     assert "oltp_point_select" in table.stdout and "mariadb-local" in table.stdout
+    # ... with what --group needs: the run's id and group, and when it started
+    assert doc["run_id"] in table.stdout and runs[0]["group_id"] and str(runs[0]["group_id"]) in table.stdout
+    assert str(doc["started_at"])[:10] in table.stdout
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
