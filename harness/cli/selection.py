@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from harness.config.files import did_you_mean
 from harness.config.settings import Settings
-from harness.config.values import parse_threads, split_list
+from harness.config.values import did_you_mean, parse_threads, split_list
 from harness.errors import ConfigError, StoreError
 from harness.model import RunResult
 from harness.store import ResultStore

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from harness.config.values import did_you_mean
 from harness.errors import ConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -39,14 +39,6 @@ def load_toml_model(path: Path, model: type[ModelT], what: str, fields_doc: str)
             else:
                 problems.append(f"field '{where}': {err['msg']} (got {err.get('input')!r})")
         raise ConfigError(f"{path}: " + "; ".join(problems)) from None
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``did you mean oltp_point_select?`` for the known names close to ``name`` ("" when none is)."""
-    names = sorted(set(known))
-    started = [k for k in names if k.startswith(name)] if name else []
-    close = list(dict.fromkeys(started + difflib.get_close_matches(name, names, n=3, cutoff=0.7)))[:3]
-    return f"did you mean {' or '.join(close)}?" if close else ""
 
 
 def unknown_name(what: str, name: str, known: Sequence[str], folder: Path) -> ConfigError:

@@ -5,7 +5,8 @@ the same."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 
 from harness.errors import ConfigError
 from harness.model import METRICS
@@ -99,3 +100,11 @@ def parse_metrics(value: object, option: str = "--gate-metric") -> tuple[str, ..
     if unknown or not metrics:
         raise ConfigError(f"{option} takes metric names among {', '.join(METRICS)}; got {', '.join(unknown) or '-'}")
     return metrics
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``did you mean oltp_point_select?`` for the known names close to ``name`` ("" when none is)."""
+    names = sorted(set(known))
+    started = [k for k in names if k.startswith(name)] if name else []
+    close = list(dict.fromkeys(started + difflib.get_close_matches(name, names, n=3, cutoff=0.7)))[:3]
+    return f"did you mean {' or '.join(close)}?" if close else ""
