@@ -113,9 +113,9 @@ def test_bad_scenario_files_name_file_and_field(tmp_path: Path, old: str, new: s
 
 
 def test_unknown_scenario_and_server_list_the_known_ones():
-    with pytest.raises(ConfigError, match=r"known in .*oltp_point_select"):
+    with pytest.raises(ConfigError, match=r"unknown scenario .nope. in .*; known: .*oltp_point_select"):
         load_scenario("nope", ROOT / "scenarios", "quick")
-    with pytest.raises(ConfigError, match=r"known in .*mariadb-local"):
+    with pytest.raises(ConfigError, match=r"unknown server .* in .*; known: .*mariadb-local"):
         load_server("nope", ROOT / "servers")
 
 
@@ -170,3 +170,12 @@ def test_tpcc_declares_its_consistency_check():
     assert tpcc.check == "tpcc"
     assert (tpcc.tables, tpcc.table_size) == (1, 10_000)  # quick: 1 warehouse, reduced items
     assert load_scenario("oltp_point_select", ROOT / "scenarios", "quick").check == ""
+
+
+def test_a_misspelt_scenario_or_server_gets_the_nearest_name():
+    with pytest.raises(
+        ConfigError, match=r"unknown scenario 'oltp_pont_select' in .* \(did you mean oltp_point_select\?\)"
+    ):
+        load_scenario("oltp_pont_select", ROOT / "scenarios", "quick")
+    with pytest.raises(ConfigError, match=r"\(did you mean mysql-9\.7\?\)"):
+        load_server("mysql-97", ROOT / "servers")
