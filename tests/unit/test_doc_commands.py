@@ -51,6 +51,8 @@ NOT_RUN = {
     ("ci", "run"): "a pull request's comparisons (tens of minutes): tests/integration/test_ci_run.py",
     ("ci", "plan"): "needs a pull request's git refs (origin/main): tests/unit/test_ciplan.py",
     ("import", "sysbench-log"): "reads the reader's own log files: tests/unit/test_sysbench_log.py",
+    ("import", "go-tpc"): "the reader's own go-tpc log: tests/unit/test_import_go_logs.py, test_import_go_cli.py",
+    ("import", "go-ycsb"): "the reader's own go-ycsb log: tests/unit/test_import_go_logs.py, test_import_go_cli.py",
     ("store", "migrate"): "copies into the reader's DuckLake on PostgreSQL: tests/integration/test_lake.py",
 }
 #: Any command with one of these options names something of the writer's store, not of an empty one.
