@@ -12,7 +12,11 @@ The format (valgrind's "Callgrind Format Specification", version 1) in the parts
 * a cost line is ``positions`` columns (``positions:`` in the header; ``line`` by default) and then
   the event counts, missing trailing counts being 0;
 * ``totals:`` closes the dump and ``summary:`` heads it; they differ by a constant per dump, so dbperf
-  uses ``totals:`` alone.
+  uses ``totals:`` alone;
+* ``events:`` names the columns of every cost line; dbperf keeps ``Ir`` first and, when the server was
+  started with ``--collect-systime=yes`` (``events: Ir sysCount sysTime``), reads ``sysCount``: the
+  system calls made inside the collected code, booked as self cost to the libc function that made them
+  (``fdatasync``, ``pwrite64``, ``__libc_recv``...). :func:`syscall_kind` groups those names by kind.
 
 Why not ``callgrind_annotate``: after ``callgrind_control -z`` the functions on the stack at the reset
 have ``calls=0`` edges, and ``--inclusive=no`` books their callees' cost as the caller's self cost
@@ -46,15 +50,44 @@ _SPACE = {
 }
 
 
+#: System call kinds, from the name of the libc function that made the call (after the prefixes
+#: ``__libc_``, ``__GI_``, ``__`` and suffixes such as ``_nocancel`` are taken off). Anything else is "other".
+SYSCALL_KINDS: tuple[str, ...] = ("fsync", "pwrite", "pread", "net", "futex", "clock", "other")
+_KIND_NAMES: dict[str, str] = {
+    **dict.fromkeys(("fsync", "fdatasync", "sync_file_range", "syncfs"), "fsync"),
+    **dict.fromkeys(("pwrite", "pwrite64", "pwritev", "pwritev2", "pwritev64"), "pwrite"),
+    **dict.fromkeys(("pread", "pread64", "preadv", "preadv2", "preadv64"), "pread"),
+    **dict.fromkeys(("send", "sendto", "sendmsg", "recv", "recvfrom", "recvmsg", "poll", "ppoll"), "net"),
+    **dict.fromkeys(("futex", "futex_wait", "futex_wake", "syscall"), "futex"),
+    **dict.fromkeys(("clock_gettime", "clock_gettime64", "gettimeofday", "time", "time_syscall"), "clock"),
+}
+_PREFIXES = re.compile(r"^(?:__libc_|__GI_|__)+")
+_SUFFIXES = re.compile(r"(?:_nocancel|@@?GLIBC\S*|\(.*)$")
+
+
+def syscall_kind(function: str) -> str:
+    """The kind of system call a function that made one stands for (``fsync``, ``net``, ... or ``other``).
+
+    ``pthread_*``, ``lll_*`` and ``futex*`` functions (mutexes, condition variables) are ``futex``.
+    """
+    name = _SUFFIXES.sub("", _PREFIXES.sub("", function.strip()))
+    if name in _KIND_NAMES:
+        return _KIND_NAMES[name]
+    if name.startswith(("pthread_", "lll_", "futex", "___pthread")) or "futex" in name:
+        return "futex"
+    return "other"
+
+
 @dataclass
 class _Function:
     self_ir: int = 0
     outgoing: int = 0  # inclusive cost of the calls made from this function's body
     calls: int = 0  # calls into this function
+    sys_count: int = 0  # system calls made in the function's own body (--collect-systime)
 
 
 class _Parser:
-    """One pass over a dump (first event, Ir, only)."""
+    """One pass over a dump: Ir (the first event) and, when collected, sysCount."""
 
     def __init__(self) -> None:
         self.names: dict[str, dict[str, str]] = {"ob": {}, "fl": {}, "fn": {}}
@@ -65,6 +98,8 @@ class _Parser:
         self.in_call = False
         self.totals: int | None = None
         self.summary: int | None = None
+        self.sys_column: int | None = None  # index of sysCount among the events, when collected
+        self.sys_totals: int | None = None
 
     def resolve(self, kind: str, value: str) -> str:
         match = _COMPRESSED.match(value)
@@ -84,8 +119,12 @@ class _Parser:
             self.functions[self.function].outgoing += ir
             self.in_call = False
             self.callee = None
-        else:
-            self.functions[self.function].self_ir += ir
+            return
+        function = self.functions[self.function]
+        function.self_ir += ir
+        column = self.sys_column
+        if column is not None and len(values) > column:
+            function.sys_count += int(values[column])
 
     def line(self, line: str) -> None:
         first = line[0]
@@ -113,14 +152,46 @@ class _Parser:
             return
         if key == "positions":
             self.positions = len(value.split())
+        elif key == "events":
+            self.events(value.split())
         elif key == "totals":
             self.totals = int(value.split()[0])
+            column = self.sys_column
+            if column is not None:
+                counts = value.split()
+                self.sys_totals = int(counts[column]) if len(counts) > column else 0
         elif key == "summary":
             self.summary = int(value.split()[0])
 
+    def events(self, names: list[str]) -> None:
+        if not names or names[0] != "Ir":
+            raise SysbenchError(
+                f"the callgrind dump counts {' '.join(names) or 'no events'}, not Ir first: it was not written "
+                "by dbperf's callgrind recipe; run the cost measurement again"
+            )
+        self.sys_column = names.index("sysCount") if "sysCount" in names else None
+
+
+def _syscalls(parser: _Parser) -> dict[str, int]:
+    """System calls by kind (every kind, zeros included) and their ``total``; {} when not collected."""
+    if parser.sys_column is None:
+        return {}
+    kinds = dict.fromkeys(SYSCALL_KINDS, 0)
+    for name, function in parser.functions.items():
+        if function.sys_count:
+            kinds[syscall_kind(name)] += function.sys_count
+    total = sum(kinds.values())
+    if parser.sys_totals is not None and parser.sys_totals != total:
+        raise SysbenchError(
+            f"the callgrind dump's system calls do not add up (functions {total}, totals {parser.sys_totals}): "
+            "the dump is damaged; run the cost measurement again"
+        )
+    return {**kinds, "total": total}
+
 
 def parse_dump(text: str) -> CostProfile:
-    """The total instructions of a dump (its ``totals:`` line) and every function's self and inclusive cost."""
+    """The total instructions of a dump (its ``totals:`` line), every function's self and inclusive cost,
+    and, when collected, the system calls by kind (:func:`syscall_kind`)."""
     parser = _Parser()
     for raw in text.splitlines():
         line = raw.rstrip()
@@ -140,7 +211,7 @@ def parse_dump(text: str) -> CostProfile:
             key=lambda f: (-f.self_ir, f.name),
         )
     )
-    return CostProfile(total_ir=parser.totals, functions=functions)
+    return CostProfile(total_ir=parser.totals, functions=functions, syscalls=_syscalls(parser))
 
 
 #: Free space under which a cut-short dump is blamed on a full disk.
@@ -175,4 +246,4 @@ def read_dump(path: Path) -> CostProfile:
                 "at a disk with room"
             ) from None
         raise
-    return CostProfile(total_ir=profile.total_ir, functions=profile.functions, dump=packed)
+    return CostProfile(total_ir=profile.total_ir, functions=profile.functions, dump=packed, syscalls=profile.syscalls)

@@ -205,13 +205,17 @@ class CostProfile:
     """Where a cost run's instructions went (callgrind, collection toggled on statement dispatch).
 
     ``functions`` holds every function with a cost, by self cost; names that are addresses (``0x...``:
-    static functions and stripped internals) are kept as such. ``dump`` is the gzip of the raw
+    static functions and stripped internals) are kept as such; ``syscalls`` counts the window's
+    system calls by kind. ``dump`` is the gzip of the raw
     callgrind file, for kcachegrind or callgrind_annotate.
     """
 
     total_ir: int
     functions: tuple[FunctionCost, ...] = ()
     dump: bytes = field(default=b"", repr=False)
+    #: System calls in the window by kind (``fsync``, ``pwrite``, ``pread``, ``net``, ``futex``, ``clock``,
+    #: ``other``) and their ``total``; empty when the dump has no ``sysCount`` event.
+    syscalls: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def unnamed_ir(self) -> int:

@@ -8,7 +8,12 @@ after the warm-up), which makes start-up and warm-up 1.3-3.6x faster with the sa
 dumped on request into a folder the host can read::
 
     valgrind --tool=callgrind --callgrind-out-file=DIR/cg.out.%p --toggle-collect='dispatch_command*'
-             --dump-line=no --dump-instr=no --instr-atstart=no  mariadbd ... --innodb-use-native-aio=0
+             --dump-line=no --dump-instr=no --instr-atstart=no --collect-systime=yes
+             mariadbd ... --innodb-use-native-aio=0
+
+``--collect-systime=yes`` (valgrind 3.19, 3.24 and 3.27 all take ``no|yes|msec|usec|nsec``) adds the
+events ``sysCount sysTime`` after ``Ir``: the system calls made inside the collected code, booked to the
+libc function that made them (FACTS.md, "Deterministic syscall counts"); sysTime is wall time and unused.
 
 ``dispatch_command*`` matches the demangled names in Debian's MariaDB 10.11, MariaDB 11.8 and MySQL
 9.7 builds. MariaDB 10.11.19+ and 11.x need ``innodb_buffer_pool_size_max`` equal to the pool size
@@ -52,6 +57,7 @@ class Callgrind:
             "--dump-line=no",
             "--dump-instr=no",
             "--instr-atstart=no",
+            "--collect-systime=yes",
         ]
 
     @staticmethod

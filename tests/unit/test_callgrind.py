@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import SysbenchError
-from harness.measure.cost_dump import parse_dump, read_dump
+from harness.measure.cost_dump import parse_dump, read_dump, syscall_kind
 
 DATA = Path(__file__).parents[1] / "data" / "callgrind"
 
@@ -53,4 +53,64 @@ def test_real_dumps(name: str, tmp_path: Path):
 def test_a_cut_dump_is_an_error():
     text = (DATA / "handmade.callgrind").read_text().replace("totals: 167", "")
     with pytest.raises(SysbenchError, match="cut short"):
+        parse_dump(text)
+
+
+def test_hand_computed_syscalls_by_kind():
+    """sysCount from the functions' own lines only (a call line's count is the callee's, counted there)."""
+    expected = json.loads((DATA / "handmade-systime.expected.json").read_text())
+    profile = parse_dump((DATA / "handmade-systime.callgrind").read_text())
+    assert profile.total_ir == expected["totals"]
+    assert sum(f.self_ir for f in profile.functions) == expected["self_sum"]
+    assert dict(profile.syscalls) == expected["syscalls"]
+
+
+def test_a_dump_without_systime_has_no_syscalls():
+    assert parse_dump((DATA / "handmade.callgrind").read_text()).syscalls == {}
+
+
+def test_real_insert_dump_with_systime():
+    """A real oltp_insert cost run (mariadb-local 10.11.19, flush 2, 1,000 transactions): one pwrite and one
+    send per commit, no fdatasync; the kinds add up to the dump's sysCount total."""
+    profile = read_dump(DATA / "mariadb-10.11.19-local-insert-t1-systime.callgrind.gz")
+    assert profile.total_ir == 109_759_589  # Ir is still the first event
+    assert dict(profile.syscalls) == {
+        "fsync": 0,
+        "pwrite": 1000,
+        "pread": 0,
+        "net": 1002,
+        "futex": 0,
+        "clock": 5048,
+        "other": 1,
+        "total": 7051,
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("fdatasync", "fsync"),
+        ("fsync", "fsync"),
+        ("__libc_pwrite64", "pwrite"),
+        ("pwrite", "pwrite"),
+        ("pread64", "pread"),
+        ("__libc_recv", "net"),
+        ("recvfrom", "net"),
+        ("sendto", "net"),
+        ("__pthread_cond_wait", "futex"),
+        ("pthread_mutex_lock", "futex"),
+        ("futex_wait", "futex"),
+        ("clock_gettime@@GLIBC_2.17", "clock"),
+        ("time_syscall", "clock"),
+        ("getpid", "other"),
+        ("0x00000000004a1b20", "other"),
+    ],
+)
+def test_syscall_kinds(name: str, kind: str):
+    assert syscall_kind(name) == kind
+
+
+def test_a_dump_not_counting_ir_first_is_refused():
+    text = (DATA / "handmade.callgrind").read_text().replace("events: Ir", "events: sysCount Ir")
+    with pytest.raises(SysbenchError, match="not Ir first"):
         parse_dump(text)
