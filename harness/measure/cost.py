@@ -9,7 +9,10 @@ One cost run::
 What is counted: every instruction the server executes inside statement dispatch (parsing,
 optimising, executing, InnoDB work done on the statement's thread, and the result sent back) for M
 transactions, after W warm-up transactions on the same connections (the first run after a start
-counts about 0.6 % more). The warm-up and the measured window each have their own fixed sysbench
+counts about 0.6 % more), and the system calls made there (callgrind's sysCount, by kind). Beside them,
+the server's status counters over the same window (read just before the counters are zeroed and just
+after the dump, so the reads never count; one read's own footprint is subtracted): the work vector of
+:mod:`harness.model.work`. The warm-up and the measured window each have their own fixed sysbench
 seed, so the measured statements are the same on every run but are not the warm-up's again. What is
 not: start-up, connection set-up, and background work outside dispatch (InnoDB purge, page cleaner,
 the binary log's group commit thread). For write workloads a read view held from a separate connection
@@ -33,8 +36,9 @@ import pymysql
 from harness.errors import ServerError, SysbenchError
 from harness.measure.context import RunContext, build_result
 from harness.measure.cost_dump import read_dump
+from harness.measure.probes import status_deltas, status_mark
 from harness.measure.session import Live, Session
-from harness.model import CostSettings, Metrics, RunResult
+from harness.model import CostSettings, Metrics, Probes, RunResult
 from harness.model.endpoint import Endpoint
 from harness.servers.callgrind import Callgrind
 from harness.servers.provider import ServerInstance, connect
@@ -102,14 +106,18 @@ def _count(live: Live) -> RunResult:
     control = live.instance.control
     if control is None:
         raise ServerError(f"{ctx.server.name} was not started under callgrind")
+    endpoint = live.instance.endpoint
     table = ctx.scenario.created_tables[0]
-    with read_view(live.instance.endpoint, table) if settings.read_view else contextlib.nullcontext():
+    with read_view(endpoint, table) if settings.read_view else contextlib.nullcontext():
         if settings.warmup_events:
             _sysbench(ctx, live.instance, settings.warmup_events, settings.warmup_seed, "warm-up")
+        mark = status_mark(endpoint)  # outside the counted window: before -z, after the dump
         control.zero()
         measured = _sysbench(ctx, live.instance, settings.events, settings.seed, "measured")
         dump = control.dump("measured")
+        deltas = status_deltas(mark, endpoint)
     profile = read_dump(dump)
+    probes = Probes(status_deltas=deltas, syscalls=profile.syscalls)
     totals = measured.totals
     assert totals is not None  # checked by _sysbench
     result = build_result(
@@ -121,7 +129,8 @@ def _count(live: Live) -> RunResult:
         variables=served.variables,
         options=run_options(settings, measured.argv),
         totals=totals,
-        metrics=Metrics.cost(totals, profile.total_ir),
+        probes=probes,
+        metrics=Metrics.cost(totals, profile.total_ir, probes),
         notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *live.ledger.warnings),
         cost=live.cost,
         cost_profile=profile,

@@ -26,10 +26,19 @@ from pathlib import Path
 from harness.errors import ServerError
 from harness.model import Probes
 from harness.model.endpoint import Endpoint
+from harness.model.work import WORK_COUNTERS
 from harness.servers.provider import read_status
 from harness.workspace import child_environment
 
-#: Counters whose deltas are kept (the rest of SHOW GLOBAL STATUS is noise for our purposes).
+_KEPT = frozenset(
+    (
+        "innodb_buffer_pool_reads", "innodb_buffer_pool_read_requests", "innodb_data_fsyncs", "innodb_log_waits",
+        "innodb_row_lock_waits", "handler_read_key", "handler_read_next", "handler_write", "handler_update",
+        "handler_delete", "created_tmp_disk_tables",
+    )
+)  # fmt: skip
+#: Counters whose deltas are kept (the rest of SHOW GLOBAL STATUS is noise for our purposes): those
+#: below, and every counter of the work vector (:data:`harness.model.work.WORK_COUNTERS`).
 STATUS_COUNTERS = (
     "questions",
     "queries",
@@ -66,7 +75,38 @@ STATUS_COUNTERS = (
     "sort_rows",
     "bytes_received",
     "bytes_sent",
+    *(name for name in WORK_COUNTERS if name not in _KEPT),
 )
+
+
+@dataclass(frozen=True)
+class StatusMark:
+    """The counters at the start of a window, and what one ``SHOW GLOBAL STATUS`` read itself adds to them."""
+
+    counters: dict[str, int]
+    own: dict[str, int]
+
+
+def status_mark(endpoint: Endpoint) -> StatusMark:
+    """Open a counter window: two reads back to back; their difference is the reading's own footprint.
+
+    A window's delta (end read minus start read) holds exactly one read's footprint (the part of the
+    start read after its snapshot and the part of the end read before its own), so :func:`status_deltas`
+    subtracts it: ``Questions``, ``Com_show_status``, the handler writes and temporary table of MySQL's
+    status table. The reads are made outside callgrind's window (before ``-z``, after the dump), so they
+    never count as instructions or system calls.
+    """
+    first = read_status(endpoint)
+    second = read_status(endpoint)
+    return StatusMark(second, {k: second[k] - first[k] for k in STATUS_COUNTERS if k in first and k in second})
+
+
+def status_deltas(mark: StatusMark, endpoint: Endpoint) -> dict[str, int]:
+    """The kept counters' change since ``mark``, less one reading's own footprint."""
+    now = read_status(endpoint)
+    return {
+        k: now[k] - mark.counters[k] - mark.own.get(k, 0) for k in STATUS_COUNTERS if k in now and k in mark.counters
+    }
 
 
 @functools.cache

@@ -10,6 +10,7 @@ from typing import ClassVar, Literal
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile
 from harness.model.operations import OperationStats, is_operation_metric, operation_metric
+from harness.model.work import WORK, WORK_METRICS, work_vector
 
 RunStatus = Literal["ok", "failed"]
 #: A timing run (wall-clock QPS, latency, CPU time) or a cost run (instructions counted under callgrind;
@@ -40,7 +41,13 @@ METRIC_LABELS: dict[str, str] = {
     "instr_per_query": "instructions/query",
     "capacity_clients": "clients at SLO",
     "capacity_qps": "QPS at SLO",
+    **{w.name: w.label for w in WORK_METRICS},
 }
+
+
+def higher_is_worse(metric: str) -> bool:
+    """The direction in which a judged metric gets worse (every work-vector component: higher)."""
+    return METRICS.get(metric, metric in WORK)
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,8 @@ class Probes:
     instructions: float | None = None
     instructions_note: str = ""
     status_deltas: Mapping[str, int] = field(default_factory=dict)
+    #: System calls in the window by kind and their ``total`` (cost runs: callgrind's sysCount).
+    syscalls: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,10 +161,14 @@ class Metrics:
     cpu_per_txn: float | None = None  # server CPU microseconds per transaction
     instr_per_txn: float | None = None
     instr_per_query: float | None = None
+    #: The work vector per transaction (:mod:`harness.model.work`): system calls by kind, server counters.
+    work: Mapping[str, float] = field(default_factory=dict)
 
     def get(self, name: str) -> float | None:
+        if name in WORK:
+            return self.work.get(name)
         value = getattr(self, name, None)
-        return None if value is None else float(value)
+        return None if value is None or isinstance(value, Mapping) else float(value)
 
     @staticmethod
     def derive(totals: Totals | None, histogram: Sequence[LatencyBucket], probes: Probes) -> Metrics:
@@ -179,14 +192,17 @@ class Metrics:
             cpu_per_txn=cpu,
             instr_per_txn=instr,
             instr_per_query=per_query,
+            work=work_vector(events, probes.status_deltas, probes.syscalls),
         )
 
     @staticmethod
-    def cost(totals: Totals, instructions: float) -> Metrics:
-        """A cost run's metrics: instructions per transaction and per query, nothing timed."""
+    def cost(totals: Totals, instructions: float, probes: Probes | None = None) -> Metrics:
+        """A cost run's metrics: instructions per transaction and per query, the work vector, nothing timed."""
+        probes = probes or Probes()
         return Metrics(
             instr_per_txn=instructions / totals.events if totals.events > 0 else None,
             instr_per_query=instructions / totals.queries if totals.queries > 0 else None,
+            work=work_vector(totals.events, probes.status_deltas, probes.syscalls),
         )
 
 
@@ -317,6 +333,7 @@ class RunResult:
             if self.operations and self.operations[0].seconds > 0
             else None,
             "operations": [operation_dict(o) for o in self.operations],
+            "work_per_txn": dict(m.work),
             "backend": self.backend or None,
             "notes": list(self.notes),
             "config_hash": self.config_hash,

@@ -21,6 +21,7 @@ from harness.model import (
     Testbed,
     Totals,
 )
+from harness.model.work import work_vector
 from harness.store.schema import (
     FUNCTION_COLUMNS,
     HISTOGRAM_COLUMNS,
@@ -45,7 +46,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "operations": OPERATION_COLUMNS,
 }
 _TOTALS_FIELDS = tuple(f.name for f in fields(Totals))
-_METRIC_FIELDS = tuple(f.name for f in fields(Metrics))
+_METRIC_FIELDS = tuple(f.name for f in fields(Metrics) if f.name != "work")  # work: derived from the probes
 INTERVAL_FIELDS = tuple(f.name for f in fields(IntervalSample))
 BUCKET_FIELDS = tuple(f.name for f in fields(LatencyBucket))
 _FUNCTION_FIELDS = tuple(f.name for f in fields(FunctionCost))
@@ -101,6 +102,7 @@ def _run_row(run: RunResult, memo: dict[int, str]) -> dict[str, object]:
         probe_instructions=probes.instructions,
         probe_instructions_note=probes.instructions_note,
         status_deltas=_once(memo, probes.status_deltas, _json),
+        syscalls=_json(probes.syscalls) if probes.syscalls else None,
         kind=run.kind,
         notes=json.dumps(list(run.notes)),
     )
@@ -221,6 +223,13 @@ def run_from_row(
     totals = None
     if row["totals_time_s"] is not None:
         totals = Totals(**{name: row[f"totals_{name}"] for name in _TOTALS_FIELDS})
+    probes = Probes(
+        server_cpu_s=row["probe_server_cpu_s"],
+        instructions=row["probe_instructions"],
+        instructions_note=row["probe_instructions_note"] or "",
+        status_deltas=json.loads(row["status_deltas"] or "{}"),
+        syscalls=json.loads(row.get("syscalls") or "{}"),
+    )
     return RunResult(
         run_id=row["run_id"],
         started_at=row["started_at"].astimezone(UTC),
@@ -246,13 +255,11 @@ def run_from_row(
         intervals=tuple(intervals),
         histogram=tuple(histogram),
         totals=totals,
-        probes=Probes(
-            server_cpu_s=row["probe_server_cpu_s"],
-            instructions=row["probe_instructions"],
-            instructions_note=row["probe_instructions_note"] or "",
-            status_deltas=json.loads(row["status_deltas"] or "{}"),
+        probes=probes,
+        metrics=Metrics(
+            **{name: row.get(name) for name in _METRIC_FIELDS},
+            work=work_vector(totals.events if totals else 0, probes.status_deltas, probes.syscalls),
         ),
-        metrics=Metrics(**{name: row.get(name) for name in _METRIC_FIELDS}),
         kind="cost" if row.get("kind") == "cost" else "time",
         notes=tuple(json.loads(row.get("notes") or "[]")),
         cost_profile=profile,

@@ -21,7 +21,7 @@ from harness.errors import StoreError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 #: Every column of ``runs`` in the current version, with its DuckDB type.
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -97,6 +97,9 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     ("instr_per_query", "DOUBLE"),
     # added in version 4
     ("testbed_class", "VARCHAR"),  # the hardware class (a fleet's runner label); NULL or "" = none
+    # --- migration block: issue 20 work vector (version 6) ---
+    ("syscalls", "VARCHAR"),  # JSON object: system calls by kind + total (cost runs); NULL otherwise
+    # --- end of the issue 20 block ---
 )
 
 INTERVAL_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -200,6 +203,7 @@ METRIC_COLUMNS: tuple[str, ...] = (
 _V2_ADDED = ("group_id", "label", "server_cpuset", "client_cpuset", "cpu_per_txn", "instr_per_txn")
 _V3_ADDED = ("kind", "backend", "build_id", "requested_hash", "tool", "arch", "notes", "instr_per_query")
 _V4_ADDED = ("testbed_class",)
+_V6_ADDED = ("syscalls",)  # issue 20 work vector (version 6)
 #: Columns renamed since version 1 (current name -> the name in older files and Parquet folders).
 RENAMED: dict[str, str] = {"server": "target"}  # version 3: one name, "server", for a server definition
 
@@ -264,6 +268,11 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # --- per-operation statistics (issue 22): one new table, nothing else changes ---
     4: (_create("operations", OPERATION_COLUMNS),),
     # --- end per-operation statistics ---
+    # --- migration block: issue 20 work vector ---
+    5: tuple(
+        f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V6_ADDED
+    ),
+    # --- end of the issue 20 block ---
 }
 
 
