@@ -26,7 +26,9 @@ summing to at most 1; with equal ``min_p`` for all ``N`` tests, requiring every 
 fail forces ``min_p <= alpha / N``, which is flat Holm's own condition. Serial gatekeeping (Dmitrienko
 & Tamhane 2007) does worse: with no primary rejected, a secondary (a p95-only regression) can never be
 flagged. A family structure only decides where surplus alpha goes once the repetitions allow it;
-repetitions are the lever, and dbperf keeps flat Holm.
+repetitions are the lever, and dbperf keeps flat Holm, with one weighting: the components of a cost
+comparison's work vector (system calls by kind, server counters; :mod:`harness.model.work`) share the
+weight of one test, so the vector adds one test to the family, not fourteen (weighted Holm, Holm 1979).
 """
 
 from __future__ import annotations
@@ -85,6 +87,8 @@ class TestDesign:
 
     ``n_base``/``n_head``: pairs on both sides for ``signed-rank``; baseline and candidate counts for
     ``rank-sum``; runs per side for ``cost``. ``comparison`` and ``metric`` name it in messages.
+    ``weight`` is the test's share in the weighted Holm family (1; a cost comparison's gated work-vector
+    components share 1 between them, :func:`harness.judge.stats.weighted_holm`).
     """
 
     __test__ = False  # not a pytest class
@@ -94,6 +98,7 @@ class TestDesign:
     n_head: int
     comparison: str = ""
     metric: str = ""
+    weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.n_base < 1 or self.n_head < 1:
@@ -149,8 +154,8 @@ class DesignCheck:
 
     @property
     def level(self) -> float:
-        """The raw p-value each test needs on its own: ``alpha / N``."""
-        return self.alpha / max(1, len(self.tests))
+        """The raw p-value a test of weight 1 needs on its own: ``alpha / W`` (``alpha / N`` unweighted)."""
+        return self.alpha / max(1.0, sum(a.test.weight for a in self.tests))
 
     def problem(self) -> str | None:
         """Why the design cannot fail (one clause), or None when every gating test can."""
@@ -171,10 +176,10 @@ def attainable(tests: Sequence[TestDesign], alpha: float) -> DesignCheck:
     """The smallest adjusted p-value each gating test can reach on its own under Holm."""
     if not 0.0 < alpha < 1.0:
         raise ValueError("alpha must be between 0 and 1")
-    n = len(tests)
+    total = sum(t.weight for t in tests)
     mins = [min_p(t) for t in tests]
-    best = stats.holm(mins) if tests else []
-    found = (Attainable(t, m, b, min(1.0, m * n)) for t, m, b in zip(tests, mins, best, strict=True))
+    best = stats.weighted_holm(mins, [t.weight for t in tests]) if tests else []
+    found = (Attainable(t, m, b, min(1.0, m * total / t.weight)) for t, m, b in zip(tests, mins, best, strict=True))
     return DesignCheck(alpha, tuple(found))
 
 
@@ -186,9 +191,9 @@ def with_repetitions(tests: Sequence[TestDesign], n: int) -> list[TestDesign]:
     out = []
     for t in tests:
         if t.kind == "signed-rank":
-            out.append(TestDesign(t.kind, n, n, t.comparison, t.metric))
+            out.append(TestDesign(t.kind, n, n, t.comparison, t.metric, t.weight))
         elif t.kind == "rank-sum":
-            out.append(TestDesign(t.kind, t.n_base, n, t.comparison, t.metric))
+            out.append(TestDesign(t.kind, t.n_base, n, t.comparison, t.metric, t.weight))
         else:
             out.append(t)
     return out

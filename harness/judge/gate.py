@@ -31,13 +31,14 @@ from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
 from harness.model.operations import higher_is_worse, is_operation_metric
+from harness.model.work import WORK, WORK_METRICS, shift
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %
 UNSTABLE_CV = 0.10
 #: The metrics each kind of run measures, in report order. Cost runs never report QPS or latency.
 KIND_METRICS: dict[Kind, tuple[str, ...]] = {
     "time": ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn"),
-    "cost": ("instr_per_txn",),
+    "cost": ("instr_per_txn", *(w.name for w in WORK_METRICS)),
 }
 DEFAULT_MIN_EFFECT: dict[Kind, float] = {"time": 0.05, "cost": 0.005}
 
@@ -81,8 +82,9 @@ class _Pending:
     backend: str
     kind: Kind = "time"
     mode: Literal["ab", "baseline"] = "baseline"
-    base_values: tuple[float, ...] = ()
+    base_values: tuple[float, ...] = ()  # as tested: work-vector counts shifted by their floor
     head_values: tuple[float, ...] = ()
+    weight: float = 1.0  # in the weighted Holm family: a comparison's gated work components share 1
 
 
 # --- per-operation metrics (issue 22) -------------------------------------------------------------------
@@ -94,6 +96,8 @@ def judged_metrics(scenario: Scenario, kind: Kind) -> tuple[str, ...]:
 
 
 def _higher_is_worse(metric: str) -> bool:
+    if metric in WORK:  # every work-vector component is worse when higher
+        return True
     return METRICS[metric] if metric in METRICS else higher_is_worse(metric)
 
 
@@ -101,10 +105,21 @@ def _higher_is_worse(metric: str) -> bool:
 
 
 def _values(runs: Sequence[RunResult], metric: str) -> list[float] | None:
+    """Every run's value, or None when a run lacks it; counts of the work vector may be 0, others not."""
     values = [r.metric(metric) for r in runs]
-    if not values or any(v is None or v <= 0 or not math.isfinite(v) for v in values):
+    low = 0.0 if metric in WORK else math.ulp(0.0)
+    if not values or any(v is None or v < low or not math.isfinite(v) for v in values):
         return None
     return [float(v) for v in values if v is not None]
+
+
+def _gates(metric: str, scenario: Scenario) -> bool:
+    """Whether a metric gates: named in the scenario's gate, or a repeating work-vector component of a
+    scenario whose instructions gate (the work vector is judged in the same cost runs)."""
+    work = WORK.get(metric)
+    return metric in scenario.gate_metrics or (
+        work is not None and work.gating and "instr_per_txn" in scenario.gate_metrics
+    )
 
 
 def _shell(
@@ -210,39 +225,63 @@ def _pending(
         base, head = base_values.get(metric), _values(head_runs, metric)
         if not base or not head:
             continue
-        min_effect = scenario.min_effects.get(metric, DEFAULT_MIN_EFFECT[kind])
+        gating = _gates(metric, scenario)
+        if metric in WORK and not gating and not any(base) and not any(head):
+            continue  # information only, and nothing happened on either side
+        work = WORK.get(metric)
+        min_effect = scenario.min_effects.get(metric, work.min_effect if work else DEFAULT_MIN_EFFECT[kind])
+        offset = shift(metric) * min_effect / work.min_effect if work else 0.0  # floor / min_effect
+        tested_base, tested_head = [v + offset for v in base], [v + offset for v in head]
         pending.append(
             _Pending(
                 index=index,
                 metric=metric,
-                gating=metric in scenario.gate_metrics,
-                evidence=_evidence(kind, mode, base, head, min_effect=min_effect),
+                gating=gating,
+                evidence=_evidence(kind, mode, tested_base, tested_head, min_effect=min_effect),
                 base_median=statistics.median(base),
                 head_median=statistics.median(head),
                 min_effect=min_effect,
                 seconds_per_repetition=seconds,
-                backend=_backend(head_runs) if metric == "instr_per_txn" else "",
+                backend=_backend(head_runs) if metric == "instr_per_txn" or metric.startswith("sys_") else "",
                 kind=kind,
                 mode=mode,
-                base_values=tuple(base),
-                head_values=tuple(head),
+                base_values=tuple(tested_base),
+                head_values=tuple(tested_head),
             )
         )
-    return pending
+    work_gated = [p for p in pending if p.gating and p.metric in WORK]
+    return [replace(p, weight=1.0 / len(work_gated)) if p in work_gated else p for p in pending]
+
+
+def _floor_note(metric: str, min_effect: float, base: float, head: float) -> str:
+    """How a work-vector count was tested: its change beyond a relative minimum effect plus a floor."""
+    work = WORK.get(metric)
+    if work is None:
+        return ""
+    floor = work.floor * min_effect / work.min_effect
+    return (
+        f" (a count, {base:.4g} -> {head:.4g} per transaction: tested on the count plus {floor / min_effect:g}, "
+        f"so a change must exceed {min_effect * 100:g} % of the base plus {floor:g} per transaction)"
+    )
 
 
 def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: float = DEFAULT_ALPHA) -> list[Verdict]:
     """Holm-adjust all tests of the invocation, classify each metric, and fill in the verdicts."""
     adjusted: dict[tuple[int, str], float] = {}
-    sizes: dict[bool, int] = {}
+    sizes: dict[tuple[int, str], int] = {}
     for gating in (True, False):
         family = [p for p in pending if p.gating == gating]
-        sizes[gating] = len(family)
-        for p, adj in zip(family, stats.holm([p.evidence.p_value for p in family]), strict=True):
+        weights = [p.weight for p in family]
+        total = sum(weights)
+        p_values = [p.evidence.p_value for p in family]
+        for p, adj in zip(family, stats.weighted_holm(p_values, weights), strict=True):
             adjusted[(p.index, p.metric)] = adj
+            # the Bonferroni bound of a test of this weight: alpha * weight / total
+            sizes[(p.index, p.metric)] = max(1, math.ceil(total / p.weight - 1e-9))
     by_index: dict[int, list[MetricVerdict]] = {i: [] for i in range(len(shells))}
     for p in pending:
         p_adj = adjusted[(p.index, p.metric)]
+        size = sizes[(p.index, p.metric)]
         ev, result = decide(
             p.evidence,
             p.base_values,
@@ -252,17 +291,18 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
             metric=p.metric,
             min_effect=p.min_effect,
             p_adjusted=p_adj,
-            family_size=sizes[p.gating],
+            family_size=size,
             alpha=alpha,
             seconds_per_repetition=p.seconds_per_repetition,
         )
         finite = math.isfinite(ev.low) and math.isfinite(ev.high)
+        note = _floor_note(p.metric, p.min_effect, p.base_median, p.head_median)
         by_index[p.index].append(
             MetricVerdict(
                 metric=p.metric,
                 higher_is_worse=_higher_is_worse(p.metric),
                 outcome=result.outcome,
-                reason=result.reason,
+                reason=_with_note(result.reason, note),
                 summary=result.summary,
                 cause=result.cause,
                 method=ev.kind,
@@ -281,7 +321,7 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
                 seconds_needed=result.seconds_needed,
                 gating=p.gating,
                 confidence=ev.confidence,
-                family_size=sizes[p.gating],
+                family_size=size,
                 backend=p.backend,
             )
         )
@@ -334,6 +374,13 @@ def decide(
     return ev, result
 
 
+def _with_note(reason: str, note: str) -> str:
+    """The reason, with a note before its final full stop."""
+    if not note:
+        return reason
+    return f"{reason[:-1]}{note}." if reason.endswith(".") else f"{reason}{note}"
+
+
 def _beyond(ev: Evidence, min_effect: float) -> bool:
     """Whether the interval lies wholly beyond the minimum effect, on either side."""
     threshold = math.log1p(min_effect)
@@ -348,6 +395,7 @@ _LABELS = {
     "p99_ms": "p99",
     "cpu_per_txn": "CPU/txn",
     "instr_per_txn": "instructions/txn",
+    **{w.name: w.label for w in WORK_METRICS},
 }
 _MISSING_HINTS: dict[Kind, str] = {
     "time": " (instructions need perf counters, missing on most VMs; cost runs count them anywhere: --cost)",

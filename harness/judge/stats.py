@@ -83,6 +83,31 @@ def holm(p_values: Values) -> list[float]:
     return [float(v) for v in out]
 
 
+def weighted_holm(p_values: Values, weights: Values) -> list[float]:
+    """Weighted Holm (Holm 1979, section 5) adjusted p-values, in input order; ``holm`` when all weights are 1.
+
+    Tests are taken in the order of ``p / w``; the ``j``-th is adjusted to ``min(1, p_(j) / w_(j) * W_j)``
+    with ``W_j`` the weight of the tests not yet taken (itself included), made monotone. The family-wise
+    error rate stays at ``alpha`` under any dependence; a test of weight ``w`` is, at worst, tested at
+    ``alpha * w / W`` (Bonferroni with weights). dbperf gives each comparison's gated work-vector
+    components a weight of ``1 / k`` each, so the vector counts as one test in the family.
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if p.size == 0:
+        return []
+    if p.shape != w.shape or not bool(np.all(w > 0.0)):
+        raise ValueError("need one positive weight per p-value")
+    if not bool(np.all((p >= 0.0) & (p <= 1.0))):
+        raise ValueError("p-values must lie in [0, 1]")
+    order = np.argsort(p / w, kind="stable")
+    remaining = np.cumsum(w[order][::-1])[::-1]
+    adjusted = np.minimum(1.0, np.maximum.accumulate(p[order] / w[order] * remaining))
+    out = np.empty(p.size)
+    out[order] = adjusted
+    return [float(v) for v in out]
+
+
 def alpha_spending(
     total_alpha: float, look: int, max_looks: int, *, kind: Literal["pocock", "obrien-fleming"] = "pocock"
 ) -> float:

@@ -25,6 +25,7 @@ from harness.judge.classify import duration
 from harness.measure.probes import perf_support
 from harness.model import Kind, Scenario, Server
 from harness.model.operations import is_operation_metric
+from harness.model.work import WORK, WORK_METRICS
 
 
 class DesignError(ConfigError):
@@ -51,8 +52,10 @@ class Planned:
 
 def gating_metrics(scenario: Scenario, server: Server, kind: Kind) -> tuple[str, ...]:
     """The gating metrics this machine will measure for a run of ``kind`` on ``server``."""
-    if kind == "cost":
-        return tuple(m for m in ("instr_per_txn",) if m in scenario.gate_metrics)
+    if kind == "cost":  # instructions, and with them the repeating components of the work vector
+        return tuple(m for m in ("instr_per_txn",) if m in scenario.gate_metrics) + tuple(
+            w.name for w in WORK_METRICS if w.gating and "instr_per_txn" in scenario.gate_metrics
+        )
     measurable = ["qps", "p95_ms", "p99_ms"]
     if server.provider != "external":
         measurable.append("cpu_per_txn")
@@ -67,7 +70,13 @@ def tests_of(planned: Sequence[Planned]) -> list[design.TestDesign]:
     out = []
     for p in planned:
         test_kind: design.Kind = "cost" if p.kind == "cost" else "signed-rank" if p.mode == "ab" else "rank-sum"
-        out += [design.TestDesign(test_kind, p.n_base, p.n_head, p.label, metric) for metric in p.metrics]
+        work = [m for m in p.metrics if m in WORK]  # they share the weight of one test
+        out += [
+            design.TestDesign(
+                test_kind, p.n_base, p.n_head, p.label, metric, 1.0 / len(work) if metric in work else 1.0
+            )
+            for metric in p.metrics
+        ]
     return out
 
 

@@ -108,8 +108,10 @@ def cost_run(
     tool: str = "valgrind-3.19.0",
     variables: dict[str, str] | None = None,
     events: int = 1000,
+    work: dict[str, float] | None = None,
 ) -> RunResult:
-    """A cost run: instructions per transaction (and a profile with ``functions`` per transaction)."""
+    """A cost run: instructions per transaction (and a profile with ``functions`` per transaction), and
+    the work vector per transaction when ``work`` is given."""
     from dataclasses import replace
 
     from harness.model import CostProfile, FunctionCost
@@ -131,6 +133,6 @@ def cost_run(
         requested_hash=requested_hash,
         variables=variables or {"max_statement_time": "0.000000", "port": "3306"},
         totals=totals,
-        metrics=Metrics.cost(totals, instr * events),
+        metrics=replace(Metrics.cost(totals, instr * events), work=work or {}),
         cost_profile=profile,
     )

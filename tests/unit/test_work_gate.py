@@ -1,0 +1,162 @@
+"""Judging the work vector: counts with a minimum effect and an absolute floor, zeros, weighted Holm.
+
+Seeded synthetic cost runs with and without a change (FACTS.md's figures: flush 2 -> 1 on oltp_insert
+gives fdatasync 0 -> 1.000 per transaction and total system calls 7.06 -> 8.07 while instructions move
++0.39 %), and reference values for the weighted Holm adjustment.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from factories import cost_run, scenario
+
+from harness.judge import stats
+from harness.judge.gate import PairedCase, judge_pairs
+from harness.model.work import WORK, WORK_METRICS
+
+GATE = ("qps", "p95_ms", "cpu_per_txn", "instr_per_txn")
+
+
+def sc():
+    return scenario("oltp_insert", min_effects={"instr_per_txn": 0.005}, gate_metrics=GATE)
+
+
+#: One oltp_insert cost run's work vector (flush 2, mariadb-local 10.11), and each component's CV.
+INSERT = {
+    "sys_total": (7.06, 0.0005),
+    "sys_fsync": (0.0, 0.0),
+    "sys_pwrite": (1.0, 0.0),
+    "sys_pread": (0.0, 0.0),
+    "sys_net": (1.002, 0.0),
+    "sys_clock": (5.05, 0.002),
+    "data_fsyncs": (0.006, 0.3),
+    "bp_reads": (0.0, 0.0),
+    "bp_read_requests": (8.65, 0.001),
+    "handler_writes": (1.0, 0.0),
+    "redo_written": (364.4, 0.001),
+}
+
+
+def runs(rng: np.random.Generator, instr: float, n: int = 3, **changes: float):
+    out = []
+    for _ in range(n):
+        work = {}
+        for name, (mean, cv) in INSERT.items():
+            value = changes.get(name, mean)
+            work[name] = max(0.0, value * (1.0 + rng.normal(0.0, cv)))
+        out.append(cost_run(instr * (1.0 + rng.normal(0.0, 2e-5)), work=work))
+    return out
+
+
+def judge(base, head):
+    return judge_pairs([PairedCase(sc(), 1, "base", "head", list(zip(base, head, strict=True)), "cost")])[0]
+
+
+def by_metric(verdict):
+    return {m.metric: m for m in verdict.metrics}
+
+
+def test_fsync_per_commit_is_a_regression_while_instructions_pass():
+    rng = np.random.default_rng(20)
+    verdict = judge(runs(rng, 116_350), runs(rng, 116_804, sys_fsync=1.0, sys_total=8.06))
+    m = by_metric(verdict)
+    assert m["instr_per_txn"].outcome == "pass"  # +0.39 %: under the 0.5 % minimum effect
+    assert m["sys_fsync"].outcome == "regression" and m["sys_fsync"].gating
+    assert m["sys_total"].outcome == "regression"
+    assert verdict.outcome == "regression"
+    assert "0 -> 1 per transaction" in m["sys_fsync"].reason
+    assert "plus 0.05 per transaction" in m["sys_fsync"].reason
+
+
+def test_near_zero_counts_within_the_floor_pass():
+    """0.0009 -> 0.0011 fsyncs per transaction is +22 % but far inside the 0.05 per transaction floor."""
+    rng = np.random.default_rng(21)
+    base, head = runs(rng, 116_350, data_fsyncs=0.0009), runs(rng, 116_350, data_fsyncs=0.0011)
+    m = by_metric(judge(base, head))
+    assert m["data_fsyncs"].outcome == "pass"
+    assert m["data_fsyncs"].gating
+
+
+def test_zeros_on_both_sides_are_equal_and_judged():
+    rng = np.random.default_rng(22)
+    m = by_metric(judge(runs(rng, 116_350), runs(rng, 116_350)))
+    for name in ("sys_fsync", "sys_pread", "bp_reads"):
+        assert m[name].outcome == "pass"
+        assert m[name].estimate_pct == 0.0
+        assert m[name].base_median == 0.0 and m[name].head_median == 0.0
+
+
+def test_zero_to_a_small_real_count_beyond_the_floor_is_a_regression():
+    rng = np.random.default_rng(23)
+    m = by_metric(judge(runs(rng, 116_350), runs(rng, 116_350, bp_reads=0.2)))
+    assert m["bp_reads"].outcome == "regression"
+
+
+def test_information_only_components_never_gate():
+    rng = np.random.default_rng(24)
+    verdict = judge(runs(rng, 116_350), runs(rng, 116_350, redo_written=500.0, sys_clock=9.0))
+    m = by_metric(verdict)
+    assert not m["redo_written"].gating and not m["sys_clock"].gating
+    assert m["redo_written"].outcome == "regression"  # shown, but it does not decide
+    assert verdict.outcome == "pass"
+
+
+def test_no_false_verdicts_in_seeded_aa_comparisons():
+    """200 A/A comparisons (3 runs a side) with the whole vector gated: no verdict other than pass."""
+    rng = np.random.default_rng(25)
+    outcomes = [judge(runs(rng, 116_350), runs(rng, 116_350)).outcome for _ in range(200)]
+    assert outcomes.count("pass") == 200
+
+
+def test_gating_components_are_the_ones_that_repeat():
+    gated = {w.name for w in WORK_METRICS if w.gating}
+    assert {"sys_fsync", "sys_pread", "sys_pwrite", "sys_total", "data_fsyncs", "bp_reads"} <= gated
+    assert not {"sys_clock", "sys_futex", "pages_written", "data_written", "redo_written"} & gated
+    assert all(w.floor > 0 and 0 < w.min_effect < 1 for w in WORK.values())
+
+
+def test_weighted_holm_reference_values():
+    p = [0.01, 0.04, 0.03, 0.005]
+    assert stats.weighted_holm(p, [1, 1, 1, 1]) == pytest.approx(stats.holm(p))
+    # by p/w: 0.005/1, 0.01/1, 0.03/0.5 = 0.06, 0.04/0.5 = 0.08; weights not yet taken 3, 2, 1, 0.5:
+    # 0.015, 0.02, 0.06, 0.04 -> made monotone 0.015, 0.02, 0.06, 0.06
+    adjusted = stats.weighted_holm(p, [1, 0.5, 0.5, 1])
+    assert adjusted == pytest.approx([0.02, 0.06, 0.06, 0.015])
+    with pytest.raises(ValueError, match="weight"):
+        stats.weighted_holm([0.1], [0.0])
+
+
+def test_the_work_vector_counts_as_one_test_in_the_family():
+    """A comparison's gated work components share a weight of 1: instructions are adjusted by 2, not by 14."""
+    rng = np.random.default_rng(26)
+    m = by_metric(judge(runs(rng, 116_350), runs(rng, 117_100)))
+    instr = m["instr_per_txn"]
+    assert instr.outcome == "regression"
+    assert instr.family_size == 2
+    gated_work = [v for k, v in m.items() if k in WORK and v.gating]
+    assert all(v.family_size == 2 * len(gated_work) for v in gated_work)
+
+
+def test_the_design_check_still_decides_with_the_work_vector_in_the_family():
+    """ci's pull-request design (10 pairs timing + 3 cost runs a side, two scenarios): every gating test,
+    the work vector's components included, can still reach alpha 0.02 under Holm."""
+    from pathlib import Path
+
+    from harness.config.servers import load_server
+    from harness.pipeline.design_check import Planned, check, gating_metrics, tests_of
+
+    server = load_server("mariadb-local", Path(__file__).parents[2] / "servers")
+    planned = []
+    for name in ("oltp_point_select", "oltp_read_write"):
+        s = scenario(name, gate_metrics=GATE)
+        planned.append(Planned(f"{name} time", s, server, "time", "ab", 10, 10, gating_metrics(s, server, "time")))
+        planned.append(Planned(f"{name} cost", s, server, "cost", "ab", 3, 3, gating_metrics(s, server, "cost")))
+    cost_metrics = planned[1].metrics
+    assert "sys_fsync" in cost_metrics and "bp_reads" in cost_metrics and "instr_per_txn" in cost_metrics
+    decision = check(planned, alpha=0.02, forced=True)  # raises when some gating test could never fail
+    assert decision.repetitions is None
+    assert decision.check is not None and decision.check.ok
+    tests = tests_of(planned)
+    assert len(tests) == 2 * (len(planned[0].metrics) + len(cost_metrics))
+    assert sum(t.weight for t in tests) == pytest.approx(2 * (len(planned[0].metrics) + 2))  # +1 per vector
