@@ -28,6 +28,7 @@ from harness.report.verdicts import (
     fmt_ci,
     fmt_pct,
     headline,
+    judged_section,
     metric_label,
     needs_attention,
     outcome_counts,
@@ -142,6 +143,7 @@ def render_comment(
         lines += _comparisons(verdicts)
         if lines[-1] != "":
             lines.append("")
+        lines += judged_section(verdicts)
         shown_loud, shown_quiet = loud[:n_loud], quiet[:n_quiet]
         if len(rows) <= FOLD_ABOVE and n_loud == len(loud) and n_quiet == len(quiet):
             ordered = [_row(v, mv, several) for v, mv in rows]

@@ -35,6 +35,7 @@ from harness.report.verdicts import (
     fmt_ci,
     fmt_pct,
     fmt_value,
+    judged_section,
     metric_label,
     needs_attention,
     outcome_counts,
@@ -172,6 +173,7 @@ def render_markdown(
         lines += [*_verdict_tables(verdicts), ""]
     if any(mv.estimate_pct is not None for v in verdicts for mv in v.metrics):
         lines += [f"<sub>{LEGEND} A positive change is worse for latency and cost metrics.</sub>", ""]
+    lines += judged_section(verdicts)
     for verdict in explained(verdicts):
         lines += [f"**{explanation_title(verdict)}**", ""]
         rows = explanation_rows(verdict)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.model import IntervalSample, RunResult
+from harness.model.work import WORK_METRICS
 from harness.report.operations import operations_table
 from harness.report.tables import new_table, show
 
@@ -64,9 +65,16 @@ class TerminalReporter:
 
     def finished(self, run: RunResult) -> None:
         if run.ok and run.kind == "cost":
+            work = run.metrics.work
+            calls = (
+                f", {fmt(work['sys_total'])} syscalls/txn (fsync {fmt(work.get('sys_fsync'))}, "
+                f"pwrite {fmt(work.get('sys_pwrite'))}, pread {fmt(work.get('sys_pread'))})"
+                if "sys_total" in work
+                else ""
+            )
             self.out.print(
                 f"[green]✔[/green] {run.server} {run.scenario} {run.threads}t cost #{run.repetition}: "
-                f"{fmt(run.metrics.instr_per_txn)} instructions/txn  (run {run.run_id})"
+                f"{fmt(run.metrics.instr_per_txn)} instructions/txn{calls}  (run {run.run_id})"
             )
         elif run.ok:
             m = run.metrics
@@ -196,9 +204,38 @@ def scaling_table(runs: Sequence[RunResult]) -> Table | None:
     return table
 
 
+def work_rows(runs: Sequence[RunResult]) -> list[tuple[str, str, str, str, str, str, str]]:
+    """(scenario, server, threads, kind, component, median, min-max) per transaction over the ok runs, for
+    every work-vector component some run measured above zero (timing runs: the server's counters)."""
+    groups: dict[tuple[str, str, int, str], list[RunResult]] = defaultdict(list)
+    for run in runs:
+        if run.ok and run.metrics.work:
+            groups[(run.scenario, run.server, run.threads, run.kind)].append(run)
+    rows = []
+    for (scenario, server, threads, kind), group in sorted(groups.items()):
+        for w in WORK_METRICS:
+            values = [r.metrics.work[w.name] for r in group if w.name in r.metrics.work]
+            if not values or not any(values):
+                continue
+            spread = f"{fmt(min(values), 3)}-{fmt(max(values), 3)}" if len(values) > 1 else "-"
+            label = w.label + ("" if w.gating else " (info)")
+            rows.append((scenario, server, str(threads), kind, label, fmt(statistics.median(values), 3), spread))
+    return rows
+
+
 def print_summary(runs: Sequence[RunResult], stream: TextIO | None = None) -> None:
     out = console(stream)
     show(out, runs_table(runs, title="dbperf summary"))
+    rows = work_rows(runs)
+    if rows:
+        columns = ("scenario", "server", "threads", "kind", "per transaction", "median", "min-max")
+        work = new_table(
+            "work per transaction (system calls: cost runs; server counters: every run; zeros left out)",
+            [(name, "right" if name in {"threads", "median", "min-max"} else "left") for name in columns],
+        )
+        for row in rows:
+            work.add_row(*row)
+        show(out, work)
     scaling = scaling_table(runs)
     if scaling is not None:
         show(out, scaling)

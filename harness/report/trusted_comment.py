@@ -39,6 +39,7 @@ from harness.judge.plans import compare_statement
 from harness.model import METRICS, MetricVerdict, Verdict, VerdictOutcome
 from harness.model.outcome import DOCUMENT_FORMAT
 from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
+from harness.model.work import WORK
 from harness.report.comment import LIMIT, Links, render_comment
 
 #: The distributions this module imports (pr-comment.yml installs exactly these, hash-pinned).
@@ -135,7 +136,7 @@ def _why(outcome: str, cause: str, bound_pct: float | None) -> str:
 def _metric(raw: object, where: str) -> MetricVerdict:
     if not isinstance(raw, dict):
         raise _fail(where, "not an object")
-    metric = _choice(raw.get("metric"), frozenset(METRICS) | {"run", "baseline"}, f"{where}.metric")
+    metric = _choice(raw.get("metric"), frozenset(METRICS) | frozenset(WORK) | {"run", "baseline"}, f"{where}.metric")
     outcome = _choice(raw.get("outcome"), _OUTCOMES, f"{where}.outcome")
     cause = _choice(raw.get("cause", ""), _CAUSES, f"{where}.cause")
     numbers = {f: _number(raw.get(f), f"{where}.{f}") for f in _METRIC_FIELDS_FLOAT}
@@ -174,8 +175,8 @@ def _verdict(raw: object, where: str) -> Verdict:
     if not isinstance(raw, dict):
         raise _fail(where, "not an object")
     metrics = raw.get("metrics")
-    if not isinstance(metrics, list) or not 1 <= len(metrics) <= len(METRICS):
-        raise _fail(f"{where}.metrics", f"a list of 1 to {len(METRICS)} metric verdicts is expected")
+    if not isinstance(metrics, list) or not 1 <= len(metrics) <= len(METRICS) + len(WORK):
+        raise _fail(f"{where}.metrics", f"a list of 1 to {len(METRICS) + len(WORK)} metric verdicts is expected")
     warnings = raw.get("warnings", [])
     if not isinstance(warnings, list):
         raise _fail(f"{where}.warnings", "not a list")

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from harness.judge.classify import duration
 from harness.model import METRIC_LABELS, MetricVerdict, Verdict, VerdictOutcome
+from harness.model.work import WORK
 from harness.report.tables import Justify, new_table, show
 from harness.report.terminal import console
 
@@ -235,6 +236,85 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
     return table
 
 
+#: The one line on what instructions exclude, under every verdict table that judged cost.
+EXCLUDES = (
+    "Instructions count user-space work inside statement dispatch only: they exclude kernel time, fsync "
+    "latency, disk reads, lock waits and scaling across threads; the work vector counts the system calls and "
+    "server events behind them, timing runs measure what they cost in time."
+)
+_TIMING_BLIND = "wall time (kernel time, fsync and disk latency, lock waits, scaling across threads)"
+
+
+def _judged(metrics: Sequence[MetricVerdict]) -> list[str]:
+    """The dimensions a cost comparison judged: instructions, system calls, server work (gating rows)."""
+    judged = [m for m in metrics if m.gating and m.outcome not in _WHOLE_RUN]
+    names = {m.metric for m in judged}
+    calls = [m for m in judged if m.metric.startswith("sys_")]
+    work = [m for m in judged if m.metric in WORK and not m.metric.startswith("sys_")]
+    out = ["instructions"] if "instr_per_txn" in names else []
+    if calls:
+        out.append(f"system calls ({len(calls)} kinds)")
+    if work:
+        out.append(f"server work ({len(work)} counters)")
+    return out
+
+
+def judged_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """Per comparison, what was judged deterministically, what by timing, and what not at all (one line per
+    distinct answer, naming the comparisons it holds for).
+
+    A comparison whose cost side found no change while its timing side regressed says that the change
+    lies in what instructions exclude, so a cost "no change" never stands for the comparison.
+    """
+    groups: dict[tuple[str, str, str, int, str], dict[str, Verdict]] = {}
+    for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, v.base, v.head)):
+        groups.setdefault((v.mode, v.base, v.head, v.threads, v.scenario), {})[v.kind] = v
+    several = several_comparisons(verdicts)
+    texts: dict[str, list[str]] = {}
+    for (_, _, _, threads, scenario), kinds in groups.items():
+        cost, time = kinds.get("cost"), kinds.get("time")
+        first = cost or time
+        assert first is not None
+        where = (f"{comparison_label(first)} " if several else "") + f"{scenario} {threads}t"
+        texts.setdefault(_judged_text(cost, time), []).append(where)
+    return [f"{', '.join(wheres)}: {text}" for text, wheres in texts.items()]
+
+
+def _judged_text(cost: Verdict | None, time: Verdict | None) -> str:
+    deterministic = _judged(cost.metrics) if cost else []
+    timed = [metric_label(m.metric) for m in time.metrics if m.gating and m.outcome not in _WHOLE_RUN] if time else []
+    missing = []
+    if not timed:
+        missing.append(_TIMING_BLIND + ("" if time else ": no timing runs"))
+    if cost and deterministic and not any(n.startswith("system calls") for n in deterministic):
+        why = ": cost baselines hold instructions only (A/B judges them)" if cost.mode == "baseline" else ""
+        missing.append(f"system calls and server work{why}")
+    if not deterministic:
+        missing.append("instructions, system calls and server work" + ("" if cost else ": no cost runs (--cost)"))
+    judged = [
+        f"deterministically {', '.join(deterministic)}" if deterministic else "",
+        f"by timing {', '.join(timed)}" if timed else "",
+    ]
+    if not any(judged):
+        return f"nothing judged: {'; '.join(missing)}."
+    text = "judged " + "; ".join(j for j in judged if j)
+    text += f"; not judged: {'; '.join(missing)}." if missing else "."
+    if cost and time and comparison_outcome(cost) == "pass" and comparison_outcome(time) == "regression":
+        text += " No change in what the cost runs count, but timing regressed: the change lies in what they exclude."
+    return text
+
+
+def judged_section(verdicts: Sequence[Verdict]) -> list[str]:
+    """Markdown lines: what each comparison judged, and what instructions exclude (when cost was judged)."""
+    lines = judged_lines(verdicts)
+    if not lines:
+        return []
+    out = ["**What was judged**", "", *(f"- {line}" for line in lines)]
+    if any(v.kind == "cost" for v in verdicts):
+        out += ["", f"<sub>{EXCLUDES}</sub>"]
+    return [*out, ""]
+
+
 def explained(verdicts: Sequence[Verdict]) -> list[Verdict]:
     """The cost comparisons whose change deserves its functions listed (a regression or an improvement)."""
     return [
@@ -266,6 +346,10 @@ def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) ->
     out = console(stream)
     show(out, verdicts_table(verdicts))
     out.print(Text(LEGEND, style="dim"))
+    for line in judged_lines(verdicts):
+        out.print(Text(line))
+    if any(v.kind == "cost" for v in verdicts):
+        out.print(Text(EXCLUDES, style="dim"))
     for verdict in explained(verdicts):
         table = new_table(
             explanation_title(verdict),

@@ -1,0 +1,61 @@
+"""The work vector's noise: every component per transaction over fresh servers, per scenario and server.
+
+    dbperf run --cost --scenario S --server mariadb-local --repetitions 5 --store noise.duckdb   # per scenario
+    python benchmarks/work_noise.py noise.duckdb [--markdown]
+
+Reads the stored cost runs (each a fresh server under callgrind) and prints, per server x scenario x
+component, the mean per transaction, the SD, the CV and the range over the runs, and whether the
+component gates (docs/work-vector.md holds the table of issue 20). A component repeats when its SD is
+well inside what its minimum effect and floor allow (``min_effect x mean + floor``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import duckdb
+
+from harness.model.work import WORK, WORK_METRICS, work_vector
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("store", type=Path)
+    parser.add_argument("--markdown", action="store_true", help="one Markdown table")
+    args = parser.parse_args()
+    con = duckdb.connect(str(args.store), read_only=True)
+    rows = con.execute(
+        "SELECT server, scenario, server_version, totals_events, status_deltas, syscalls, instr_per_txn "
+        "FROM runs WHERE kind = 'cost' AND status = 'ok' ORDER BY server, scenario, started_at"
+    ).fetchall()
+    groups: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
+    for server, scenario, version, events, deltas, syscalls, instr in rows:
+        vector = work_vector(int(events), json.loads(deltas or "{}"), json.loads(syscalls or "{}"))
+        groups[(server, scenario, version.split("-")[0])].append({"instr_per_txn": float(instr), **vector})
+    print("| server | scenario | runs | component | mean/txn | SD | CV | min-max | allowed | gates |")
+    print("| --- | --- | ---: | --- | ---: | ---: | ---: | --- | ---: | --- |")
+    for (server, scenario, version), runs in sorted(groups.items()):
+        for name in ("instr_per_txn", *(w.name for w in WORK_METRICS)):
+            values = [r[name] for r in runs if name in r]
+            if len(values) < 2:
+                continue
+            mean, sd = statistics.fmean(values), statistics.stdev(values)
+            cv = f"{sd / mean * 100:.2f} %" if mean > 0 else "-"
+            work = WORK.get(name)
+            allowed = work.min_effect * mean + work.floor if work else 0.005 * mean
+            gates = "yes" if (work is None or work.gating) else "info"
+            flag = "" if sd < allowed / 4 else " (noisy)"
+            print(
+                f"| {server} {version} | {scenario} | {len(values)} | {name} | {mean:,.4g} | {sd:.3g} | {cv} | "
+                f"{min(values):,.4g}-{max(values):,.4g} | {allowed:.3g} | {gates}{flag} |"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
