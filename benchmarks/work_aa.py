@@ -6,7 +6,8 @@
 Each comparison is ``dbperf compare --cost --base S --head S --scenario X --json`` (3 cost runs a side,
 each a fresh server under callgrind), taken round-robin over the scenarios, with instructions and every
 gated work-vector component judged (weighted Holm, alpha 0.02). A regression or an improvement on a
-gating metric is a false verdict (an inconclusive one is counted apart); the script prints each comparison, the metrics that broke, and the counts
+gating metric is a false verdict (an inconclusive one is counted apart); the script prints each
+comparison, the metrics that broke, and the counts
 (issue 20: 0 false verdicts in 20). Information-only components are counted apart (they never gate).
 """
 
