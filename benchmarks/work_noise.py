@@ -26,7 +26,7 @@ from harness.model.work import WORK, WORK_METRICS, work_vector
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("store", type=Path)
-    parser.add_argument("--markdown", action="store_true", help="one Markdown table")
+    parser.add_argument("--compact", action="store_true", help="one row per server x scenario: mean ±SD")
     args = parser.parse_args()
     con = duckdb.connect(str(args.store), read_only=True)
     rows = con.execute(
@@ -37,6 +37,8 @@ def main() -> int:
     for server, scenario, version, events, deltas, syscalls, instr in rows:
         vector = work_vector(int(events), json.loads(deltas or "{}"), json.loads(syscalls or "{}"))
         groups[(server, scenario, version.split("-")[0])].append({"instr_per_txn": float(instr), **vector})
+    if args.compact:
+        return compact(groups)
     print("| server | scenario | runs | component | mean/txn | SD | CV | min-max | allowed | gates |")
     print("| --- | --- | ---: | --- | ---: | ---: | ---: | --- | ---: | --- |")
     for (server, scenario, version), runs in sorted(groups.items()):
@@ -54,6 +56,28 @@ def main() -> int:
                 f"| {server} {version} | {scenario} | {len(values)} | {name} | {mean:,.4g} | {sd:.3g} | {cv} | "
                 f"{min(values):,.4g}-{max(values):,.4g} | {allowed:.3g} | {gates}{flag} |"
             )
+    return 0
+
+
+def compact(groups: dict[tuple[str, str, str], list[dict[str, float]]]) -> int:
+    """One row per server x scenario, a column per component: ``mean ±SD`` per transaction (``*`` where the
+    SD exceeds a quarter of what the component's minimum effect and floor allow)."""
+    names = ["instr_per_txn", *(w.name for w in WORK_METRICS)]
+    print("| server | scenario | runs | " + " | ".join(names) + " |")
+    print("| --- | --- | ---: | " + " | ".join("---:" for _ in names) + " |")
+    for (server, scenario, version), runs in sorted(groups.items()):
+        cells = []
+        for name in names:
+            values = [r[name] for r in runs if name in r]
+            if len(values) < 2:
+                cells.append("-")
+                continue
+            mean, sd = statistics.fmean(values), statistics.stdev(values)
+            work = WORK.get(name)
+            allowed = work.min_effect * mean + work.floor if work else 0.005 * mean
+            star = "*" if sd >= allowed / 4 else ""
+            cells.append(f"{mean:,.4g} ±{sd:.2g}{star}" if mean else "0")
+        print(f"| {server} {version} | {scenario} | {len(runs)} | " + " | ".join(cells) + " |")
     return 0
 
 

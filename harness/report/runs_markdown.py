@@ -14,6 +14,7 @@ from harness.model import METRICS, RunResult, Testbed
 from harness.report.mdsections import ChartLinks, closing, run_notes, testbeds
 from harness.report.mdtable import COLLAPSE_ABOVE, details, table
 from harness.report.operations import operations_markdown
+from harness.report.terminal import work_rows
 from harness.report.verdicts import fmt_value
 
 
@@ -114,6 +115,22 @@ def _qps_pivot(groups: Sequence[RunGroup]) -> list[str]:
     return ["Median QPS by thread count:", "", *table(header, align, rows)]
 
 
+def _work_section(runs: Sequence[RunResult]) -> list[str]:
+    """The work per transaction (medians over the ok runs), components above zero only."""
+    rows = work_rows(runs)
+    if not rows:
+        return []
+    header = ("scenario", "server", "threads", "kind", "per transaction", "median", "min–max")
+    body = table(header, ("l", "l", "r", "l", "l", "r", "r"), ([*row[:5], row[5], row[6]] for row in rows))
+    if len(rows) > COLLAPSE_ABOVE:
+        body = details(f"Work per transaction ({len(rows)} rows)", body)
+    note = (
+        "<sub>system calls: cost runs (callgrind's sysCount); server counters: SHOW GLOBAL STATUS over the "
+        "measured window, every run; (info): shown, never gating.</sub>"
+    )
+    return ["### Work per transaction", "", *body, "", note, ""]
+
+
 def render_runs_markdown(
     runs: Sequence[RunResult],
     *,
@@ -149,6 +166,7 @@ def render_runs_markdown(
             "",
         ]
     lines += operations_markdown(runs)
+    lines += _work_section(runs)
     all_warnings = [*warnings, *run_notes(runs)]
     if len(testbeds(runs, None)) > 1 and testbed is None:
         all_warnings.append("these runs come from more than one testbed: compare them with care")
