@@ -1,0 +1,51 @@
+"""Every verdict says what it judged: deterministically, by timing, and not at all (issue 20, item 5)."""
+
+from __future__ import annotations
+
+from harness.model import MetricVerdict, Verdict
+from harness.report.markdown import render_markdown
+from harness.report.verdicts import EXCLUDES, judged_lines
+
+
+def mv(metric: str, outcome: str = "pass", gating: bool = True) -> MetricVerdict:
+    return MetricVerdict(metric=metric, higher_is_worse=metric != "qps", outcome=outcome, reason="", gating=gating)  # type: ignore[arg-type]
+
+
+def verdict(kind: str, *metrics: MetricVerdict, mode: str = "ab") -> Verdict:
+    return Verdict(mode=mode, scenario="oltp_insert", threads=1, base="a", head="b", metrics=metrics, kind=kind)  # type: ignore[arg-type]
+
+
+COST = verdict(
+    "cost", mv("instr_per_txn"), mv("sys_total"), mv("sys_fsync"), mv("data_fsyncs"), mv("sys_clock", gating=False)
+)
+TIME = verdict("time", mv("qps", "regression"), mv("p95_ms", "regression"), mv("cpu_per_txn"))
+
+
+def test_cost_and_timing_are_named_and_a_cost_pass_never_hides_a_timing_regression():
+    (line,) = judged_lines([COST, TIME])
+    assert line.startswith("oltp_insert 1t: judged deterministically instructions, system calls (2 kinds), server")
+    assert "by timing QPS, p95 (ms), CPU µs/txn" in line
+    assert "not judged" not in line
+    assert "timing regressed: the change lies in what they exclude" in line
+
+
+def test_cost_alone_says_wall_time_was_not_judged():
+    (line,) = judged_lines([COST])
+    assert "not judged: wall time (kernel time, fsync and disk latency, lock waits, scaling across threads)" in line
+    assert "no timing runs" in line
+
+
+def test_timing_alone_says_cost_was_not_judged():
+    (line,) = judged_lines([TIME])
+    assert line.endswith("not judged: instructions, system calls and server work: no cost runs (--cost).")
+
+
+def test_a_cost_baseline_judges_instructions_only_and_says_so():
+    (line,) = judged_lines([verdict("cost", mv("instr_per_txn"), mode="baseline")])
+    assert "cost baselines hold instructions only" in line
+
+
+def test_the_markdown_report_lists_what_was_judged_and_what_instructions_exclude():
+    text = render_markdown([COST, TIME])
+    assert "**What was judged**" in text
+    assert EXCLUDES in text
