@@ -31,7 +31,7 @@ from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
 from harness.model.operations import higher_is_worse, is_operation_metric
-from harness.model.work import WORK, WORK_METRICS, shift
+from harness.model.work import WORK, WORK_METRICS
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %
 UNSTABLE_CV = 0.10
@@ -230,7 +230,7 @@ def _pending(
             continue  # information only, and nothing happened on either side
         work = WORK.get(metric)
         min_effect = scenario.min_effects.get(metric, work.min_effect if work else DEFAULT_MIN_EFFECT[kind])
-        offset = shift(metric) * min_effect / work.min_effect if work else 0.0  # floor / min_effect
+        offset = work.floor / min_effect if work else 0.0  # the absolute floor stays whatever the minimum effect
         tested_base, tested_head = [v + offset for v in base], [v + offset for v in head]
         pending.append(
             _Pending(
@@ -258,7 +258,7 @@ def _floor_note(metric: str, min_effect: float, base: float, head: float) -> str
     work = WORK.get(metric)
     if work is None:
         return ""
-    floor = work.floor * min_effect / work.min_effect
+    floor = work.floor
     return (
         f" (a count, {base:.4g} -> {head:.4g} per transaction: tested on the count plus {floor / min_effect:g}, "
         f"so a change must exceed {min_effect * 100:g} % of the base plus {floor:g} per transaction)"

@@ -12,10 +12,11 @@ vector counts those dimensions deterministically instead, in the same cost runs:
 
 Each component has a minimum effect that fits it and an absolute floor: a change is worth a verdict
 only when it exceeds ``min_effect x base + floor`` per transaction, so 0 -> 0.99 fsyncs per transaction
-is a regression and 0.0009 -> 0.0011 is not. The gate tests ``log(value + floor / min_effect)``
-(:func:`shift`), on which that threshold is exactly a relative change of ``min_effect``, and zeros on
-both sides are equal. Components that repeat across fresh servers (docs/work-vector.md) gate; the
-others are shown as information only.
+is a regression and 0.0009 -> 0.0011 is not. The gate (:mod:`harness.judge.gate`) tests
+``log(value + floor / min_effect)``, on which that threshold is exactly a relative change of
+``min_effect`` (a ``--min-effect`` override keeps the floor), and zeros on both sides are equal.
+Components that repeat across fresh servers (docs/work-vector.md) gate; the others are shown as
+information only.
 """
 
 from __future__ import annotations
@@ -128,9 +129,3 @@ def work_vector(events: int, deltas: Mapping[str, int], syscalls: Mapping[str, i
         if present:
             out[w.name] = max(0, sum(present)) / events
     return out
-
-
-def shift(metric: str) -> float:
-    """What the gate adds to a component before taking logs: ``floor / min_effect`` (0 for other metrics)."""
-    w = WORK.get(metric)
-    return w.floor / w.min_effect if w else 0.0
