@@ -62,7 +62,11 @@ _KIND_NAMES: dict[str, str] = {
     **dict.fromkeys(("clock_gettime", "clock_gettime64", "gettimeofday", "time", "time_syscall"), "clock"),
 }
 _PREFIXES = re.compile(r"^(?:__libc_|__GI_|__)+")
-_SUFFIXES = re.compile(r"(?:_nocancel|@@?GLIBC\S*|\(.*)$")
+_SUFFIXES = re.compile(r"(?:_nocancel|_syscall|@@?GLIBC\S*|\(.*)$")
+#: glibc 2.41+ makes every cancellable system call (send, recv, pread, pwrite, fdatasync, futex waits, ...)
+#: through these trampolines, so the call is booked to them; dbperf books it to the function that called
+#: the first trampoline instead (the wrapper whose name says what the call was).
+TRAMPOLINES = frozenset(("__syscall_cancel", "__internal_syscall_cancel", "__syscall_cancel_arch"))
 
 
 def syscall_kind(function: str) -> str:
@@ -100,6 +104,8 @@ class _Parser:
         self.summary: int | None = None
         self.sys_column: int | None = None  # index of sysCount among the events, when collected
         self.sys_totals: int | None = None
+        #: system calls made under a trampoline (inclusive), by the function that called into it
+        self.trampoline_calls: dict[str, int] = defaultdict(int)
 
     def resolve(self, kind: str, value: str) -> str:
         match = _COMPRESSED.match(value)
@@ -115,14 +121,16 @@ class _Parser:
         fields = line.split()
         values = fields[self.positions :]
         ir = int(values[0]) if values else 0
+        column = self.sys_column
         if self.in_call:
             self.functions[self.function].outgoing += ir
+            if column is not None and self.callee in TRAMPOLINES and len(values) > column:
+                self.trampoline_calls[self.function] += int(values[column])
             self.in_call = False
             self.callee = None
             return
         function = self.functions[self.function]
         function.self_ir += ir
-        column = self.sys_column
         if column is not None and len(values) > column:
             function.sys_count += int(values[column])
 
@@ -177,9 +185,17 @@ def _syscalls(parser: _Parser) -> dict[str, int]:
     if parser.sys_column is None:
         return {}
     kinds = dict.fromkeys(SYSCALL_KINDS, 0)
+    in_trampolines = 0
     for name, function in parser.functions.items():
-        if function.sys_count:
+        if name in TRAMPOLINES:
+            in_trampolines += function.sys_count
+        elif function.sys_count:
             kinds[syscall_kind(name)] += function.sys_count
+    for caller, count in parser.trampoline_calls.items():
+        if caller not in TRAMPOLINES:
+            kinds[syscall_kind(caller)] += count
+            in_trampolines -= count
+    kinds["other"] += in_trampolines  # calls whose caller the dump does not show (on the stack at the reset)
     total = sum(kinds.values())
     if parser.sys_totals is not None and parser.sys_totals != total:
         raise SysbenchError(
