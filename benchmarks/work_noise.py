@@ -12,6 +12,7 @@ well inside what its minimum effect and floor allow (``min_effect x mean + floor
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import duckdb
 
+from harness.measure.cost_dump import parse_dump
 from harness.model.work import WORK, WORK_METRICS, work_vector
 
 
@@ -30,12 +32,15 @@ def main() -> int:
     args = parser.parse_args()
     con = duckdb.connect(str(args.store), read_only=True)
     rows = con.execute(
-        "SELECT server, scenario, server_version, totals_events, status_deltas, syscalls, instr_per_txn "
-        "FROM runs WHERE kind = 'cost' AND status = 'ok' ORDER BY server, scenario, started_at"
+        "SELECT server, scenario, server_version, totals_events, status_deltas, syscalls, instr_per_txn, p.dump "
+        "FROM runs LEFT JOIN profiles p USING (run_id) WHERE kind = 'cost' AND status = 'ok' "
+        "ORDER BY server, scenario, started_at"
     ).fetchall()
     groups: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
-    for server, scenario, version, events, deltas, syscalls, instr in rows:
-        vector = work_vector(int(events), json.loads(deltas or "{}"), json.loads(syscalls or "{}"))
+    for server, scenario, version, events, deltas, syscalls, instr, dump in rows:
+        # the stored dump is parsed again, so the table groups system calls as this dbperf does
+        calls = parse_dump(gzip.decompress(dump).decode()).syscalls if dump else json.loads(syscalls or "{}")
+        vector = work_vector(int(events), json.loads(deltas or "{}"), calls)
         groups[(server, scenario, version.split("-")[0])].append({"instr_per_txn": float(instr), **vector})
     if args.compact:
         return compact(groups)
