@@ -66,7 +66,7 @@ def test_fsync_per_commit_is_a_regression_while_instructions_pass():
     assert m["sys_total"].outcome == "regression" and not m["sys_total"].gating  # shown, never gating
     assert verdict.outcome == "regression"
     assert "0 -> 1 per transaction" in m["sys_fsync"].reason
-    assert "plus 0.05 per transaction" in m["sys_fsync"].reason
+    assert "plus 0.25 per transaction" in m["sys_fsync"].reason
 
 
 def test_near_zero_counts_within_the_floor_pass():
