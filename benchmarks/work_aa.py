@@ -18,7 +18,10 @@ import json
 import subprocess
 import sys
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from harness.model import RunResult
 
 
 def main() -> int:
@@ -27,7 +30,10 @@ def main() -> int:
     parser.add_argument("--server", default="mariadb-local")
     parser.add_argument("--store", default="")
     parser.add_argument("--scenarios", default="oltp_point_select,oltp_read_write,oltp_insert,oltp_delete")
+    parser.add_argument("--rejudge", action="store_true", help="judge the stored A/A groups of --store again")
     args = parser.parse_args()
+    if args.rejudge:
+        return rejudge(Path(args.store))
     scenarios = args.scenarios.split(",")
     false_verdicts: Counter[str] = Counter()
     info_moves: Counter[str] = Counter()
@@ -78,6 +84,31 @@ def main() -> int:
             + ", ".join(f"{k} {v}" for k, v in info_moves.items())
         )
     return 1 if false_verdicts else 0
+
+
+def rejudge(store: Path) -> int:
+    """Judge every stored A/A comparison of ``store`` again with this dbperf's gate (same runs, current
+    components, floors and weights)."""
+    from harness.config.scenarios import load_scenario
+    from harness.judge.gate import PairedCase, judge_pairs
+    from harness.store.duckdb_file import Store
+
+    runs = [r for r in Store(store).runs() if r.kind == "cost" and r.ok]
+    groups: dict[str, list[RunResult]] = defaultdict(list)
+    for run in runs:
+        groups[run.group_id].append(run)
+    false = 0
+    for group, members in sorted(groups.items()):
+        base = sorted((r for r in members if "(A/A)" not in r.server), key=lambda r: r.repetition)
+        head = sorted((r for r in members if "(A/A)" in r.server), key=lambda r: r.repetition)
+        scenario = load_scenario(members[0].scenario, Path("scenarios"), members[0].profile)
+        case = PairedCase(scenario, members[0].threads, "base", "head", list(zip(base, head, strict=False)), "cost")
+        (verdict,) = judge_pairs([case])
+        broke = [f"{m.metric}={m.outcome}" for m in verdict.metrics if m.gating and m.outcome != "pass"]
+        false += any(m.gating and m.outcome in ("regression", "improvement") for m in verdict.metrics)
+        print(f"{group[-6:]} {members[0].scenario}: {verdict.outcome} {' '.join(broke)}")
+    print(f"comparisons judged again: {len(groups)}; false verdicts: {false}")
+    return 1 if false else 0
 
 
 if __name__ == "__main__":
