@@ -18,6 +18,10 @@ not: start-up, connection set-up, and background work outside dispatch (InnoDB p
 the binary log's group commit thread). For write workloads a read view held from a separate connection
 stops purge during the whole run, so the foreground always finds the same undo history: the same for
 base and head, and said in every report.
+The server also runs with glibc's mmap threshold pinned at its default (``servers/callgrind.py``,
+``MALLOC_TUNABLES``): otherwise a background thread freeing a large block raised it at a moment that
+depends on thread timing, and the statement thread's heap layout, and the count, followed (up to 1 %,
+docs/cost-noise.md).
 
 A cost run's QPS and latency are those of a server slowed 20-50x and are never reported: the record
 holds only instructions per transaction and per query, the profile (every function's self and

@@ -19,7 +19,7 @@ from harness.measure.context import CostIdentity, RunContext, Served, build_resu
 from harness.measure.fallback import Unsaved
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
 from harness.servers import provider_for
-from harness.servers.callgrind import Callgrind
+from harness.servers.callgrind import Callgrind, server_environment
 from harness.servers.provider import DatasetCredentials, Launch, Provider, ServerInstance
 from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
@@ -199,6 +199,7 @@ class Session:
         requested = {
             "flavour": server.flavour,
             "variables": Callgrind.variables(server.flavour, effective_variables(server, scenario)),
+            "environment": server_environment(),
             "config": server.config_file.read_text() if server.config_file and server.config_file.is_file() else "",
         }
         return CostIdentity("callgrind", tool, platform.machine(), build, stable_hash(requested))

@@ -35,7 +35,7 @@ from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
 from harness.model.endpoint import Endpoint
-from harness.servers.callgrind import Control
+from harness.servers.callgrind import Control, server_environment
 from harness.servers.elf import build_id
 from harness.servers.local import free_port, summarise_log
 from harness.servers.provider import (
@@ -269,6 +269,8 @@ class ContainerProvider:
                 command = [*callgrind.argv(COUNTS), *command]
                 mounts.append((out_dir, COUNTS, "rw"))
             container = self._container(command, mounts, init=callgrind is not None)
+            for name, value in (server_environment() if callgrind is not None else {}).items():
+                container = container.with_env(name, value)
             try:
                 container.start()
             except docker.errors.DockerException as exc:

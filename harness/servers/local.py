@@ -22,7 +22,7 @@ from harness import workspace
 from harness.errors import ServerError
 from harness.model import Server
 from harness.model.endpoint import Endpoint
-from harness.servers.callgrind import Control, valgrind_version
+from harness.servers.callgrind import Control, server_environment, valgrind_version
 from harness.servers.elf import file_build_id
 from harness.servers.provider import (
     DatasetCredentials,
@@ -240,6 +240,9 @@ class LocalProvider:
                 argv = [*callgrind.argv(str(out_dir)), *argv]
             if self.server.cpuset:
                 argv = ["taskset", "-c", self.server.cpuset, *argv]
+            env = child_environment()
+            if callgrind is not None:
+                env.update(server_environment(env))
             with (run_dir / "stdout.log").open("wb") as out:
                 process = subprocess.Popen(
                     argv,
@@ -247,7 +250,7 @@ class LocalProvider:
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,
-                    env=child_environment(),
+                    env=env,
                 )
             space.track(process.pid, f"server {self.server.name}")
             proc = process

@@ -1,4 +1,4 @@
-"""harness.measure.cost_dump against a hand-computed dump and real dumps of all three server families."""
+"""harness.measure.cost_dump against hand-computed and real dumps; the environment of a counted server."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from harness.errors import SysbenchError
 from harness.measure.cost_dump import parse_dump, read_dump, syscall_kind
+from harness.servers.callgrind import server_environment
 
 DATA = Path(__file__).parents[1] / "data" / "callgrind"
 
@@ -137,3 +138,9 @@ def test_real_mysql_dump_with_systime_and_glibc_trampolines():
     assert calls["pread"] == 19
     assert calls["clock"] == 8_372  # gettimeofday 4,012 + clock_gettime 3,354 + time 1,006
     assert calls["other"] == 2_073  # sched_getcpu 2,023 and the rest
+
+
+def test_counted_servers_pin_the_glibc_mmap_threshold_and_keep_the_users_tunables():
+    assert server_environment() == {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"}
+    own = {"GLIBC_TUNABLES": "glibc.malloc.arena_max=4", "PATH": "/usr/bin"}
+    assert server_environment(own) == {"GLIBC_TUNABLES": "glibc.malloc.arena_max=4:glibc.malloc.mmap_threshold=131072"}
