@@ -266,9 +266,10 @@ def judged_lines(verdicts: Sequence[Verdict]) -> list[str]:
     A comparison whose cost side found no change while its timing side regressed says that the change
     lies in what instructions exclude, so a cost "no change" never stands for the comparison.
     """
-    groups: dict[tuple[str, str, str, int, str], dict[str, Verdict]] = {}
-    for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, v.base, v.head)):
-        groups.setdefault((v.mode, v.base, v.head, v.threads, v.scenario), {})[v.kind] = v
+    groups: dict[tuple[str, str, str, str, str], dict[str, Verdict]] = {}
+    for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, bool(v.curves), v.base, v.head)):
+        # a capacity verdict spans a sweep ("16-1024"): its own line, never merged with its top thread count
+        groups.setdefault((v.mode, v.base, v.head, v.threads_label, v.scenario), {})[v.kind] = v
     several = several_comparisons(verdicts)
     texts: dict[str, list[str]] = {}
     for (_, _, _, threads, scenario), kinds in groups.items():

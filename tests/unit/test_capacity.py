@@ -159,3 +159,11 @@ def test_the_chart_and_the_report_show_the_sweep():
     text = render_markdown(verdicts, [], title="t")
     assert "| threadpool_select | 16-1024 | clients at SLO |" in text
     assert capacity_spec(next(v for v in verdicts if not v.curves)) is None
+
+
+def test_what_was_judged_keeps_the_sweep_apart_from_its_top_thread_count():
+    from harness.report.verdicts import judged_lines
+
+    lines = judged_lines(judge_pairs(_cases(10, head_p95_at_top=30.0, seed=1)))
+    assert any(line.startswith("threadpool_select 16-1024t: judged by timing clients at SLO") for line in lines)
+    assert any("threadpool_select 1024t" in line and "by timing QPS" in line for line in lines), lines
