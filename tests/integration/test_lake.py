@@ -27,6 +27,7 @@ from harness.model import CostProfile, FunctionCost, Metrics, RunResult, Totals
 from harness.pipeline import history
 from harness.store import Store, open_store
 from harness.store.lake import LakeStore
+from harness.store.schema import SCHEMA_VERSION
 
 from .helpers import reaping
 from .test_ci_run import git
@@ -341,23 +342,28 @@ def test_a_newer_lake_is_refused_with_the_fix(lake_url: str):
     with open_store(lake_url) as lake:
         assert isinstance(lake, LakeStore)
         lake.con.execute("UPDATE schema_version SET version = 99")
-    with pytest.raises(StoreError, match=r"schema version 99, this dbperf knows up to 4: upgrade dbperf"):
+    expected = rf"schema version 99, this dbperf knows up to {SCHEMA_VERSION}: upgrade dbperf"
+    with pytest.raises(StoreError, match=expected):
         open_store(lake_url)
 
 
 def test_a_version_3_lake_gains_the_hardware_class(lake_url: str):
-    """Runners with this dbperf add the ``testbed_class`` column (version 4) to a lake older runners made;
-    the runs already there keep their testbed and fingerprint."""
+    """Runners with this dbperf add the ``testbed_class`` column (version 4), and every later version's
+    tables and columns, to a lake older runners made; the runs already there keep their testbed and
+    fingerprint."""
     with open_store(lake_url) as lake:
         assert isinstance(lake, LakeStore)
         lake.save(synthetic("old", 0))
         lake.con.execute("ALTER TABLE runs DROP COLUMN testbed_class")
+        # and what later versions added (5: the operations table, 6: the work vector's syscalls column)
+        lake.con.execute("DROP TABLE operations")
+        lake.con.execute("ALTER TABLE runs DROP COLUMN syscalls")
         lake.con.execute("UPDATE schema_version SET version = 3")
     classed = dataclasses.replace(TESTBED_A, hardware_class="epyc-16")
     with open_store(lake_url) as lake:
         assert isinstance(lake, LakeStore)
         ((version,),) = lake.con.execute("SELECT max(version) FROM schema_version").fetchall()
-        assert version == 4
+        assert version == SCHEMA_VERSION
         lake.save(synthetic("new", 1, testbed=classed))
         old, new = lake.get("old"), lake.get("new")
     assert old.testbed == TESTBED_A and old.testbed.fingerprint == TESTBED_A.fingerprint
