@@ -4,7 +4,7 @@ Each side gets a server of its own, started from the dataset snapshot like any r
 a write scenario's transactions here never reach the data a measured run starts from). Each runs
 :data:`CAPTURE_EVENTS` transactions of the scenario on one thread, with the same seed, with the
 general log on; the statements they issued are folded into templates, one example each
-(:mod:`harness.servers.explain`), and every example is EXPLAINed on both servers, which by then have
+(:mod:`harness.servers.query_plans`), and every example is EXPLAINed on both servers, which by then have
 run the same transactions, so both plans see the same data. The two plans of each template are
 compared by :func:`harness.judge.plans.compare_statement`.
 
@@ -21,8 +21,8 @@ from harness.judge.plans import compare_statement
 from harness.measure.session import Session
 from harness.model import Scenario, Server
 from harness.model.plan import PlanCheck
-from harness.servers.explain import examples, explain, log_statements, logged_statements
 from harness.servers.provider import ServerInstance
+from harness.servers.query_plans import examples, explain, log_statements, logged_statements
 from harness.sysbench.driver import cost_argv, run, workdir
 
 #: Transactions run to capture the statements: enough for every statement of a custom mix whose rarest

@@ -25,7 +25,7 @@ from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.report.comment import render_comment
 from harness.report.markdown import render_markdown
 from harness.report.plans import plans_markdown, print_plans
-from harness.servers.explain import examples, explainable, parse_plan, template
+from harness.servers.query_plans import examples, explainable, parse_plan, template
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GOLDEN = DATA / "golden"
