@@ -232,6 +232,7 @@ def tpc_run(
         totals, metrics = _totals(time_s, events, errors, ops, single[0] if len(single) == 1 else None)
         if nopm is not None:
             options["nopm"] = f"{nopm:.1f}"
+            options["headline"], options["headline_label"] = "NEW_ORDER.ops_per_min", NOPM_LABEL
             notes = (f"{NOPM_LABEL}: {nopm:.1f} New-Order transactions per minute (go-tpc prints it as 'tpmC')",)
         if log.tpm_total is not None:
             options["tpm_total"] = f"{log.tpm_total:.1f}"

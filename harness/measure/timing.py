@@ -139,7 +139,17 @@ def _time(live: Live) -> RunResult:
             server_version=served.version,
             config=served.config,
             variables=served.variables,
-            options={"argv": command, "rand_type": scenario.rand_type, **dict(scenario.options)},
+            options={
+                "argv": command,
+                "rand_type": scenario.rand_type,
+                **dict(scenario.options),
+                # the figure the workload's reports lead with (tpcc: NOPM), and its label
+                **(
+                    {"headline": scenario.headline, "headline_label": scenario.headline_label}
+                    if scenario.headline
+                    else {}
+                ),
+            },
             intervals=outcome.intervals,
             histogram=outcome.histogram,
             totals=outcome.totals,
@@ -148,6 +158,11 @@ def _time(live: Live) -> RunResult:
             operations=outcome.operations,
             notes=(*live.ledger.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
         )
+
+
+def _headline(scenario: Scenario) -> dict[str, str]:
+    """The figure the workload's reports lead with (tpcc: NOPM) and its label, kept with the run."""
+    return {"headline": scenario.headline, "headline_label": scenario.headline_label} if scenario.headline else {}
 
 
 def _post_run_check(live: Live) -> str | None:

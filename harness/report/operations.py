@@ -119,13 +119,35 @@ def _cells(row: OperationRow) -> list[str]:
     ]
 
 
+def headlines(runs: Sequence[RunResult]) -> list[str]:
+    """The headline a workload declares (``headline = "NEW_ORDER.ops_per_min"``, "NOPM (tpmC-like,
+    unaudited)" for tpcc), per scenario x server x threads, beside the TPS of the whole mix."""
+    groups: dict[tuple[str, str, int, str, str], list[RunResult]] = defaultdict(list)
+    for run in runs:
+        metric = run.options.get("headline", "")
+        if run.ok and run.kind == "time" and metric:
+            label = run.options.get("headline_label") or metric
+            groups[(run.scenario, run.server, run.threads, metric, label)].append(run)
+    out = []
+    for (scenario, server, threads, metric, label), members in sorted(groups.items()):
+        value = _median([r.metric(metric) for r in members])
+        tps = _median([r.metrics.tps for r in members])
+        if value is None:
+            continue
+        mix = f"; the whole mix {fmt_value(tps)} TPS" if tps is not None else ""
+        out.append(f"{label}: {fmt_value(value)} ({scenario} on {server}, {threads} threads{mix})")
+    return out
+
+
 def operations_table(runs: Sequence[RunResult]) -> Table | None:
-    """The terminal table (None when no run reports operation types)."""
+    """The terminal table (None when no run reports operation types), the declared headlines above it."""
     rows = operation_rows(runs)
     if not rows:
         return None
+    lines = headlines(runs)
+    title = "per operation type (median over repetitions)"
     out = new_table(
-        "per operation type (median over repetitions)",
+        "\n".join([*lines, title]) if lines else title,
         [(name, "left" if name in {"scenario", "server", "operation"} else "right") for name in _HEADER],
     )
     for row in rows:
@@ -143,9 +165,11 @@ def operations_markdown(runs: Sequence[RunResult]) -> list[str]:
         cells = _cells(row)
         cells[1] = f"`{row.server}`"
         body.append(cells)
+    lead = [f"**{line.split(': ', 1)[0]}**: {line.split(': ', 1)[1]}  " for line in headlines(runs)]
     return [
         "### Per operation type",
         "",
+        *([*lead, ""] if lead else []),
         *table(_HEADER, ("l", "l", "r", "l", *("r" for _ in _HEADER[4:])), body),
         "",
         "<sub>medians over the ok timing repetitions; share: of all operations; errors and retries: summed "

@@ -155,3 +155,29 @@ def test_json_summary_lists_the_operation_types() -> None:
     assert [o["type"] for o in doc["operations"]] == ["READ", "UPDATE"]  # type: ignore[union-attr]
     assert run(10.0).summary_dict()["operations"] == [] and run(10.0).summary_dict()["ops_per_s"] is None
     json.dumps(doc, default=str)
+
+
+def test_a_declared_headline_leads_the_per_type_sections() -> None:
+    """tpcc's NOPM is its headline: the reports lead with it, beside the TPS of the whole mix."""
+    from harness.report.operations import headlines, operations_markdown, operations_table
+
+    new_order = synthetic("NEW_ORDER", 50.0, seed=1, count=600, seconds=60.0)  # 600 per minute
+    tpcc = [
+        replace(
+            run(25.0, threads=4),
+            scenario="tpcc",
+            operations=(new_order, synthetic("PAYMENT", 15.0, seed=2)),
+            options={"headline": "NEW_ORDER.ops_per_min", "headline_label": "NOPM (tpmC-like, unaudited)"},
+        )
+        for _ in range(2)
+    ]
+    lines = headlines([*tpcc, ycsb_run()])  # a workload without a headline adds none
+    assert lines == [
+        f"NOPM (tpmC-like, unaudited): {new_order.ops_per_min:,.1f} (tpcc on mariadb-local, 4 threads; "
+        "the whole mix 25.00 TPS)"
+    ]
+    markdown = "\n".join(operations_markdown(tpcc))
+    assert markdown.index("**NOPM (tpmC-like, unaudited)**: ") < markdown.index("| scenario |")
+    table = operations_table(tpcc)
+    assert table is not None and str(table.title).startswith("NOPM (tpmC-like, unaudited): ")
+    assert headlines([ycsb_run()]) == []
