@@ -18,9 +18,8 @@ from harness.config.values import parse_metrics
 from harness.errors import ConfigError, ReportError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.operations import operations_table
-from harness.report.tables import new_table, show
+from harness.report.tables import fmt_value, new_table, show
 from harness.report.terminal import console, runs_table, scaling_table
-from harness.report.verdicts import fmt_value
 from harness.store import ResultStore, open_store
 
 

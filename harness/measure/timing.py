@@ -102,28 +102,16 @@ def _time(live: Live) -> RunResult:
                 probes.abort()
         crowd = crowd or _crowding(live)
         command = " ".join(outcome.argv)
-        if outcome.failure is not None:
-            reason = outcome.failure.message()
-            if not instance.alive():
-                reason = f"server died during the run ({instance.error_log_tail()}{_kept_log(live)}); {reason}"
+        failure = outcome.failure.message() if outcome.failure is not None else None
+        if failure is not None and not instance.alive():
+            failure = f"server died during the run ({instance.error_log_tail()}{_kept_log(live)}); {failure}"
+        failure = failure or _post_run_check(live)  # the workload's own check of its writes (tpcc)
+        if failure:
             return build_result(
                 ctx,
                 live.started,
                 "failed",
-                failure=reason,
-                server_version=served.version,
-                config=served.config,
-                variables=served.variables,
-                options={"argv": command},
-                intervals=outcome.intervals,
-            )
-        violation = _post_run_check(live)
-        if violation:
-            return build_result(
-                ctx,
-                live.started,
-                "failed",
-                failure=violation,
+                failure=failure,
                 server_version=served.version,
                 config=served.config,
                 variables=served.variables,

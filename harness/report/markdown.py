@@ -23,6 +23,7 @@ from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
 from harness.report.plans import plans_markdown
+from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     LEGEND,
     OUTCOME_EMOJI,
@@ -34,7 +35,6 @@ from harness.report.verdicts import (
     explanation_title,
     fmt_ci,
     fmt_pct,
-    fmt_value,
     judged_section,
     metric_label,
     needs_attention,

@@ -8,7 +8,6 @@ slowed down by callgrind.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -18,7 +17,7 @@ from rich.table import Table
 
 from harness.model import OperationStats, RunResult
 from harness.report.mdtable import table
-from harness.report.tables import new_table
+from harness.report.tables import fmt_value, new_table
 
 
 @dataclass(frozen=True)
@@ -40,18 +39,6 @@ class OperationRow:
     p99_ms: float | None
     errors: int  # summed over the repetitions
     retries: int
-
-
-def fmt_value(value: float | None) -> str:
-    """About three significant digits, as the verdict tables print (not imported: they import the terminal)."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    size = abs(value)
-    if size >= 1000:
-        return f"{value:,.0f}"
-    if size >= 100:
-        return f"{value:.1f}"
-    return f"{value:.2f}" if size >= 1 or size == 0 else f"{value:.3f}"
 
 
 def _median(values: Sequence[float | None]) -> float | None:

@@ -35,7 +35,7 @@ from harness.errors import ReportError
 from harness.model import METRIC_LABELS
 from harness.model.history import ChangeMark, TrendData
 from harness.report.charts import Selection, dashboard_spec, image_specs, spec_json
-from harness.report.verdicts import fmt_value
+from harness.report.tables import fmt_value
 
 BUNDLE_FILE = "vega-bundle.js"
 _EXPORTS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"

@@ -9,6 +9,7 @@ Piped output is never wrapped at all (see :func:`harness.report.terminal.console
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Sequence
 from typing import Literal
@@ -77,3 +78,17 @@ def show(out: Console, table: Table) -> None:
             line = Text(f"{header:>{key_width}}: ", style="bold")
             line.append_text(text)
             out.print(line, overflow="fold")
+
+
+def fmt_value(value: float | None) -> str:
+    """A metric value with about three significant digits, never in scientific notation."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    size = abs(value)
+    if size >= 1000:
+        return f"{value:,.0f}"
+    if size >= 100:
+        return f"{value:.1f}"
+    if size >= 1 or size == 0:
+        return f"{value:.2f}"
+    return f"{value:.3f}"

@@ -18,7 +18,7 @@ from rich.text import Text
 from harness.judge.classify import duration
 from harness.model import METRIC_LABELS, MetricVerdict, Verdict, VerdictOutcome
 from harness.model.work import WORK
-from harness.report.tables import Justify, new_table, show
+from harness.report.tables import Justify, fmt_value, new_table, show
 from harness.report.terminal import console
 
 #: Display order of outcomes (worst first), as used in headlines.
@@ -59,20 +59,6 @@ _STYLES: dict[str, str] = {
     "no_baseline": "dim",
     "failed": "bold red",
 }
-
-
-def fmt_value(value: float | None) -> str:
-    """A metric value with about three significant digits, never in scientific notation."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    size = abs(value)
-    if size >= 1000:
-        return f"{value:,.0f}"
-    if size >= 100:
-        return f"{value:.1f}"
-    if size >= 1 or size == 0:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
 
 
 def fmt_pct(value: float | None, digits: int = 1) -> str:
