@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import Outcome, Verdict
+from harness.model.operations import is_operation_metric
 from harness.report.capacity_chart import capacity_png
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
@@ -61,10 +62,16 @@ def change_rows(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
     return rows
 
 
+def _columns(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The metrics shown, in :data:`METRIC_ORDER`, then a workload's per-type ones (``NEW_ORDER.ops_per_min``)."""
+    keys = {str(r["metric_key"]) for r in rows}
+    return [m for m in METRIC_ORDER if m in keys] + sorted(k for k in keys if is_operation_metric(k))
+
+
 def pivot_table(verdicts: Sequence[Verdict]) -> list[str]:
     """Markdown: one row per scenario x threads (x kind), one column per metric: change [interval] verdict."""
     rows = change_rows(verdicts)
-    metrics = [m for m in METRIC_ORDER if any(r["metric_key"] == m for r in rows)]
+    metrics = _columns(rows)
     cases: dict[str, dict[str, str]] = {}
     for r in rows:
         emoji = OUTCOME_EMOJI.get(r["outcome"], "")
@@ -94,7 +101,7 @@ def chart_spec(verdicts: Sequence[Verdict], title: str) -> dict[str, Any] | None
     if not rows:
         return None
     cases = list(dict.fromkeys(r["case"] for r in rows))  # by scenario, then threads as numbers
-    metrics = [metric_label(m) for m in METRIC_ORDER if any(r["metric_key"] == m for r in rows)]
+    metrics = [metric_label(m) for m in _columns(rows)]
     base = alt.Chart()  # the facet's data: each panel gets its metric's rows
     y = alt.Y("case:N", title=None, sort=cases)
     colour = alt.Color(

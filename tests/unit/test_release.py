@@ -42,3 +42,17 @@ def test_chart_has_a_panel_per_metric_and_a_point_per_case() -> None:
     spec = chart_spec(verdicts, "10.11 → 11.8")
     assert spec is not None and spec["facet"]["column"]["field"] == "metric"
     assert chart_spec([], "x") is None
+
+
+def test_a_workloads_per_type_metrics_get_their_columns() -> None:
+    """tpcc gates on NEW_ORDER.ops_per_min (NOPM) and NEW_ORDER.p95_ms: the release table shows them."""
+    from dataclasses import replace
+
+    verdicts, _ = CASES["regression"]
+    (verdict,) = verdicts
+    names = ("ops_per_min", "p95_ms")
+    per_type = [replace(m, metric=f"NEW_ORDER.{name}") for m, name in zip(verdict.metrics[:2], names, strict=True)]
+    table = pivot_table([replace(verdict, scenario="tpcc", metrics=(*verdict.metrics, *per_type))])
+    assert table[0].endswith("| NEW_ORDER.ops_per_min | NEW_ORDER.p95_ms |"), table[0]
+    spec = chart_spec([replace(verdict, scenario="tpcc", metrics=tuple(per_type))], "t")
+    assert spec is not None and "NEW_ORDER.ops_per_min" in str(spec)
