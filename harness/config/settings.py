@@ -261,3 +261,22 @@ def current_git_sha(root: Path) -> str:
     except OSError:
         return ""
     return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def uncommitted_changes(root: Path) -> bool:
+    """Whether the checkout at ``root`` has tracked files changed since its commit (``git describe
+    --dirty``'s rule: untracked files do not count). False when the commit is named from outside
+    (``DBPERF_GIT_SHA``, ``GITHUB_SHA``: the caller vouches for it) or ``root`` is no git checkout."""
+    if any(os.environ.get(var) for var in ("DBPERF_GIT_SHA", "GITHUB_SHA")):
+        return False
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=child_environment(),
+        )
+    except OSError:
+        return False
+    return out.returncode == 0 and bool(out.stdout.strip())

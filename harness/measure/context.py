@@ -22,6 +22,7 @@ from harness.model import (
     Testbed,
     Totals,
 )
+from harness.model.history import one_off_note
 from harness.model.ids import config_hash
 from harness.servers.provider import ServerInstance, read_variables
 
@@ -123,7 +124,7 @@ def build_result(
         totals=totals,
         probes=readings,
         metrics=metrics or (Metrics.derive(totals, histogram, readings) if status == "ok" else Metrics()),
-        notes=notes,
+        notes=(*((one_off_note(ctx.server.one_off),) if ctx.server.one_off else ()), *notes),
         kind=ctx.kind,
         backend=cost.backend if cost else ("perf" if readings.instructions is not None else ""),
         tool=cost.tool if cost else "",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -10,10 +12,58 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.model.run import METRIC_LABELS
+from harness.model.server import variables_text
 
 TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms", "instr_per_txn")
 """Metrics the trend site charts: timing runs' QPS and p95, and cost runs' instructions per transaction
 (a timing run's instructions, counted by perf on other machines, are a different count and not charted)."""
+
+
+# -- runs that are not the committed configuration --------------------------------------------------
+#
+# A run measured from a working tree with uncommitted changes, or with server variables set for one
+# invocation (``dbperf compare --head-var``), is not a point of its commit's or server's history. Its
+# notes say so, in a line that starts with the label the trend site shows for it; the site draws such
+# runs apart (faint, with their own legend entry) and change-point detection never sees them.
+
+UNCOMMITTED_TREE = "uncommitted tree"
+ONE_OFF = "one-off"
+_LABEL_END = " — "
+
+
+def uncommitted_note(git_sha: str) -> str:
+    """The note of a run measured from a working tree with changes not committed to ``git_sha``."""
+    commit = f"commit {git_sha[:10]}" if git_sha else "the commit"
+    return (
+        f"{UNCOMMITTED_TREE}{_LABEL_END}the working tree had changes beyond {commit} (git status): "
+        "the trend site draws these runs apart from the commit's series"
+    )
+
+
+def one_off_note(variables: Mapping[str, str]) -> str:
+    """The note of a run whose server had variables set for this invocation only (``--head-var``)."""
+    return (
+        f"{ONE_OFF}: {variables_text(variables)}{_LABEL_END}server variables set for this invocation only "
+        "(--head-var), in no server file: the trend site draws these runs apart from the server's series"
+    )
+
+
+def one_off_label(notes: str | tuple[str, ...] | None) -> str:
+    """What sets a run apart from its series, from its notes (a tuple, or the store's JSON list text):
+    ``one-off: innodb_flush_log_at_trx_commit=1``, ``uncommitted tree``, both joined by `` · ``, or ""
+    for a run of the committed configuration."""
+    if isinstance(notes, str):
+        try:
+            loaded = json.loads(notes)
+        except ValueError:
+            return ""
+        notes = tuple(str(n) for n in loaded) if isinstance(loaded, list) else ()
+    labels = [
+        note.partition(_LABEL_END)[0]
+        for note in notes or ()
+        if _LABEL_END in note and (note.startswith(f"{ONE_OFF}: ") or note.startswith(UNCOMMITTED_TREE + _LABEL_END))
+    ]
+    return " · ".join(dict.fromkeys(labels))
 
 
 def _fmt(value: float) -> str:

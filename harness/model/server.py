@@ -34,11 +34,18 @@ class Server:
     password_env: str | None = None
     database: str = "sbtest"
     source: Path | None = None
+    #: Server variables set for one invocation only (``--head-var``), in no server file: runs of such a
+    #: server are a one-off configuration, kept out of the server's trend series (already in ``variables``).
+    one_off: Mapping[str, str] = field(default_factory=dict)
 
     def with_variables(self, overrides: Mapping[str, str], name: str | None = None) -> Server:
         """A copy of this server with some server variables overridden (``--head-var``)."""
-        suffix = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
-        return replace(self, variables={**self.variables, **overrides}, name=name or f"{self.name}+{suffix}")
+        return replace(
+            self,
+            variables={**self.variables, **overrides},
+            one_off={**self.one_off, **overrides},
+            name=name or f"{self.name}+{variables_text(overrides)}",
+        )
 
     def identity(self) -> dict[str, object]:
         """What makes two servers the same configuration (hashed into the config hash)."""
@@ -57,3 +64,8 @@ class Server:
             "cpus": self.cpus,
             "memory_limit": self.memory_limit,
         }
+
+
+def variables_text(variables: Mapping[str, str]) -> str:
+    """``a=1,b=2``: server variables in one short line, sorted (a ``--head-var`` server's name suffix)."""
+    return ",".join(f"{k}={v}" for k, v in sorted(variables.items()))

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from harness import workspace
-from harness.config.settings import Settings, current_git_sha
+from harness.config.settings import Settings, current_git_sha, uncommitted_changes
 from harness.dataset import DatasetCache
 from harness.errors import ConfigError, StoreError
 from harness.judge import capacity, stats
@@ -41,7 +41,7 @@ from harness.measure.plans import check_plans
 from harness.measure.session import Ledger, Reporter, Session, new_group_id
 from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
-from harness.model.history import SeriesChanges, TrendData
+from harness.model.history import SeriesChanges, TrendData, uncommitted_note
 from harness.model.outcome import EXIT_ERROR, Outcome, exit_code
 from harness.pipeline import design_check, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
@@ -49,7 +49,7 @@ from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, 
 from harness.pipeline.outcome import closed
 from harness.store.check import open_checked
 from harness.store.location import is_lake
-from harness.store.trend_queries import commit_points, history_tables, one_series, series_keys
+from harness.store.trend_queries import commit_points, committed, history_tables, one_series, series_keys
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
 
@@ -82,6 +82,9 @@ def open_session(
     version = check_version()
     testbed = fingerprint(version, with_engine=containers, hardware_class=settings.testbed_class)
     warnings = preflight() if check else []
+    git_sha = current_git_sha(settings.root)
+    if uncommitted_changes(settings.root):  # said once, and in every run's notes (the trend site's cue)
+        warnings.append(uncommitted_note(git_sha))
     for warning in warnings:
         reporter.phase(f"warning: {warning}")
     limit = settings.store_timeout
@@ -99,7 +102,7 @@ def open_session(
     return Session(
         cache=DatasetCache(settings.cache_dir),
         testbed=testbed,
-        git_sha=current_git_sha(settings.root),
+        git_sha=git_sha,
         save=save if also_save is None else _both(save, also_save),
         reporter=reporter,
         sysbench_version=version,
@@ -367,7 +370,7 @@ def history(
             f"no ok runs to chart ({table.num_rows} run(s) selected): run a scenario first "
             "(dbperf run --scenario oltp_point_select) or loosen the filters"
         )
-    changes = change_marks(points, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
+    changes = change_marks(committed(points), alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
     return TrendData(ok_runs, points, versions, scaling, changes, extents)
 
 
@@ -391,7 +394,7 @@ def changes(
         raise ConfigError(f"--alpha {alpha:g}: must be between 0 and 1")
     found_series: list[SeriesChanges] = []
     for key in series_keys(table):
-        points = commit_points(one_series(table, key), metrics)
+        points = committed(commit_points(one_series(table, key), metrics))  # one-off runs are no history
         try:
             found = change_marks(points, metrics, alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
         except ValueError as exc:

@@ -185,6 +185,7 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "testbed_cpu_model",  # for the trend site's testbed labels
     "testbed_cores",
     "testbed_class",
+    "notes",  # JSON list text: the trend site draws runs whose notes say one-off or uncommitted tree apart
 )
 METRIC_COLUMNS: tuple[str, ...] = (
     "qps",

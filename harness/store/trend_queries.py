@@ -11,6 +11,12 @@ never row by row in Python:
 * **scaling**: one per scenario x server x config x testbed x threads, over the runs of the newest
   server version of that server and config: QPS and p95 against thread count.
 
+Runs of a configuration that is not the committed one (their notes say ``one-off: <variables>``, from
+``dbperf compare --head-var``, or ``uncommitted tree``: see :func:`harness.model.history.one_off_label`)
+never join the main series: every table has a ``oneoff`` column ("" for the committed configuration)
+that is part of every series' key, a ``--head-var`` server's runs are filed under the server they
+modify, and their ``line`` names what sets them apart (``mariadb-local · one-off: ...``).
+
 Machines never mix: runs of different testbeds (hardware fingerprints, e.g. the runner classes of a
 fleet writing one shared store) are separate series, each with a readable ``testbed`` label. Every
 table has a ``line`` column, what a chart colours by: the server alone while all runs come from one
@@ -28,7 +34,7 @@ import pyarrow.compute as pc
 
 from harness.errors import ConfigError
 from harness.model import METRICS
-from harness.model.history import TREND_METRICS
+from harness.model.history import ONE_OFF, TREND_METRICS, one_off_label
 
 
 def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
@@ -56,12 +62,51 @@ def testbed_label(cpu_model: str | None, cores: int | None, fingerprint: str | N
     return f"{cpu} x{cores or '?'} ({short})"
 
 
+def with_one_off(table: pa.Table) -> pa.Table:
+    """The metrics table with a ``oneoff`` column (what sets a run apart from its series, "" for none)
+    and a ``--head-var`` run's ``server`` set back to the server its variables modify."""
+    if "oneoff" in table.column_names:
+        return table
+    if "notes" not in table.column_names or table.num_rows == 0:
+        return table.append_column("oneoff", pa.array([""] * table.num_rows, pa.string()))
+    notes = table.column("notes").to_pylist()
+    labels = {note: one_off_label(note) for note in set(notes)}  # few distinct notes: parse each once
+    oneoff = [labels[note] for note in notes]
+    servers = [
+        _modified(server, label) for server, label in zip(table.column("server").to_pylist(), oneoff, strict=True)
+    ]
+    table = table.set_column(table.column_names.index("server"), "server", pa.array(servers, pa.string()))
+    return table.append_column("oneoff", pa.array(oneoff, pa.string()))
+
+
+def _modified(server: str | None, label: str) -> str | None:
+    """The server a ``--head-var`` server modifies: ``mariadb-local`` for ``mariadb-local+a=1`` (also
+    when the trend command has added `` [profile]``), else ``server``."""
+    if not server or not label:
+        return server
+    for part in label.split(" · "):
+        if part.startswith(f"{ONE_OFF}: "):
+            suffix = "+" + part.removeprefix(f"{ONE_OFF}: ")
+            at = server.rfind(suffix)
+            rest = server[at + len(suffix) :]
+            if at > 0 and (not rest or (rest.startswith(" [") and rest.endswith("]"))):
+                return server[:at] + rest
+    return server
+
+
+def committed(points: pa.Table) -> pa.Table:
+    """The rows of the committed configuration only: the series change points are looked for in."""
+    if "oneoff" not in points.column_names:
+        return points
+    return points.filter(pc.equal(pc.fill_null(points.column("oneoff"), ""), ""))
+
+
 def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:
-    """A connection with ``runs`` (the metrics table plus ``testbed`` and ``several``, whether the
-    ok runs come from more than one testbed)."""
+    """A connection with ``runs`` (the metrics table plus ``oneoff``, ``testbed`` and ``several``,
+    whether the ok runs come from more than one testbed)."""
     con = duckdb.connect()
     con.execute("SET TimeZone = 'UTC'")
-    con.register("_metrics", table)
+    con.register("_metrics", with_one_off(table))
     beds = con.execute(
         "SELECT DISTINCT testbed_fingerprint, testbed_cpu_model, testbed_cores, testbed_class "
         "FROM _metrics WHERE status = 'ok'"
@@ -84,8 +129,12 @@ def _connect(table: pa.Table) -> duckdb.DuckDBPyConnection:
     return con
 
 
-#: The colour key of points and versions: the server, with the testbed when there are several.
-_LINE = "CASE WHEN any_value(several) THEN server || ' · ' || testbed ELSE server END"
+#: The colour key of points and versions: the server, with the testbed when there are several, and
+#: what sets a one-off configuration apart.
+_LINE = (
+    "CASE WHEN any_value(several) THEN server || ' · ' || testbed ELSE server END"
+    " || CASE WHEN oneoff <> '' THEN ' · ' || oneoff ELSE '' END"
+)
 
 
 def _stats(metric: str, *, quartiles: bool) -> str:
@@ -118,15 +167,15 @@ def commit_points(table: pa.Table, metrics: Sequence[str] = TREND_METRICS) -> pa
     try:
         return con.sql(
             f"""
-            SELECT scenario, server, threads, testbed, {_LINE} AS line, {_POINT_KEY} AS point,
+            SELECT scenario, server, threads, testbed, oneoff, {_LINE} AS line, {_POINT_KEY} AS point,
                    strftime(min(started_at), {_ISO}) AS at, count(*) AS n, {stats},
                    string_agg(DISTINCT server_version, ', ' ORDER BY server_version) AS versions,
                    string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
                    any_value(testbed_fingerprint) AS testbeds,
-                   dense_rank() OVER (ORDER BY scenario, server, threads, testbed_fingerprint) - 1 AS series
+                   dense_rank() OVER (ORDER BY scenario, server, threads, testbed_fingerprint, oneoff) - 1 AS series
             FROM runs WHERE status = 'ok'
-            GROUP BY scenario, server, threads, testbed_fingerprint, testbed, point
-            ORDER BY scenario, server, threads, testbed, min(started_at), point
+            GROUP BY scenario, server, threads, testbed_fingerprint, testbed, oneoff, point
+            ORDER BY scenario, server, threads, testbed, oneoff, min(started_at), point
             """
         ).to_arrow_table()
     finally:
@@ -137,15 +186,15 @@ def _versions(con: duckdb.DuckDBPyConnection) -> pa.Table:
     stats = ", ".join(_stats(m, quartiles=True) for m in TREND_METRICS)
     return con.sql(
         f"""
-        SELECT scenario, server, threads, testbed, {_LINE} AS line,
+        SELECT scenario, server, threads, testbed, oneoff, {_LINE} AS line,
                coalesce(nullif(server_version, ''), '?') AS server_version,
                count(*) AS n, count(DISTINCT {_POINT_KEY}) AS commits, {stats},
                string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
                any_value(testbed_fingerprint) AS testbeds,
                strftime(min(started_at), {_ISO}) AS first_at, strftime(max(started_at), {_ISO}) AS last_at
         FROM runs WHERE status = 'ok'
-        GROUP BY scenario, server, threads, testbed_fingerprint, testbed, 6
-        ORDER BY scenario, server, threads, server_version, testbed
+        GROUP BY scenario, server, threads, testbed_fingerprint, testbed, oneoff, 7
+        ORDER BY scenario, server, threads, server_version, testbed, oneoff
         """
     ).to_arrow_table()
 
@@ -156,21 +205,22 @@ def _scaling(con: duckdb.DuckDBPyConnection) -> pa.Table:
         f"""
         WITH ok AS (SELECT * FROM runs WHERE status = 'ok'),
         latest AS (
-            SELECT scenario, server, config_hash, arg_max(server_version, started_at) AS server_version
+            SELECT scenario, server, oneoff, config_hash, arg_max(server_version, started_at) AS server_version
             FROM ok GROUP BY ALL
         ),
         agg AS (
-            SELECT scenario, server, config_hash, server_version, testbed, threads, count(*) AS n,
+            SELECT scenario, server, oneoff, config_hash, server_version, testbed, threads, count(*) AS n,
                    count(DISTINCT {_POINT_KEY}) AS commits, {stats},
                    any_value(testbed_fingerprint) AS testbeds, any_value(several) AS several
-            FROM ok JOIN latest USING (scenario, server, config_hash, server_version)
-            GROUP BY scenario, server, config_hash, server_version, testbed_fingerprint, testbed, threads
+            FROM ok JOIN latest USING (scenario, server, oneoff, config_hash, server_version)
+            GROUP BY scenario, server, oneoff, config_hash, server_version, testbed_fingerprint, testbed, threads
         )
         SELECT * EXCLUDE (several),
-               CASE WHEN count(DISTINCT config_hash) OVER (PARTITION BY scenario, server) > 1
+               CASE WHEN count(DISTINCT config_hash) OVER (PARTITION BY scenario, server, oneoff) > 1
                     THEN server || ' · ' || left(config_hash, 8) ELSE server END
-               || CASE WHEN several THEN ' · ' || testbed ELSE '' END AS line
-        FROM agg ORDER BY scenario, line, threads
+               || CASE WHEN several THEN ' · ' || testbed ELSE '' END
+               || CASE WHEN oneoff <> '' THEN ' · ' || oneoff ELSE '' END AS line
+        FROM agg ORDER BY scenario, oneoff <> '', line, threads
         """
     ).to_arrow_table()
 
@@ -195,8 +245,11 @@ def _time_extents(points: pa.Table) -> dict[str, list[int]]:
     finally:
         con.close()
     half_day = 12 * 3600 * 1000
-    return {
-        str(key): [int(lo), int(hi)] if hi > lo else [int(lo) - half_day, int(hi) + half_day] for key, lo, hi in rows
+    return {  # some room on either side, so the first and last commits do not sit on the frame
+        str(key): [int(lo - (hi - lo) * 0.03), int(hi + (hi - lo) * 0.03)]
+        if hi > lo
+        else [int(lo) - half_day, int(hi) + half_day]
+        for key, lo, hi in rows
     }
 
 
