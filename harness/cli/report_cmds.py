@@ -171,6 +171,8 @@ def trend_cmd(out: Path, title: str, no_images: bool, scale: float | None, as_js
     dropdown filters for scenario, server and threads and run details on hover. The same charts go
     to OUT/png/ as PNG images for pull requests and READMEs. Runs of different profiles are different
     workloads: with several among the runs, each server is charted per profile ("server [profile]").
+    Runs of a one-off configuration (compare --head-var) or of a working tree with uncommitted changes
+    are drawn apart, faint and dashed with their own legend entry, and never join a series.
 
     \b
     Examples:
@@ -235,7 +237,8 @@ def changes_cmd(
 
     A series is one server x scenario x profile x kind x thread count: the median of the repetitions
     per commit (runs without a git sha are grouped by day), in time order. Profiles never mix (the ci
-    runs of pushes and the full runs of the nightly are different workloads). Changes are found by
+    runs of pushes and the full runs of the nightly are different workloads), and runs of a one-off
+    configuration (--head-var) or an uncommitted working tree are left out. Changes are found by
     E-divisive means with a permutation test (as in MongoDB's and Apache Otava's performance CI);
     each is printed with the levels before and after, its size in % and its confidence (1 - p).
 
