@@ -69,14 +69,14 @@ def with_one_off(table: pa.Table) -> pa.Table:
         return table
     if "notes" not in table.column_names or table.num_rows == 0:
         return table.append_column("oneoff", pa.array([""] * table.num_rows, pa.string()))
-    notes = table.column("notes").to_pylist()
-    labels = {note: one_off_label(note) for note in set(notes)}  # few distinct notes: parse each once
-    oneoff = [labels[note] for note in notes]
-    servers = [
-        _modified(server, label) for server, label in zip(table.column("server").to_pylist(), oneoff, strict=True)
-    ]
-    table = table.set_column(table.column_names.index("server"), "server", pa.array(servers, pa.string()))
-    return table.append_column("oneoff", pa.array(oneoff, pa.string()))
+    notes = pc.dictionary_encode(pc.fill_null(table.column("notes").combine_chunks(), ""))
+    distinct = [one_off_label(note) for note in notes.dictionary.to_pylist()]  # few distinct notes: each once
+    oneoff = pa.array(distinct, pa.string()).take(notes.indices)
+    if any(label.startswith(f"{ONE_OFF}: ") or f" · {ONE_OFF}: " in label for label in distinct):
+        servers = table.column("server").to_pylist()
+        named = [_modified(server, label) for server, label in zip(servers, oneoff.to_pylist(), strict=True)]
+        table = table.set_column(table.column_names.index("server"), "server", pa.array(named, pa.string()))
+    return table.append_column("oneoff", oneoff)
 
 
 def _modified(server: str | None, label: str) -> str | None:
@@ -263,6 +263,7 @@ def history_tables(table: pa.Table) -> tuple[int, pa.Table, pa.Table, pa.Table, 
         cost = pc.equal(pc.fill_null(table.column("kind"), ""), "cost")
         instr = pc.if_else(cost, table.column("instr_per_txn"), pa.scalar(None, pa.float64()))
         table = table.set_column(table.column_names.index("instr_per_txn"), "instr_per_txn", instr)
+    table = with_one_off(table)  # once, for the points, versions and scaling alike
     ok_runs = int(pc.sum(pc.equal(table.column("status"), "ok")).as_py() or 0) if table.num_rows else 0
     if ok_runs == 0:
         return 0, table.slice(0, 0), table.slice(0, 0), table.slice(0, 0), {}
