@@ -8,7 +8,9 @@ or ``DBPERF_UPDATE_GOLDEN=1``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import html
 import os
 import re
 import shutil
@@ -194,3 +196,47 @@ def test_screenshot_is_kept(site: Path, tmp_path: Path) -> None:
         shutil.copyfile(shot, docs)
     for image in sorted((site / "png").glob("*.png")):  # the exported images go to the artifacts too
         shutil.copyfile(image, artifacts / f"trend-{image.name}")
+
+
+def test_one_off_runs_are_drawn_apart_with_whole_legend_labels(tmp_path: Path) -> None:
+    """A ``--head-var`` head and an uncommitted tree on top of a committed history: in the browser, their
+    own dashed series and legend entries (whole, never cut), filed under the server they modify, and
+    nothing logged."""
+    from harness.model.history import one_off_note, uncommitted_note
+
+    committed = [r for r in synthetic_history() if r.scenario == "oltp_point_select" and r.threads == 16]
+    committed = [r for r in committed if r.server in ("mariadb-11.8", "mysql-9.7")]
+    last = max(committed, key=lambda r: r.started_at)
+    variables = {"innodb_flush_log_at_trx_commit": "1", "innodb_buffer_pool_size": "268435456"}
+    head = model.Server(name="mariadb-11.8", flavour="mariadb", version="11.8", provider="container")
+    head = head.with_variables(variables)
+    apart = [
+        dataclasses.replace(
+            last,
+            run_id=f"apart-{i}-{rep}",
+            server=server,
+            notes=(note,),
+            started_at=last.started_at + timedelta(hours=1 + i, minutes=rep),
+            metrics=dataclasses.replace(last.metrics, qps=last.metrics.qps * (0.7 + 0.1 * i)),
+        )
+        for i, (server, note) in enumerate(
+            [(head.name, one_off_note(head.one_off)), ("mysql-9.7", uncommitted_note(last.git_sha))]
+        )
+        for rep in range(3)
+    ]
+    store = Store(tmp_path / "dbperf.duckdb")
+    store.save_many(committed + apart)
+    result = build_site(history(store.metrics_table()), tmp_path / "site", images=False)
+    url = (result.index).as_uri() + "#scenario=oltp_point_select&server=all&threads=16"
+    shown = chromium("--virtual-time-budget=10000", "--dump-dom", url, profile=tmp_path / "profile")
+    dom = shown.stdout
+    assert 'data-rendered="yes"' in dom, shown.stderr[-3000:]
+    assert console_lines(shown.stderr) == []
+    assert "…" not in dom  # no legend label cut at a pixel limit
+    one_off = "mariadb-11.8 · one-off: innodb_buffer_pool_size=268435456,innodb_flush_log_at_trx_commit=1"
+    assert one_off in html.unescape(re.sub(r"</tspan><tspan[^>]*>", "", dom))  # whole, maybe on two lines
+    assert "mysql-9.7 · uncommitted tree" in html.unescape(dom)
+    assert 'name="sel_server"' in dom and "mariadb-11.8+" not in dom.split("dbperf-spec")[0]  # filed under its server
+    assert re.search(r'<path[^>]*stroke-dasharray="4,3"', dom)  # their own dashed series
+    # the two committed lines, and the two drawn apart, in the trend charts (QPS, p95) and scaling charts
+    assert _line_paths(dom) == 4 * 4
