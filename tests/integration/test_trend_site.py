@@ -217,7 +217,7 @@ def test_one_off_runs_are_drawn_apart_with_whole_legend_labels(tmp_path: Path) -
             server=server,
             notes=(note,),
             started_at=last.started_at + timedelta(hours=1 + i, minutes=rep),
-            metrics=dataclasses.replace(last.metrics, qps=last.metrics.qps * (0.7 + 0.1 * i)),
+            metrics=dataclasses.replace(last.metrics, qps=(last.metrics.qps or 0.0) * (0.7 + 0.1 * i)),
         )
         for i, (server, note) in enumerate(
             [(head.name, one_off_note(head.one_off)), ("mysql-9.7", uncommitted_note(last.git_sha))]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from factories import run, scenario
 
-from harness.config.settings import uncommitted_changes
+from harness.config.settings import Settings, uncommitted_changes
 from harness.measure.context import RunContext, build_result
 from harness.model import RunResult, Server
 from harness.model.history import one_off_label, one_off_note, uncommitted_note
@@ -127,3 +128,31 @@ def test_uncommitted_changes_follows_git_describe_dirty(tmp_path: Path, monkeypa
     assert uncommitted_changes(tmp_path)
     monkeypatch.setenv("DBPERF_GIT_SHA", "c" * 40)  # the caller names the commit: it vouches for the tree
     assert not uncommitted_changes(tmp_path)
+
+
+def test_a_session_opened_in_an_uncommitted_tree_notes_it_for_every_run(
+    settings_factory: Callable[..., object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real session opener (sysbench, the store) in a checkout with a changed tracked file: the
+    warning is said once and is what every run's notes carry (timing and cost runs take the ledger's)."""
+    from harness import pipeline
+    from harness.config.settings import current_git_sha
+    from harness.measure.session import QuietReporter
+
+    monkeypatch.delenv("DBPERF_GIT_SHA", raising=False)
+    monkeypatch.delenv("GITHUB_SHA", raising=False)
+    project = tmp_path / "project"
+    project.mkdir()
+    _git(project, "init", "-q")
+    (project / "my.cnf").write_text("[mysqld]\n")
+    _git(project, "add", "my.cnf")
+    _git(project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
+    made = settings_factory(tmp_path / "store.duckdb")
+    assert isinstance(made, Settings)
+    settings = dataclasses.replace(made, root=project)
+    clean = pipeline.open_session(settings, QuietReporter(), containers=False, check=False)
+    assert clean.git_sha == current_git_sha(project) and clean.ledger.warnings == []
+    (project / "my.cnf").write_text("[mysqld]\nmax_connections = 10\n")
+    dirty = pipeline.open_session(settings, QuietReporter(), containers=False, check=False)
+    assert dirty.ledger.warnings == [uncommitted_note(clean.git_sha)]
+    assert one_off_label(tuple(dirty.ledger.warnings)) == "uncommitted tree"
