@@ -6,23 +6,24 @@ a judging setting (repetitions, minimum effects) is not a workload change.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from harness.ci.records import START_OVERHEAD_S
-from harness.model import Scenario, Server
+from harness.model import ChangeStatus, DefinitionChange, Scenario, Server
 
 
 def _fmt(value: object) -> str:
     return "-" if value is None or value == "" else str(value)
 
 
-def _cnf_settings(text: str) -> dict[str, str]:
-    """An option file's settings as ``{"[section] name": value}``: comments, blank lines, spacing
+def _cnf_entries(text: str) -> dict[str, tuple[str, int]]:
+    """An option file's settings as ``{"[section] name": (value, line)}``: comments, blank lines, spacing
     and ``-``/``_`` spelling ignored, the last of repeated settings kept (as the server reads it)."""
-    settings: dict[str, str] = {}
+    settings: dict[str, tuple[str, int]] = {}
     section = ""
-    for raw_line in text.splitlines():
+    for number, raw_line in enumerate(text.splitlines(), start=1):
         line = raw_line.strip()
         if not line or line[0] in "#;":
             continue
@@ -31,7 +32,7 @@ def _cnf_settings(text: str) -> dict[str, str]:
             continue
         if line.startswith("!"):  # !include / !includedir
             directive, _, argument = line.partition(" ")
-            settings[f"{directive} {argument.strip()}"] = ""
+            settings[f"{directive} {argument.strip()}"] = ("", number)
             continue
         name, sep, value = line.partition("=")
         value = value.strip()
@@ -39,8 +40,14 @@ def _cnf_settings(text: str) -> dict[str, str]:
             value = value[1:-1]
         elif " #" in value:
             value = value.split(" #", 1)[0].rstrip()
-        settings[f"[{section}] {name.strip().lower().replace('-', '_')}"] = value if sep else ""
+        key = f"[{section}] {name.strip().lower().replace('-', '_')}"
+        settings[key] = (value if sep else "", number)  # repeated: the last one's value and line
     return settings
+
+
+def _cnf_settings(text: str) -> dict[str, str]:
+    """An option file's settings as ``{"[section] name": value}`` (see :func:`_cnf_entries`)."""
+    return {key: value for key, (value, _) in _cnf_entries(text).items()}
 
 
 def _cnf_diff(old: Mapping[str, str], new: Mapping[str, str], limit: int = 6) -> str:
@@ -54,20 +61,7 @@ def _cnf_diff(old: Mapping[str, str], new: Mapping[str, str], limit: int = 6) ->
 def server_effect(base: Server, head: Server, base_root: Path, head_root: Path) -> list[str]:
     """The effective differences between two definitions of a server; empty when there are none."""
     effects: list[str] = []
-    for key in (
-        "flavour",
-        "version",
-        "provider",
-        "image",
-        "binary",
-        "cpuset",
-        "client_cpuset",
-        "cpus",
-        "memory_limit",
-        "host",
-        "port",
-        "database",
-    ):
+    for key in _SERVER_FIELDS:
         old, new = getattr(base, key), getattr(head, key)
         if old != new:
             effects.append(f"{key} {_fmt(old)} → {_fmt(new)}")
@@ -89,6 +83,106 @@ def server_effect(base: Server, head: Server, base_root: Path, head_root: Path) 
     if var_changes:
         effects.append("variables " + ", ".join(var_changes))
     return effects
+
+
+_SERVER_FIELDS = (
+    "flavour",
+    "version",
+    "provider",
+    "image",
+    "binary",
+    "cpuset",
+    "client_cpuset",
+    "cpus",
+    "memory_limit",
+    "host",
+    "port",
+    "database",
+)
+
+
+def _status(old: object, new: object) -> ChangeStatus:
+    return "added" if old in (None, "") else "removed" if new in (None, "") else "changed"
+
+
+def _presence(in_base: bool, in_head: bool) -> ChangeStatus:
+    return "changed" if in_base and in_head else "added" if in_head else "removed"
+
+
+def toml_line(text: str, key: str, table: str = "") -> int | None:
+    """The line of ``key = ...`` in a TOML file's top level (or in ``[table]``), else of ``table = {...}``."""
+    current = ""
+    fallback = None
+    pattern = re.compile(rf"""\s*["']?{re.escape(key)}["']?\s*=""")
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = re.match(r"\s*\[+\s*([^\]]+?)\s*\]", line)
+        if header:
+            current = header.group(1)
+            if table and current == table:
+                fallback = fallback or number
+            continue
+        if current == table and pattern.match(line):
+            return number
+        if table and not current and re.match(rf"\s*{re.escape(table)}\s*=", line):
+            fallback = number  # an inline table
+    return fallback
+
+
+def server_changes(
+    base: Server, head: Server, base_root: Path, head_root: Path, head_file: str
+) -> list[DefinitionChange]:
+    """:func:`server_effect` as records: each differing field, variable and option-file setting, with its
+    line in the head's files (``head_file``: the head's server TOML, repository-relative)."""
+    try:
+        toml_text = (head_root / head_file).read_text()
+    except OSError:
+        toml_text = ""
+    changes: list[DefinitionChange] = []
+    for key in _SERVER_FIELDS:
+        old, new = getattr(base, key), getattr(head, key)
+        if old != new:
+            line = toml_line(toml_text, key)
+            changes.append(DefinitionChange(head_file, key, _text(old), _text(new), _status(old, new), line))
+    old_cf = base.config_file.relative_to(base_root).as_posix() if base.config_file else None
+    new_cf = head.config_file.relative_to(head_root).as_posix() if head.config_file else None
+    if old_cf != new_cf:
+        changes.append(
+            DefinitionChange(
+                head_file, "config_file", old_cf or "", new_cf or "", _status(old_cf, new_cf),
+                toml_line(toml_text, "config_file"),
+            )
+        )  # fmt: skip
+    old_cnf = _cnf_entries(base.config_file.read_text()) if base.config_file else {}
+    new_cnf = _cnf_entries(head.config_file.read_text()) if head.config_file else {}
+    cnf_file = new_cf or old_cf or head_file
+    for key in [*new_cnf, *(k for k in old_cnf if k not in new_cnf)]:
+        old_value, new_value = old_cnf.get(key), new_cnf.get(key)
+        if old_value is not None and new_value is not None and old_value[0] == new_value[0]:
+            continue
+        section, _, name = key.rpartition("] ")
+        changes.append(
+            DefinitionChange(
+                cnf_file,
+                name if section else key,
+                old_value[0] if old_value else "",
+                new_value[0] if new_value else "",
+                _presence(old_value is not None, new_value is not None),
+                new_value[1] if new_value else None,
+                section.lstrip("[") if section else "",
+            )
+        )
+    old_vars, new_vars = dict(base.variables), dict(head.variables)
+    for name in sorted(old_vars.keys() | new_vars.keys()):
+        old, new = old_vars.get(name), new_vars.get(name)
+        if old != new:
+            status = _presence(name in old_vars, name in new_vars)
+            line = toml_line(toml_text, name, "variables") if name in new_vars else None
+            changes.append(DefinitionChange(head_file, name, _text(old), _text(new), status, line, "variables"))
+    return changes
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
 
 
 _WORKLOAD_FIELDS = (
@@ -122,6 +216,33 @@ def scenario_effect(base: Scenario, head: Scenario) -> tuple[list[str], list[str
         if getattr(base, k) != getattr(head, k)
     ]
     return workload, judging
+
+
+def scenario_changes(base: Scenario, head: Scenario, head_root: Path, head_file: str) -> list[DefinitionChange]:
+    """The workload fields of :func:`scenario_effect` as records, with their line in the head's scenario TOML."""
+    try:
+        toml_text = (head_root / head_file).read_text()
+    except OSError:
+        toml_text = ""
+    changes = []
+    for key in _WORKLOAD_FIELDS:
+        old, new = getattr(base, key), getattr(head, key)
+        if old != new:
+            text_old, text_new = _scenario_text(old), _scenario_text(new)
+            changes.append(
+                DefinitionChange(
+                    head_file, key, text_old, text_new, _status(text_old, text_new), toml_line(toml_text, key)
+                )
+            )
+    return changes
+
+
+def _scenario_text(value: object) -> str:
+    if isinstance(value, tuple | list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, Mapping):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    return _text(value)
 
 
 def estimate_s(scenario: Scenario, sides: int) -> int:

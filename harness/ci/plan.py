@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.ci.effects import estimate_s, scenario_effect, server_effect
+from harness.ci.effects import estimate_s, scenario_changes, scenario_effect, server_changes, server_effect
 from harness.ci.git import area_of, diff_changes, merge_base, resolve_ref
 from harness.ci.records import (
     AA_SUFFIX,
@@ -62,6 +62,7 @@ from harness.ci.records import (
 from harness.ci.trees import Trees, config_ref, materialised, stem
 from harness.config.scenarios import PROFILES
 from harness.errors import ConfigError
+from harness.model import DefinitionChange
 
 
 @dataclass
@@ -84,9 +85,10 @@ class _Builder:
                 return change.old_path
         return None
 
-    def _compare(self, kind: Kind, base: Side, head: Side, reason: str) -> None:
+    def _compare(self, kind: Kind, base: Side, head: Side, reason: str, edits: Sequence[DefinitionChange] = ()) -> None:
         estimate = estimate_s(self.trees.scenario("head", head.scenario), 2)
-        self.comparisons.append(Comparison(kind, head.scenario, reason, base, head, estimate))
+        labelled = tuple(dataclasses.replace(e, base=base.server_label, head=head.server_label) for e in edits)
+        self.comparisons.append(Comparison(kind, head.scenario, reason, base, head, estimate, labelled))
 
     def _record(self, side: Side, reason: str) -> None:
         estimate = estimate_s(self.trees.scenario("head", side.scenario), 1)
@@ -135,12 +137,15 @@ class _Builder:
                 )
                 continue
             reason = how + "; ".join(effects)
+            roots = self.trees.roots
+            edits = server_changes(base_server, head_server, roots["base"], roots["head"], path)
             for scenario in self.default_scenarios:
                 self._compare(
                     kind,
                     Side(counterpart, "base", counterpart + BASE_SUFFIX, scenario, "head", scenario),
                     Side(name, "head", name, scenario, "head", scenario),
                     reason,
+                    edits,
                 )
         for name in sorted(base_names - head_names - renamed_from):
             self.notes.append(f"{SERVERS}/{name}.toml: server removed; nothing to run")
@@ -184,11 +189,16 @@ class _Builder:
                 self.notes.append(f"{path}: {what}; the workload is the same, nothing to compare")
                 continue
             prefix = f"renamed from {counterpart}; " if counterpart != name else ""
+            edits = [
+                dataclasses.replace(e, scenario=name)
+                for e in scenario_changes(base_scenario, head_scenario, self.trees.roots["head"], path)
+            ]
             self._compare(
                 "scenario",
                 Side(server, "head", server, counterpart, "base", counterpart + BASE_SUFFIX),
                 head_side,
                 prefix + "; ".join(workload),
+                edits,
             )
         for name in sorted(base_names - head_names - renamed_from):
             self.notes.append(f"{SCENARIOS}/{name}.toml: scenario removed; nothing to run")

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.model import DefinitionChange
+
 Tree = Literal["base", "head"]
 Kind = Literal["server", "copied-server", "scenario", "harness-aa"]
 Area = Literal["server", "server-file", "scenario", "scenario-file", "harness", "baseline", "other"]
@@ -68,6 +70,8 @@ class Comparison:
     base: Side
     head: Side
     estimated_s: int = 0
+    #: what changed between the sides, setting by setting (the reason's words as records)
+    edits: tuple[DefinitionChange, ...] = ()
 
     @property
     def base_server(self) -> str:
@@ -95,6 +99,7 @@ class Comparison:
             "estimated_s": self.estimated_s,
             "base": self.base.to_dict(),
             "head": self.head.to_dict(),
+            "edits": [dataclasses.asdict(e) for e in self.edits],
         }
 
 
@@ -152,6 +157,11 @@ class CiPlan:
             "notes": list(self.notes),
             "changes": [dataclasses.asdict(c) for c in self.changes],
         }
+
+    @property
+    def edits(self) -> tuple[DefinitionChange, ...]:
+        """Every comparison's changes once (a server change is compared on each default scenario)."""
+        return tuple(dict.fromkeys(e for c in self.comparisons for e in c.edits))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)

@@ -11,6 +11,7 @@ The pipeline, and the record each stage hands on::
     Scenario              server)
 """
 
+from harness.model.change import ChangeStatus, DefinitionChange
 from harness.model.endpoint import Endpoint
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile
@@ -49,8 +50,10 @@ __all__ = [
     "METRICS",
     "METRIC_LABELS",
     "POST_RUN_CHECKS",
+    "ChangeStatus",
     "CostProfile",
     "CostSettings",
+    "DefinitionChange",
     "Endpoint",
     "Flavour",
     "FunctionCost",

@@ -585,3 +585,50 @@ def test_materialise_without_the_tarfile_data_filter(
     out = materialise(repo, "main", tmp_path / "old-python")
     assert (out / "servers/conf/a.cnf").read_text() == CONF_A
     assert (out / "scenarios/lua/mix.lua").read_text() == MIX_LUA
+
+
+# --- the change under test, as records (the comment names it; the check run annotates its line) ---------
+
+
+def test_the_changed_setting_is_a_record_with_its_line_in_the_heads_file(repo: Path) -> None:
+    from harness.model import DefinitionChange
+
+    conf = "[mariadbd]\n# flushing\ninnodb_flush_log_at_trx_commit = 2\nperformance_schema = ON\n"
+    commit(repo, "relaxed flushing, P_S on", {"servers/conf/a.cnf": conf})
+    p = make_plan(repo)
+    expected = (
+        DefinitionChange("servers/conf/a.cnf", "innodb_flush_log_at_trx_commit", "1", "2", "changed", 3, "mariadbd",
+                         "local-a@base", "local-a"),
+        DefinitionChange("servers/conf/a.cnf", "performance_schema", "", "ON", "added", 4, "mariadbd",
+                         "local-a@base", "local-a"),
+    )  # fmt: skip
+    assert p.comparisons[0].edits == expected and p.comparisons[1].edits == expected
+    assert p.edits == expected  # once for the plan, though both default scenarios compare it
+    assert json.loads(p.to_json())["comparisons"][0]["edits"][0]["line"] == 3
+    commit(repo, "back to 1, P_S off", {"servers/conf/a.cnf": CONF_A})
+    (removed,) = [e for e in make_plan(repo, base="HEAD~1", head="HEAD").edits if e.status == "removed"]
+    assert (removed.name, removed.old, removed.line) == ("performance_schema", "ON", None)
+
+
+def test_version_and_variable_changes_are_records_at_their_toml_lines(repo: Path) -> None:
+    bumped = CONTAINER_B.replace('version = "10.11"', 'version = "11.8"').replace('"1G"', '"256M"')
+    commit(repo, "MariaDB 11.8, smaller pool", {"servers/container-b.toml": bumped})
+    edits = {e.name: e for e in make_plan(repo).edits}
+    assert set(edits) == {"version", "innodb_buffer_pool_size"}
+    version, pool = edits["version"], edits["innodb_buffer_pool_size"]
+    assert (version.file, version.old, version.new, version.line) == ("servers/container-b.toml", "10.11", "11.8", 4)
+    assert (pool.section, pool.old, pool.new, pool.line) == ("variables", "1G", "256M", 11)
+    assert (pool.base, pool.head, pool.scenario) == ("container-b@base", "container-b", "")
+
+
+def test_a_scenario_change_is_a_record_of_that_scenario(repo: Path) -> None:
+    commit(repo, "longer", {"scenarios/point.toml": scenario_toml("point", "oltp_point_select", ci_time=20)})
+    (edit,) = make_plan(repo).edits
+    assert (edit.file, edit.name, edit.old, edit.new, edit.scenario) == (
+        "scenarios/point.toml",
+        "time_s",
+        "10",
+        "20",
+        "point",
+    )
+    assert edit.concerns("local-a", "local-a", "point") and not edit.concerns("local-a", "local-a", "mix")
