@@ -6,6 +6,7 @@ the `GITHUB_*` environment) and writes their output; the renderers themselves ta
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -63,13 +64,22 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
             except HarnessError as exc:
                 notes.append(f"BMF file not written: {exc}")
     footer = f"\n_{len(outcome.runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
+    changes = the_plan.edits
     markdown = render_markdown(
-        outcome.verdicts, outcome.runs, title=title, warnings=notes, chart_links=chart_links, plans=outcome.plans
+        outcome.verdicts,
+        outcome.runs,
+        title=title,
+        warnings=notes,
+        chart_links=chart_links,
+        plans=outcome.plans,
+        changes=changes,
     )
     report = out / "report.md"
     report.write_text(markdown + footer)
     document = outcome.document()
     verdicts = {"format": document["format"], "verdicts": document["verdicts"]}
+    # the change under test: the trusted jobs name it in the comment and annotate its line in the check run
+    verdicts["changes"] = [dataclasses.asdict(c) for c in changes]
     if "plans" in document:  # the trusted comment job shows them too (harness.report.trusted_comment)
         verdicts["plans"] = document["plans"]
     (out / "verdicts.json").write_text(json.dumps(verdicts, indent=2, default=str) + "\n")
@@ -81,6 +91,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         warnings=notes,
         links=links,
         plans=outcome.plans,
+        changes=changes,
         footer=f"head {the_plan.head_sha[:12]} vs base {the_plan.base_sha[:12]}; {len(outcome.runs)} runs in "
         f"{seconds / 60:.1f} min",
     )
@@ -89,7 +100,9 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     if summary:
         # A job summary cannot show the charts (relative image paths do not resolve there): they are
         # in the uploaded folder, and report.md embeds them.
-        text = render_markdown(outcome.verdicts, outcome.runs, title=title, warnings=notes, plans=outcome.plans)
+        text = render_markdown(
+            outcome.verdicts, outcome.runs, title=title, warnings=notes, plans=outcome.plans, changes=changes
+        )
         if chart_links:
             text += f"\nCharts: {len(chart_links)} PNG image(s) in `site/png/` of the `perf-results` artifact.\n"
         with Path(summary).open("a") as handle:

@@ -1,16 +1,20 @@
 """The pull-request comment: one sticky comment per pull request, rendered here, posted by pr-comment.yml.
 
 The first line is the hidden marker :data:`MARKER`, by which the posting job finds the comment again
-and updates it on every push instead of adding another. Below it: what was decided (the headline),
-then one row per comparison x scenario x threads x metric (estimate, interval, verdict and the reason
-in words), the warnings, and links to the full report and charts (the perf run's ``perf-results``
-artifact). Rows that need no attention (a pass, metrics that do not gate) fold into a
-``<details>`` block when the table is long.
+and updates it on every push instead of adding another. Below it, in the order a reviewer needs them:
+
+1. the status and headline (never contradicting a row: see :func:`harness.report.verdicts.status`);
+2. **the change under test**: each setting that changed (file and line, section, old → new) and the
+   servers compared with their versions;
+3. **the worst verdict of each scenario**, one row each (estimate, interval, verdict, reason in words);
+4. **where the instructions went**: three functions per regressed cost comparison, with their share;
+5. **links**: the full report (the run's artifacts) and anything else a run publishes (trend site);
+6. folded: what was judged and every row; then changed query plans and warnings.
 
 GitHub refuses comments longer than :data:`LIMIT` characters. When the comment would be longer, the
-warnings are dropped first, then rows from the end of the quiet ones, then of the rows that need
-attention, and a note says how many were left out; the link to the full report always stays. The
-output is deterministic (no clock), so golden files pin it.
+plans go first, then the warnings, the folded rows, the functions, the changes and last the worst rows,
+and a note says how many were left out; the link to the full report always stays. The output is
+deterministic (no clock), so golden files pin it.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.model import MetricVerdict, RunResult, Verdict
+from harness.model import DefinitionChange, MetricVerdict, RunResult, Verdict
 from harness.model.plan import PlanCheck
 from harness.report.mdtable import cell
 from harness.report.plans import plans_comment
+from harness.report.pr_sections import change_section, culprit_section, regressed_explained, worst_rows
 from harness.report.verdicts import (
     OUTCOME_EMOJI,
     comparison_label,
@@ -31,18 +36,16 @@ from harness.report.verdicts import (
     judged_section,
     metric_label,
     needs_attention,
-    outcome_counts,
     outcome_word,
     several_comparisons,
     short_reason,
+    status,
     verdict_rows,
 )
 
 MARKER = "<!-- dbperf-pr-check -->"
 #: GitHub's limit on the body of an issue or pull-request comment, in characters.
 LIMIT = 65_536
-#: Above this many rows, the quiet ones go into a collapsed block.
-FOLD_ABOVE = 12
 
 
 @dataclass(frozen=True)
@@ -52,21 +55,6 @@ class Links:
     run_url: str = ""
     site_url: str = ""
     artifact: str = "perf-results"
-
-
-def _status(verdicts: Sequence[Verdict], failed_runs: int) -> str:
-    counts = outcome_counts(verdicts)
-    if counts["regression"]:
-        return "🔴 **Performance regression**"
-    if counts["failed"] or failed_runs:
-        return "❌ **Performance check failed to run**"
-    if not verdicts:
-        return "⚪ **Nothing to compare**"
-    if counts["inconclusive"] or counts["no_baseline"]:
-        return "🟡 **No regression found, but not everything could be decided**"
-    if counts["improvement"]:
-        return "🟢 **Faster, no regression**"
-    return "✅ **No regression**"
 
 
 def _header(several: bool) -> list[str]:
@@ -91,16 +79,6 @@ def _row(verdict: Verdict, mv: MetricVerdict, several: bool) -> str:
     return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
-def _comparisons(verdicts: Sequence[Verdict]) -> list[str]:
-    seen = sorted({(v.mode, v.base, v.base_version, v.head, v.head_version) for v in verdicts})
-    lines = []
-    for mode, base, base_version, head, head_version in seen:
-        b = f"`{base}`" + (f" ({base_version})" if base_version else "")
-        h = f"`{head}`" + (f" ({head_version})" if head_version else "")
-        lines.append(f"- {b} → {h}" if mode == "ab" else f"- {h} against the stored baseline")
-    return lines
-
-
 def _links(links: Links) -> list[str]:
     out = []
     if links.run_url:
@@ -123,13 +101,16 @@ def render_comment(
     footer: str = "",
     limit: int = LIMIT,
     plans: Sequence[PlanCheck] = (),
+    changes: Sequence[DefinitionChange] = (),
 ) -> str:
     """The Markdown of the sticky comment, at most ``limit`` characters (see the module docstring)."""
     failed = sum(1 for r in runs if not r.ok)
     several = several_comparisons(verdicts)
+    worst = [_row(v, mv, several) for v, mv in worst_rows(verdicts)]
     rows = verdict_rows(verdicts)
-    loud = [_row(v, mv, several) for v, mv in rows if needs_attention(mv)]
-    quiet = [_row(v, mv, several) for v, mv in rows if not needs_attention(mv)]
+    # the fold: every row, those that need attention first (cut last)
+    folded = [_row(v, mv, several) for v, mv in rows if needs_attention(mv)]
+    folded += [_row(v, mv, several) for v, mv in rows if not needs_attention(mv)]
     notes = [" ".join(w.split()) for w in dict.fromkeys(warnings) if w.strip()]
     for verdict in verdicts:
         where = (f"{comparison_label(verdict)} " if several else "") + f"{verdict.scenario} {verdict.threads_label}t"
@@ -137,55 +118,54 @@ def render_comment(
     notes = list(dict.fromkeys(notes))
     if failed:
         notes.append(f"{failed} run(s) failed: see the full report")
+    explained = len(regressed_explained(verdicts))
 
-    def build(n_loud: int, n_quiet: int, n_notes: int, n_plans: int) -> str:
-        lines = [MARKER, f"### {title}", "", f"{_status(verdicts, failed)}: {headline(verdicts)}", ""]
-        lines += _comparisons(verdicts)
-        if lines[-1] != "":
-            lines.append("")
-        lines += judged_section(verdicts)
-        shown_loud, shown_quiet = loud[:n_loud], quiet[:n_quiet]
-        if len(rows) <= FOLD_ABOVE and n_loud == len(loud) and n_quiet == len(quiet):
-            ordered = [_row(v, mv, several) for v, mv in rows]
-            lines += [*_header(several), *ordered, ""]
-        else:
-            if shown_loud:
-                lines += [*_header(several), *shown_loud, ""]
-            elif not loud:
-                lines += ["Every gating metric is unchanged.", ""]
-            if shown_quiet:
-                summary = f"{len(shown_quiet)} row(s) that pass or do not gate"
-                lines += ["<details>", f"<summary>{summary}</summary>", "", *_header(several), *shown_quiet]
-                lines += ["", "</details>", ""]
-        left_out = (len(loud) - n_loud) + (len(quiet) - n_quiet)
+    def build(n: dict[str, int]) -> str:
+        lines = [MARKER, f"### {title}", "", f"{status(verdicts, failed)}: {headline(verdicts)}", ""]
+        lines += change_section(changes, verdicts, n["changes"])
+        if worst:
+            heading = "**Worst verdict per scenario**" if len(rows) > len(worst) else "**Verdicts**"
+            lines += [heading, "", *_header(several), *worst[: n["worst"]], ""]
+        lines += culprit_section(verdicts, n["culprits"])
+        # links: the full report, then whatever else the run publishes (trend site, flame graphs)
+        lines += [*_links(links), ""]
+        judged = judged_section(verdicts)
+        shown = folded[: n["folded"]] if len(rows) > len(worst) else []
+        if judged or shown:
+            summary = f"What was judged, and all {len(rows)} rows" if shown else "What was judged"
+            lines += ["<details>", f"<summary>{summary}</summary>", "", *judged]
+            if shown:
+                lines += [*_header(several), *shown, ""]
+            lines += ["</details>", ""]
+        left_out = (len(worst) - n["worst"]) + (len(folded) - n["folded"] if len(rows) > len(worst) else 0)
         if left_out:
             lines += [f"⚠️ {left_out} row(s) left out to fit GitHub's comment limit: see the full report.", ""]
-        lines += plans_comment(plans, n_plans)
-        if notes[:n_notes]:
-            lines += ["<details>", f"<summary>⚠️ {len(notes[:n_notes])} warning(s)</summary>", ""]
-            lines += [f"- {cell(n)}" for n in notes[:n_notes]]
+        lines += plans_comment(plans, n["plans"])
+        if notes[: n["notes"]]:
+            lines += ["<details>", f"<summary>⚠️ {len(notes[: n['notes']])} warning(s)</summary>", ""]
+            lines += [f"- {cell(note)}" for note in notes[: n["notes"]]]
             lines += ["", "</details>", ""]
-        if n_notes < len(notes):
-            lines += [f"{len(notes) - n_notes} more warning(s) in the full report.", ""]
-        lines += _links(links)
+        if n["notes"] < len(notes):
+            lines += [f"{len(notes) - n['notes']} more warning(s) in the full report.", ""]
         if footer:
-            lines += ["", f"<sub>{footer}</sub>"]
+            lines += [f"<sub>{footer}</sub>"]
         return "\n".join(lines).rstrip() + "\n"
 
-    n_loud, n_quiet, n_notes = len(loud), len(quiet), len(notes)
-    n_plans = sum(len(p.changed) for p in plans)
-    text = build(n_loud, n_quiet, n_notes, n_plans)
+    n = {
+        "plans": sum(len(p.changed) for p in plans),
+        "notes": len(notes),
+        "folded": len(folded),
+        "culprits": explained,
+        "changes": len(changes),
+        "worst": len(worst),
+    }
+    text = build(n)
     while len(text) > limit:
-        if n_plans:
-            n_plans = max(0, n_plans - max(1, n_plans // 2))
-        elif n_notes:
-            n_notes = max(0, n_notes - max(1, n_notes // 4))
-        elif n_quiet:
-            n_quiet = max(0, n_quiet - max(1, n_quiet // 4))
-        elif n_loud:
-            n_loud = max(0, n_loud - max(1, n_loud // 4))
-        else:
+        part = next((k for k in n if n[k]), None)  # cut in this order: plans first, the worst rows last
+        if part is None:
             marker_only = f"{MARKER}\n### {title}\n\nThe report is too long for a comment: see the full report.\n"
             return marker_only[:limit]
-        text = build(n_loud, n_quiet, n_notes, n_plans)
+        step = {"plans": 2, "notes": 4, "folded": 4}.get(part, 4)
+        n[part] = max(0, n[part] - max(1, n[part] // step))
+        text = build(n)
     return text

@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.model import MetricVerdict, RunResult, Testbed, Verdict
+from harness.model import DefinitionChange, MetricVerdict, RunResult, Testbed, Verdict
 from harness.model.plan import PlanCheck
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
 from harness.report.plans import plans_markdown
+from harness.report.pr_sections import change_section
 from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     LEGEND,
@@ -42,6 +43,7 @@ from harness.report.verdicts import (
     outcome_word,
     several_comparisons,
     short_reason,
+    status,
     verdict_rows,
 )
 
@@ -61,16 +63,8 @@ def _headline(verdicts: Sequence[Verdict]) -> list[str]:
         text = f"{OUTCOME_EMOJI[outcome]} {n} {word}"
         parts.append(f"**{text}**" if n and outcome in ("regression", "failed") else text)
     total = len(verdicts)
-    if counts["regression"]:
-        status = "🔴 **Performance regression**"
-    elif counts["failed"]:
-        status = "❌ **Performance check failed to run**"
-    elif counts["inconclusive"] or counts["no_baseline"]:
-        status = "🟡 **No regression found, but not everything could be decided**"
-    else:
-        status = "✅ **No regression**"
     noun = "comparison" if total == 1 else "comparisons"
-    return [f"{status}: {total} {noun} (scenario × threads).", "", " · ".join(parts)]
+    return [f"{status(verdicts)}: {total} {noun} (scenario × threads).", "", " · ".join(parts)]
 
 
 def _comparison_line(verdicts: Sequence[Verdict]) -> list[str]:
@@ -159,13 +153,17 @@ def render_markdown(
     warnings: Sequence[str] = (),
     chart_links: ChartLinks = (),
     plans: Sequence[PlanCheck] = (),
+    changes: Sequence[DefinitionChange] = (),
 ) -> str:
-    """The Markdown of a performance check: headline, verdict table, plans, warnings, failures, testbed, charts.
+    """The Markdown of a performance check: headline, the change under test (``changes``, a pull request's),
+    verdict table, plans, warnings, failures, testbed, charts.
 
     ``runs`` are the runs the verdicts were computed from (for failures, versions, testbed and
     commits); ``testbed`` overrides the testbed taken from the runs.
     """
     lines = [f"## {title}", "", *_headline(verdicts), ""]
+    if changes:
+        lines += change_section(changes, (), len(changes))
     comparison = _comparison_line(verdicts)
     if comparison:
         lines += [*comparison, ""]

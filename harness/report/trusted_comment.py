@@ -9,8 +9,15 @@ only what it can check, and renders the comment itself with :func:`harness.repor
   at most 100 characters, so no Markdown, HTML, mention or link gets through;
 * metrics, outcomes, causes, methods, modes and kinds must be ones dbperf knows;
 * numbers must be finite, counts whole and in range;
-* free text the run wrote (reasons, summaries, warnings, function names) is dropped: the reason
-  column is rebuilt from the cause and the numbers, and the run's warnings are only counted;
+* free text the run wrote (reasons, summaries, warnings) is dropped: the reason column is rebuilt from
+  the cause and the numbers, and the run's warnings are only counted;
+* the change under test (``changes``): the file must be a relative path under ``servers/`` or
+  ``scenarios/`` (:data:`CHANGED_FILE`), lines whole numbers from 1, the status one dbperf writes; a
+  setting's name and section are shown when they look like one (:data:`SETTING`, else ``?``), its
+  values when they hold only :data:`VALUE`'s characters, at most 80 (else "not shown");
+* the functions behind a cost change (``explanation``): names shown (in a code span) when they hold only
+  :data:`FUNCTION`'s characters (C++ names: ``:<>,*&~`` and spaces; never a backtick, pipe or line
+  break), else ``?``; instructions finite numbers, shares from -1 to 1;
 * query plans (``plans``): table and key names must look like identifiers (else shown as ``?``), access
   types letters, rows finite numbers; a statement template is shown (in a code span) only when it holds
   nothing but SQL's words, ``?`` and operators; what changed is worked out again from the two plans.
@@ -36,7 +43,7 @@ from harness.errors import ReportError
 from harness.judge.classify import Cause
 from harness.judge.design import Kind as TestKind
 from harness.judge.plans import compare_statement
-from harness.model import METRICS, MetricVerdict, Verdict, VerdictOutcome
+from harness.model import METRICS, ChangeStatus, DefinitionChange, FunctionDelta, MetricVerdict, Verdict, VerdictOutcome
 from harness.model.outcome import DOCUMENT_FORMAT
 from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.model.work import WORK
@@ -57,6 +64,16 @@ IDENT = re.compile(r"<?[A-Za-z0-9_$#@.-]{1,64}>?")
 ACCESS = re.compile(r"[A-Za-z_]{0,40}")
 TEMPLATE = re.compile(r"[A-Za-z0-9_#?*(),.=<>!+/%: -]{1,300}")
 MAX_STATEMENTS = 200
+#: The change under test: a file under servers/ or scenarios/ (no ``..``, no absolute path), a setting's
+#: or section's name, a value (anything else is not shown), and at most this many changes.
+CHANGED_FILE = re.compile(r"(?:servers|scenarios)(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.+-]{1,100}){1,6}")
+SETTING = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+VALUE = re.compile(r"[A-Za-z0-9_.,:/+@%=-]{1,80}")
+MAX_CHANGES = 500
+#: A function name as the cost profile keys it (parameters dropped), and at most this many per comparison.
+FUNCTION = re.compile(r"[A-Za-z0-9_:<>,*&~ ().\[\]$@'+=!/%^#-]{1,200}")
+MAX_FUNCTIONS = 64
+_STATUSES = frozenset(get_args(ChangeStatus))
 MAX_TABLES = 64
 _OUTCOMES = frozenset(get_args(VerdictOutcome))
 _CAUSES = frozenset(get_args(Cause)) | {""}
@@ -180,6 +197,9 @@ def _verdict(raw: object, where: str) -> Verdict:
     warnings = raw.get("warnings", [])
     if not isinstance(warnings, list):
         raise _fail(f"{where}.warnings", "not a list")
+    explanation = raw.get("explanation", [])
+    if not isinstance(explanation, list) or len(explanation) > MAX_FUNCTIONS:
+        raise _fail(f"{where}.explanation", f"a list of at most {MAX_FUNCTIONS} functions is expected")
     return Verdict(
         mode=_choice(raw.get("mode"), frozenset({"ab", "baseline"}), f"{where}.mode"),  # type: ignore[arg-type]
         scenario=_name(raw.get("scenario"), f"{where}.scenario"),
@@ -190,7 +210,64 @@ def _verdict(raw: object, where: str) -> Verdict:
         base_version=_name(raw.get("base_version"), f"{where}.base_version", empty=True),
         head_version=_name(raw.get("head_version"), f"{where}.head_version", empty=True),
         kind=_choice(raw.get("kind", "time"), frozenset({"time", "cost"}), f"{where}.kind"),  # type: ignore[arg-type]
+        explanation=tuple(_function(d, f"{where}.explanation[{i}]") for i, d in enumerate(explanation)),
     )
+
+
+def _function(raw: object, where: str) -> FunctionDelta:
+    if not isinstance(raw, dict):
+        raise _fail(where, "not an object")
+    numbers = {f: _number(raw.get(f), f"{where}.{f}") for f in ("base", "head", "delta", "share")}
+    if any(v is None for v in numbers.values()):
+        raise _fail(where, "base, head, delta and share must be numbers")
+    share = numbers["share"] or 0.0
+    if not -1.0 - 1e-9 <= share <= 1.0 + 1e-9:
+        raise _fail(f"{where}.share", f"not a share from -1 to 1: {share!r}")
+    return FunctionDelta(
+        _shown(raw.get("name"), FUNCTION),
+        numbers["base"] or 0.0,
+        numbers["head"] or 0.0,
+        numbers["delta"] or 0.0,
+        share,
+    )
+
+
+def _value(value: object) -> str:
+    """A setting's value when it looks like one; "" (not shown) otherwise."""
+    if value in ("", None):
+        return ""
+    return value if isinstance(value, str) and VALUE.fullmatch(value) else "(not shown)"
+
+
+def _change(raw: object, where: str) -> DefinitionChange:
+    if not isinstance(raw, dict):
+        raise _fail(where, "not an object")
+    path = raw.get("file")
+    if not isinstance(path, str) or not CHANGED_FILE.fullmatch(path):
+        raise _fail(f"{where}.file", f"not a file under servers/ or scenarios/: {str(path)[:40]!r}")
+    line = _count(raw.get("line"), f"{where}.line", optional=True)
+    section = raw.get("section", "")
+    return DefinitionChange(
+        file=path,
+        name=_shown(raw.get("name"), SETTING),
+        old=_value(raw.get("old")),
+        new=_value(raw.get("new")),
+        status=_choice(raw.get("status", "changed"), _STATUSES, f"{where}.status"),  # type: ignore[arg-type]
+        line=line or None,
+        section="" if section in ("", None) else _shown(section, SETTING),
+        base=_name(raw.get("base"), f"{where}.base", empty=True),
+        head=_name(raw.get("head"), f"{where}.head", empty=True),
+        scenario=_name(raw.get("scenario"), f"{where}.scenario", empty=True),
+    )
+
+
+def load_changes(text: str) -> list[DefinitionChange]:
+    """The checked change under test of a ``verdicts.json`` (none in a file from before it was written);
+    call after :func:`load_verdicts`."""
+    raw = json.loads(text).get("changes", [])
+    if not isinstance(raw, list) or len(raw) > MAX_CHANGES:
+        raise _fail("changes", f"a list of at most {MAX_CHANGES} changes is expected")
+    return [_change(c, f"changes[{i}]") for i, c in enumerate(raw)]
 
 
 def load_verdicts(text: str) -> tuple[list[Verdict], int]:
@@ -282,6 +359,7 @@ def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = L
         raise _fail("--run-url", "not a GitHub Actions run page")
     verdicts, warnings = load_verdicts(text)
     plans = load_plans(text)
+    changes = load_changes(text)
     notes = [f"the run wrote {warnings} warning(s): see the full report"] if warnings else []
     footer = f"head {sha[:12]}; rebuilt from verdicts.json by the trusted comment job" if sha else ""
     return render_comment(
@@ -292,6 +370,7 @@ def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = L
         footer=footer,
         limit=limit,
         plans=plans,
+        changes=changes,
     )
 
 

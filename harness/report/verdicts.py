@@ -161,6 +161,26 @@ def outcome_counts(verdicts: Sequence[Verdict]) -> Counter[str]:
     return Counter(comparison_outcome(v) for v in verdicts)
 
 
+def status(verdicts: Sequence[Verdict], failed_runs: int = 0) -> str:
+    """The verdict of the whole check in a few bold words, never contradicting a row: a regression when any
+    comparison regressed, and a "no regression" that names a metric that does not gate but rose."""
+    counts = outcome_counts(verdicts)
+    if counts["regression"]:
+        return "🔴 **Performance regression**"
+    if counts["failed"] or failed_runs:
+        return "❌ **Performance check failed to run**"
+    if not verdicts:
+        return "⚪ **Nothing to compare**"
+    if counts["inconclusive"] or counts["no_baseline"]:
+        text = "🟡 **No regression found, but not everything could be decided**"
+    elif counts["improvement"]:
+        text = "🟢 **Faster, no regression**"
+    else:
+        text = "✅ **No regression**"
+    info = any(not m.gating and m.outcome == "regression" for v in verdicts for m in v.metrics)
+    return text + (" in the gating metrics (a metric that does not gate regressed: info)" if info else "")
+
+
 def headline(verdicts: Sequence[Verdict]) -> str:
     """``1 regression, 2 pass (3 comparisons)``: counts of comparisons per outcome, worst first."""
     counts = outcome_counts(verdicts)
