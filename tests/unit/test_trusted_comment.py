@@ -157,3 +157,95 @@ def test_the_posting_job_installs_exactly_what_the_builder_imports(tmp_path) -> 
         cwd=repo, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.startswith("dbperf: error: verdicts file refused"), bad.stderr
+
+
+# --- the change under test and the functions behind a cost regression -------------------------------
+
+
+def change_document() -> dict[str, object]:
+    """verdicts.json of a pull request that turns performance_schema on (harness/ci/folder.py's shape)."""
+    from dataclasses import asdict
+
+    from test_comment import config_change
+
+    verdicts, changes = config_change()
+    doc = Outcome(runs=(), verdicts=tuple(verdicts)).document()
+    out = {"format": doc["format"], "verdicts": doc["verdicts"], "changes": [asdict(c) for c in changes]}
+    return json.loads(json.dumps(out, default=str))
+
+
+def test_rebuilt_comment_golden_names_the_change_and_the_functions() -> None:
+    from test_comment import config_change
+
+    text = build_comment(json.dumps(change_document()), sha=SHA, run_url=RUN_URL)
+    check_golden("trusted_comment_config_change.md", text)
+    assert "- `performance_schema` = `ON` added (`servers/conf/mariadb.cnf` line 8, [mysqld])" in text
+    from harness.report.comment import render_comment
+
+    verdicts, changes = config_change()
+    original = render_comment(verdicts, changes=changes)
+
+    def cells(markdown: str) -> list[list[str]]:  # every table row (functions too) without the reason's words
+        return [line.split(" | ")[:-1] for line in markdown.splitlines() if line.startswith("| ") and "---" not in line]
+
+    assert cells(text) == cells(original) and "`pfs_start_mutex_wait_v1`" in text
+
+
+EVIL = "[x](https://evil.example) @everyone <img src=x onerror=alert(1)> `code` | pipe"
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "shown"),
+    [
+        (("changes", 0, "name"), EVIL, "- `?` = `ON` added"),
+        (("changes", 0, "name"), "a" * 65, "- `?` = `ON` added"),
+        (("changes", 0, "section"), "mysqld]\n## Approved", "line 8, [?])"),
+        (("changes", 0, "new"), EVIL, "- `performance_schema` = `(not shown)` added"),
+        (("changes", 0, "new"), "1" * 81, "- `performance_schema` = `(not shown)` added"),
+        (("verdicts", 0, "explanation", 0, "name"), "evil` | [x](https://evil.example)", "| `?` |"),
+        (("verdicts", 0, "explanation", 0, "name"), "f" * 201, "| `?` |"),
+    ],
+)
+def test_forged_change_text_and_function_names_are_not_shown(path: tuple[object, ...], value: str, shown: str) -> None:
+    doc = change_document()
+    target: object = doc
+    for key in path[:-1]:
+        target = target[key]  # type: ignore[index]
+    target[path[-1]] = value  # type: ignore[index]
+    text = build_comment(json.dumps(doc))
+    assert shown in text, text
+    assert "evil" not in text and "@everyone" not in text and "<img" not in text and "Approved" not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "problem"),
+    [
+        (("changes", 0, "file"), "../../etc/passwd", "not a file under servers/"),
+        (("changes", 0, "file"), "servers/../.github/workflows/x.yml", "not a file under servers/"),
+        (("changes", 0, "file"), "/servers/conf/mariadb.cnf", "not a file under servers/"),
+        (("changes", 0, "file"), "servers/conf/mariadb.cnf\n## ok", "not a file under servers/"),
+        (("changes", 0, "file"), "README.md", "not a file under servers/"),
+        (("changes", 0, "line"), -3, "whole number"),
+        (("changes", 0, "line"), "8; rm", "whole number"),
+        (("changes", 0, "status"), "approved", "unknown value"),
+        (("changes", 0, "head"), "@everyone", "not a name"),
+        (("changes",), {"file": "x"}, "at most 500 changes"),
+        (("verdicts", 0, "explanation", 0, "share"), 2.5, "not a share"),
+        (("verdicts", 0, "explanation", 0, "delta"), float("nan"), "not a finite number"),
+        (("verdicts", 0, "explanation", 0, "base"), "9,120", "not a finite number"),
+        (
+            ("verdicts", 0, "explanation"),
+            [{"name": "f", "base": 0, "head": 0, "delta": 0, "share": 0}] * 65,
+            "at most 64",
+        ),
+    ],
+)
+def test_forged_change_structure_refuses_the_whole_file(path: tuple[object, ...], value: object, problem: str) -> None:
+    doc = change_document()
+    target: object = doc
+    for key in path[:-1]:
+        target = target[key]  # type: ignore[index]
+    target[path[-1]] = value  # type: ignore[index]
+    with pytest.raises(ReportError, match=problem) as caught:
+        build_comment(json.dumps(doc))
+    assert "nothing is posted" in str(caught.value)
