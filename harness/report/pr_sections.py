@@ -25,6 +25,9 @@ from harness.report.verdicts import (
 
 #: Functions listed per regressed cost comparison in the comment.
 CULPRITS = 3
+#: The line that sums the functions a binary does not name (harness.judge.explain.UNNAMED; the judge
+#: layer is above this one, so the name is repeated here and a unit test keeps them equal).
+UNNAMED = "(unnamed functions)"
 
 
 def code(text: str, limit: int = 200) -> str:
@@ -103,13 +106,16 @@ def regressed_explained(verdicts: Sequence[Verdict]) -> list[Verdict]:
 
 
 def culprits(verdict: Verdict, top: int = CULPRITS) -> list[FunctionDelta]:
-    """The ``top`` functions whose instructions per transaction moved most (the unnamed line included)."""
-    return sorted(verdict.explanation, key=lambda d: (-abs(d.delta), d.name))[:top]
+    """The ``top`` named functions whose instructions per transaction moved most, then the line of the
+    functions the binary does not name (their sum: the part no symbol explains), when there is one."""
+    named = [d for d in verdict.explanation if d.name != UNNAMED]
+    unnamed = [d for d in verdict.explanation if d.name == UNNAMED and d.delta]
+    return [*sorted(named, key=lambda d: (-abs(d.delta), d.name))[:top], *unnamed]
 
 
 def culprit_section(verdicts: Sequence[Verdict], shown: int) -> list[str]:
     """**Where the instructions went**: three functions per regressed cost comparison (the first ``shown``
-    comparisons), with the change per transaction and its share of all the movement."""
+    comparisons) and the unnamed rest, with the change per transaction and its share of all the movement."""
     regressed = regressed_explained(verdicts)
     if not regressed:
         return []

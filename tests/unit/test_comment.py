@@ -120,6 +120,7 @@ def test_comment_golden_config_change_leads_with_the_change_and_the_culprits() -
         "`pfs_start_mutex_wait_v1`",
         "`pfs_end_table_io_wait_v1`",
         "`std::vector<PFS_thread*, std::allocator<PFS_thread*> >::push_back`",
+        "`(unnamed functions)`",
     ]
     assert "| oltp_insert | 1 | `pfs_start_mutex_wait_v1` | 0 | 9,120 | +9,120 | +41 % |" in lines
 
@@ -149,3 +150,18 @@ def test_the_headline_never_contradicts_a_row(first: str, second: str, gating: t
         assert ("a metric that does not gate regressed" in status_line) == info_regression, text
     if not gating_regression and not info_regression:
         assert "regression" not in status_line.split(":")[0].replace("no regression", "").replace("No regression", "")
+
+
+def test_the_unnamed_line_follows_the_three_named_functions() -> None:
+    from harness.judge.explain import UNNAMED
+    from harness.report.pr_sections import UNNAMED as SHOWN
+    from harness.report.pr_sections import culprits
+
+    assert SHOWN == UNNAMED
+    cost = config_change()[0][0]
+    assert [d.name for d in culprits(cost)] == [
+        "pfs_start_mutex_wait_v1",
+        "pfs_end_table_io_wait_v1",
+        "std::vector<PFS_thread*, std::allocator<PFS_thread*> >::push_back",
+        UNNAMED,
+    ]
