@@ -81,6 +81,10 @@ def test_pr_comment_builds_the_comment_with_the_default_branchs_code() -> None:
     assert "PYTHONPATH=trusted .venv/bin/python -m harness.report.trusted_comment pr-comment/verdicts.json" in comment
     assert "--out comment.md" in comment
     assert "pr-comment/comment.md" not in comment
+    # the check run: built by the same checked code from the same verdicts, posted with checks: write
+    assert "checks: write" in comment
+    assert "PYTHONPATH=trusted .venv/bin/python -m harness.report.check_run pr-comment/verdicts.json" in comment
+    assert 'gh api --method POST "repos/$REPO/check-runs" --input check-run/create.json' in comment
     assert "comment.md" not in text("pr-check.yml").split("Collect the uploads")[1].split("Upload results")[0]
 
 

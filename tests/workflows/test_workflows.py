@@ -45,6 +45,11 @@ BENCHER_VARS = {"BENCHER_PROJECT": "dbperf-test", "BENCHER_TESTBED": "act-runner
 SECRETS = {"BENCHER_API_TOKEN": BENCHER_SENTINEL}
 PUSH_SCENARIOS = ("oltp_point_select", "oltp_read_only")
 MARKER = "<!-- dbperf-pr-check -->"
+#: What conftest's pull request changes in servers/conf/mariadb.cnf: (file, setting, old, new, status, line)
+CNF_CHANGES = [
+    ("servers/conf/mariadb.cnf", "innodb_buffer_pool_size", "512M", "6M", "changed", 5),
+    ("servers/conf/mariadb.cnf", "innodb_flush_method", "", "O_DIRECT", "added", 6),
+]
 
 
 def _explain(run: ActRun) -> str:
@@ -192,6 +197,11 @@ def test_pull_request_artifacts(pr_run: ActRun) -> None:
     assert (pr_run.artifact("bmf") / "pr-number.txt").read_text().strip() == str(PR_NUMBER)
     # the comment's data only: the trusted job builds the Markdown (never this run)
     assert sorted(p.name for p in pr_run.artifact("pr-comment").iterdir()) == ["pr-number.txt", "verdicts.json"]
+    # the change under test, setting by setting, with its line in the pull request's my.cnf
+    changes = json.loads((results / "verdicts.json").read_text())["changes"]
+    assert [(c["file"], c["name"], c["old"], c["new"], c["status"], c["line"]) for c in changes] == CNF_CHANGES
+    comment = (results / "comment.md").read_text()
+    assert "- `innodb_buffer_pool_size`: `512M` → `6M` (`servers/conf/mariadb.cnf` line 5, [mysqld])" in comment
 
 
 def test_pull_request_results_stay_out_of_the_history(pr_run: ActRun, common_vars: dict[str, str]) -> None:
@@ -251,6 +261,7 @@ def test_pr_comment_is_posted_once_and_updated(
     event = workflow_run_event(pr_run.run_id, "pull_request_target", PR_BRANCH, scratch_repo.pr_sha, "failure")
     comments_file = act.state / "github" / "comments.json"
     comments_file.unlink(missing_ok=True)
+    (act.state / "github" / "check-runs.json").unlink(missing_ok=True)
     first = act.run("comment-1", "workflow_run", event, workflow="pr-comment.yml", secrets=SECRETS)
     assert first.exit_code == 0, _explain(first)
     comments = json.loads(comments_file.read_text())
@@ -268,14 +279,45 @@ def test_pr_comment_is_posted_once_and_updated(
 
     assert rows(body) == rows(own) and rows(body), (body, own)
     assert "Posted the dbperf comment on pull request #7" in first.summary("comment")
+    # it leads with the change under test, then the worst verdict per scenario, then the functions
+    change = body.index("- `innodb_buffer_pool_size`: `512M` → `6M` (`servers/conf/mariadb.cnf` line 5, [mysqld])")
+    assert change < body.index("**Worst verdict per scenario**") < body.index("**Where the instructions went**")
+    assert re.search(
+        r"\| oltp_point_select \| 1 \| `[^`|]+` \| [0-9,]+ \| [0-9,]+ \| [+-][0-9,]+ \| [+-]\d+ % \|", body
+    ), body
+    # and the check run on the measured commit: one annotation per regressed metric on each changed line
+    [check] = json.loads((act.state / "github" / "check-runs.json").read_text())
+    assert (check["head_sha"], check["conclusion"], check["repo"]) == (scratch_repo.pr_sha, "failure", "acme/dbperf")
+    annotations = check["output"]["annotations"]
+    regressed = [
+        (v["scenario"], m["metric"])
+        for v in json.loads((pr_run.artifact("pr-comment") / "verdicts.json").read_text())["verdicts"]
+        for m in v["metrics"]
+        if m["gating"] and m["outcome"] == "regression"
+    ]
+    assert ("oltp_point_select", "instr_per_txn") in regressed
+    assert len(annotations) == 2 * len(regressed)  # each regression on both changed lines
+    assert sorted({(a["path"], a["start_line"], a["end_line"]) for a in annotations}) == [
+        ("servers/conf/mariadb.cnf", 5, 5),
+        ("servers/conf/mariadb.cnf", 6, 6),
+    ]
+    cost = next(a for a in annotations if "instructions/txn" in a["message"] and a["start_line"] == 5)
+    assert cost["annotation_level"] == "failure"
+    assert re.fullmatch(
+        r"oltp_point_select 1t \(cost\), mariadb-local@base → mariadb-local: instructions/txn \+\d+\.\d %, "
+        r"95 % CI \[\+\d+\.\d, \+\d+\.\d\] %: regression beyond the [\d.]+ % minimum effect\. "
+        r"Changed here: innodb_buffer_pool_size 512M → 6M",
+        cost["message"],
+    ), cost["message"]
+    assert f"Reported check run {check['id']} with {len(annotations)} annotation(s)" in first.summary("comment")
     # the next push's run: the same comment is updated, not a second one added
     second = act.run("comment-2", "workflow_run", event, workflow="pr-comment.yml", secrets=SECRETS)
     assert second.exit_code == 0, _explain(second)
     comments = json.loads(comments_file.read_text())
     assert len(comments) == 1 and comments[0].get("updated") == 1
     assert "Updated the dbperf comment" in second.summary("comment")
-    methods = [c["method"] for c in second.github_calls() if c.get("tool") == "gh"]
-    assert methods == ["GET", "GET", "PATCH"], second.github_calls()
+    calls = [(c["method"], c["path"].split("/")[-1]) for c in second.github_calls() if c.get("tool") == "gh"]
+    assert calls == [("GET", "7"), ("POST", "check-runs"), ("GET", "comments"), ("PATCH", "9000")], calls
     # a run of a commit the pull request has moved on from never overwrites the comment
     _pr_fixture(act.state, scratch_repo.main_sha, "f" * 40)
     stale = act.run("comment-stale", "workflow_run", event, workflow="pr-comment.yml", secrets=SECRETS)
