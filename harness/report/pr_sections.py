@@ -70,14 +70,16 @@ def versions_lines(verdicts: Sequence[Verdict]) -> list[str]:
 
 
 def change_section(changes: Sequence[DefinitionChange], verdicts: Sequence[Verdict], shown: int) -> list[str]:
-    """**Change under test**: the first ``shown`` settings that changed, then the servers compared."""
+    """**Change under test**: the first ``shown`` settings that changed, then the servers compared (only
+    **Compared** when no setting is known to have changed: a baseline gate, an A/A check, an older file)."""
     unique = list(dict.fromkeys((c.file, c.section, c.name, c.old, c.new, c.status, c.line) for c in changes))
     by_key = {(c.file, c.section, c.name, c.old, c.new, c.status, c.line): c for c in changes}
     lines = [f"- {change_line(by_key[k])}" for k in unique[:shown]]
     if len(unique) > shown:
         lines.append(f"- and {len(unique) - shown} more change(s): see `plan.json` in the full report")
     lines += versions_lines(verdicts)
-    return ["**Change under test**", "", *lines, ""] if lines else []
+    heading = "**Change under test**" if changes else "**Compared**"
+    return [heading, "", *lines, ""] if lines else []
 
 
 def _worst_key(row: tuple[Verdict, MetricVerdict]) -> tuple[int, int, float]:
