@@ -317,7 +317,7 @@ def test_pr_comment_is_posted_once_and_updated(
     assert len(comments) == 1 and comments[0].get("updated") == 1
     assert "Updated the dbperf comment" in second.summary("comment")
     calls = [(c["method"], c["path"].split("/")[-1]) for c in second.github_calls() if c.get("tool") == "gh"]
-    assert calls == [("GET", "7"), ("POST", "check-runs"), ("GET", "comments"), ("PATCH", "9000")], calls
+    assert calls == [("GET", "7"), ("GET", "comments"), ("PATCH", "9000"), ("POST", "check-runs")], calls
     # a run of a commit the pull request has moved on from never overwrites the comment
     _pr_fixture(act.state, scratch_repo.main_sha, "f" * 40)
     stale = act.run("comment-stale", "workflow_run", event, workflow="pr-comment.yml", secrets=SECRETS)
