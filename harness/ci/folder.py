@@ -16,6 +16,9 @@ from harness import pipeline
 from harness.ci.records import CiPlan
 from harness.errors import HarnessError
 from harness.model import Outcome
+from harness.pipeline.flames import flame_graphs
+from harness.report.flamegraph import file_name, markdown_lines, render_svg
+from harness.report.mermaid import summary_charts
 
 
 def run_url(environ: Mapping[str, str]) -> str:
@@ -63,6 +66,11 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
                 write_bmf(out / "bmf.json", head_runs)
             except HarnessError as exc:
                 notes.append(f"BMF file not written: {exc}")
+    flames, flame_notes = flame_graphs(outcome)
+    notes += flame_notes
+    for graph in flames:
+        (out / file_name(graph)).write_text(render_svg(graph))
+    flame_names = tuple(file_name(g) for g in flames)
     footer = f"\n_{len(outcome.runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
     changes = the_plan.edits
     markdown = render_markdown(
@@ -75,15 +83,17 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         changes=changes,
     )
     report = out / "report.md"
-    report.write_text(markdown + footer)
+    report.write_text(markdown + _section(markdown_lines(flames)) + footer)
     document = outcome.document()
     verdicts = {"format": document["format"], "verdicts": document["verdicts"]}
     # the change under test: the trusted jobs name it in the comment and annotate its line in the check run
     verdicts["changes"] = [dataclasses.asdict(c) for c in changes]
     if "plans" in document:  # the trusted comment job shows them too (harness.report.trusted_comment)
         verdicts["plans"] = document["plans"]
+    if flame_names:  # file names only: the trusted comment job links them (harness.report.trusted_comment)
+        verdicts["flame_graphs"] = list(flame_names)
     (out / "verdicts.json").write_text(json.dumps(verdicts, indent=2, default=str) + "\n")
-    links = Links(run_url=run_url(os.environ))
+    links = Links(run_url=run_url(os.environ), flame_graphs=flame_names)
     comment = render_comment(
         outcome.verdicts,
         outcome.runs,
@@ -98,13 +108,13 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     (out / "comment.md").write_text(comment)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        # A job summary cannot show the charts (relative image paths do not resolve there): they are
-        # in the uploaded folder, and report.md embeds them.
         text = render_markdown(
             outcome.verdicts, outcome.runs, title=title, warnings=notes, plans=outcome.plans, changes=changes
         )
-        if chart_links:
-            text += f"\nCharts: {len(chart_links)} PNG image(s) in `site/png/` of the `perf-results` artifact.\n"
         with Path(summary).open("a") as handle:
-            handle.write(text + footer + "\n")
+            handle.write(text + _section(summary_charts(outcome.verdicts, flames, len(chart_links))) + footer + "\n")
     return report
+
+
+def _section(lines: list[str]) -> str:
+    return ("\n" + "\n".join(lines).rstrip() + "\n") if lines else ""

@@ -208,6 +208,17 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     return outcome.exit_code
 
 
+def _write_release(out: Path, outcome: Outcome, seconds: float) -> Path:
+    """The release report in ``out``, with a differential flame graph per cost comparison."""
+    from harness.pipeline.flames import flame_graphs
+    from harness.report.release import write_release
+
+    flames, notes = flame_graphs(outcome)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    return write_release(out, outcome, seconds=seconds, flames=flames)
+
+
 def _closing(outcome: Outcome) -> None:
     if outcome.error:
         click.echo(f"dbperf: error: {outcome.error}", err=True)
@@ -298,10 +309,7 @@ def compare_cmd(
     outcome = pipeline.compare(settings, specs, TerminalReporter(sys.stderr), options)
     seconds = time.monotonic() - started
     if out is not None:
-        from harness.report.release import write_release
-
-        written = write_release(out, outcome, seconds=seconds)
-        click.echo(f"report: {written}", err=True)
+        click.echo(f"report: {_write_release(out, outcome, seconds)}", err=True)
     if as_json:
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
@@ -365,9 +373,7 @@ def judge_cmd(group: str | None, all_runs: bool, mode: str, out: Path | None, as
         return no_runs(f"{described}; nothing judged", as_json=as_json, empty=empty)
     outcome = rejudge(settings, runs, mode=mode)  # type: ignore[arg-type]
     if out is not None:
-        from harness.report.release import write_release
-
-        click.echo(f"report: {write_release(out, outcome, seconds=0.0)}", err=True)
+        click.echo(f"report: {_write_release(out, outcome, 0.0)}", err=True)
     if as_json:
         click.echo(json.dumps({**outcome.document(), "selection": described}, indent=2, default=str))
     else:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from harness.errors import SysbenchError
 from harness.model import CostProfile, FunctionCost
+from harness.model.flame import CallGraph
 
 _COMPRESSED = re.compile(r"^\((\d+)\)(?:\s(.*))?$")
 _SPACE = {
@@ -106,6 +107,8 @@ class _Parser:
         self.sys_totals: int | None = None
         #: system calls made under a trampoline (inclusive), by the function that called into it
         self.trampoline_calls: dict[str, int] = defaultdict(int)
+        #: caller → callee → inclusive Ir of those calls (the call graph, :func:`call_graph`)
+        self.edges: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
 
     def resolve(self, kind: str, value: str) -> str:
         match = _COMPRESSED.match(value)
@@ -124,6 +127,8 @@ class _Parser:
         column = self.sys_column
         if self.in_call:
             self.functions[self.function].outgoing += ir
+            if self.callee is not None and ir:
+                self.edges[self.function][self.callee] += ir
             if column is not None and self.callee in TRAMPOLINES and len(values) > column:
                 self.trampoline_calls[self.function] += int(values[column])
             self.in_call = False
@@ -205,9 +210,7 @@ def _syscalls(parser: _Parser) -> dict[str, int]:
     return {**kinds, "total": total}
 
 
-def parse_dump(text: str) -> CostProfile:
-    """The total instructions of a dump (its ``totals:`` line), every function's self and inclusive cost,
-    and, when collected, the system calls by kind (:func:`syscall_kind`)."""
+def _parsed(text: str) -> _Parser:
     parser = _Parser()
     for raw in text.splitlines():
         line = raw.rstrip()
@@ -217,6 +220,26 @@ def parse_dump(text: str) -> CostProfile:
         raise SysbenchError(
             "the callgrind dump has no 'totals:' line: it was cut short; run the cost measurement again"
         )
+    return parser
+
+
+def call_graph(dump: bytes) -> CallGraph:
+    """The call graph of a stored dump (gzipped or plain): self Ir per function, inclusive Ir per call edge."""
+    raw = gzip.decompress(dump) if dump[:2] == b"\x1f\x8b" else dump
+    parser = _parsed(raw.decode("utf-8", errors="replace"))
+    assert parser.totals is not None
+    return CallGraph(
+        total=parser.totals,
+        self_ir={name: f.self_ir for name, f in parser.functions.items() if f.self_ir},
+        edges={caller: dict(callees) for caller, callees in parser.edges.items()},
+    )
+
+
+def parse_dump(text: str) -> CostProfile:
+    """The total instructions of a dump (its ``totals:`` line), every function's self and inclusive cost,
+    and, when collected, the system calls by kind (:func:`syscall_kind`)."""
+    parser = _parsed(text)
+    assert parser.totals is not None
     functions = tuple(
         sorted(
             (

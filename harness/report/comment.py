@@ -55,6 +55,7 @@ class Links:
     run_url: str = ""
     site_url: str = ""
     artifact: str = "perf-results"
+    flame_graphs: tuple[str, ...] = ()  # the differential flame graphs' file names in the artifact
 
 
 def _header(several: bool) -> list[str]:
@@ -88,6 +89,10 @@ def _links(links: Links) -> list[str]:
         )
     if links.site_url:
         out.append(f"📈 [Trend site]({links.site_url})")
+    if links.flame_graphs:
+        where = f"[artifact `{links.artifact}`]({links.run_url})" if links.run_url else f"artifact `{links.artifact}`"
+        names = ", ".join(f"`{n}`" for n in links.flame_graphs)
+        out.append(f"🔥 Differential flame graph(s), base → head instructions: {names} ({where})")
     return out
 
 

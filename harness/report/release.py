@@ -8,6 +8,8 @@
                             (Altair, rendered offline by vl-convert, as the trend site does)
     release/changes.vl.json the chart's Vega-Lite spec
     release/verdicts.json   every verdict, as ``--json`` prints it
+    release/flamegraph-<scenario>-<threads>t.svg
+                            per cost comparison, the differential flame graph (report.flamegraph)
 
 The same writer serves ``dbperf judge --out`` (a stored comparison judged again).
 """
@@ -20,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import Outcome, Verdict
+from harness.model.flame import FlameGraph
 from harness.model.operations import is_operation_metric
 from harness.report.capacity_chart import capacity_png
+from harness.report.flamegraph import file_name, markdown_lines, render_svg
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
 from harness.report.verdicts import OUTCOME_EMOJI, fmt_interval, fmt_pct, metric_label
@@ -126,8 +130,10 @@ def chart_spec(verdicts: Sequence[Verdict], title: str) -> dict[str, Any] | None
     return dict(chart.to_dict())
 
 
-def write_release(out: Path, outcome: Outcome, *, seconds: float, title: str = "") -> Path:
-    """report.md, changes.png (+ its spec) and verdicts.json in ``out``; returns the report's path."""
+def write_release(
+    out: Path, outcome: Outcome, *, seconds: float, title: str = "", flames: Sequence[FlameGraph] = ()
+) -> Path:
+    """report.md, changes.png (+ its spec), the flame graphs and verdicts.json in ``out``; returns the report's path."""
     import vl_convert
 
     out.mkdir(parents=True, exist_ok=True)
@@ -161,6 +167,9 @@ def write_release(out: Path, outcome: Outcome, *, seconds: float, title: str = "
             name = f"capacity-{verdict.scenario}-{verdict.base}-{verdict.head}.png"
             (out / name).write_bytes(png)
             lines += [f"![{verdict.scenario}: p95 against throughput per side]({name})", ""]
+    for graph in flames:
+        (out / file_name(graph)).write_text(render_svg(graph))
+    lines += markdown_lines(flames)
     testbed = outcome.runs[0].testbed if outcome.runs else None
     details = render_markdown(
         verdicts, outcome.runs, title="Verdicts", testbed=testbed, warnings=outcome.warnings, plans=outcome.plans

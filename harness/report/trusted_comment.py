@@ -18,6 +18,7 @@ only what it can check, and renders the comment itself with :func:`harness.repor
 * the functions behind a cost change (``explanation``): names shown (in a code span) when they hold only
   :data:`FUNCTION`'s characters (C++ names: ``:<>,*&~`` and spaces; never a backtick, pipe or line
   break), else ``?``; instructions finite numbers, shares from -1 to 1;
+* flame graphs (``flame_graphs``): file names only, each ``flamegraph-<scenario>-<threads>t.svg``;
 * query plans (``plans``): table and key names must look like identifiers (else shown as ``?``), access
   types letters, rows finite numbers; a statement template is shown (in a code span) only when it holds
   nothing but SQL's words, ``?`` and operators; what changed is worked out again from the two plans.
@@ -55,6 +56,8 @@ DEPENDENCIES = ("markdown-it-py", "mdurl", "numpy", "pygments", "rich", "scipy")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+:@/~-]{0,99}")
 #: A commit id, and the run page the comment links to (built by the workflow from trusted values).
 SHA = re.compile(r"[0-9a-f]{7,40}")
+#: A differential flame graph's file name in the artifact (``flamegraph-<scenario>-<threads>t.svg``).
+FLAME_GRAPH = re.compile(r"flamegraph-[A-Za-z0-9][A-Za-z0-9._+-]{0,99}-[0-9]{1,5}t\.svg")
 RUN_URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/actions/runs/[0-9]{1,20}")
 #: More than this many verdicts is not a comment a pull request can produce (catalogue x threads x kinds).
 MAX_VERDICTS = 2000
@@ -351,6 +354,17 @@ def load_plans(text: str) -> list[PlanCheck]:
     return checks
 
 
+def load_flame_graphs(text: str) -> tuple[str, ...]:
+    """The flame graphs' file names of a ``verdicts.json``, each checked against :data:`FLAME_GRAPH`."""
+    raw = json.loads(text).get("flame_graphs", [])
+    if not isinstance(raw, list) or len(raw) > MAX_VERDICTS:
+        raise _fail("flame_graphs", f"a list of at most {MAX_VERDICTS} file names is expected")
+    for i, name in enumerate(raw):
+        if not isinstance(name, str) or not FLAME_GRAPH.fullmatch(name):
+            raise _fail(f"flame_graphs[{i}]", "not a flame graph's file name (flamegraph-SCENARIO-Nt.svg)")
+    return tuple(raw)
+
+
 def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = LIMIT) -> str:
     """The comment's Markdown from a verdicts document (see the module docstring)."""
     if sha and not SHA.fullmatch(sha):
@@ -366,7 +380,7 @@ def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = L
         verdicts,
         title="dbperf performance check",
         warnings=notes,
-        links=Links(run_url=run_url),
+        links=Links(run_url=run_url, flame_graphs=load_flame_graphs(text)),
         footer=footer,
         limit=limit,
         plans=plans,

@@ -249,3 +249,16 @@ def test_forged_change_structure_refuses_the_whole_file(path: tuple[object, ...]
     with pytest.raises(ReportError, match=problem) as caught:
         build_comment(json.dumps(doc))
     assert "nothing is posted" in str(caught.value)
+
+
+def test_flame_graph_file_names_are_linked_and_nothing_else() -> None:
+    doc = {**document("regression"), "flame_graphs": ["flamegraph-oltp_point_select-1t.svg"]}
+    url = "https://github.com/o/r/actions/runs/42"
+    comment = build_comment(json.dumps(doc), run_url=url)
+    line = next(line for line in comment.splitlines() if "flame graph" in line)
+    assert "`flamegraph-oltp_point_select-1t.svg`" in line
+    assert f"([artifact `perf-results`]({url}))" in line
+    for forged in ("flamegraph-x-1t.svg](https://evil)", "report.md", "flamegraph-<b>-1t.svg", 7):
+        with pytest.raises(ReportError, match="flame_graphs"):
+            build_comment(json.dumps({**doc, "flame_graphs": [forged]}))
+    assert "flame graph" not in build_comment(json.dumps(document("regression")))

@@ -1,0 +1,56 @@
+"""The differential flame graphs of an outcome's cost comparisons: each side's run chosen, its dump read.
+
+For every A/B cost verdict, :func:`harness.judge.flame.representative` picks each side's run, the
+run's stored callgrind dump becomes a call graph (:func:`harness.measure.cost_dump.call_graph`), and
+:func:`harness.judge.flame.differential` merges the two sides' stacks. A comparison whose runs kept
+no dump (imported, or read from an older store) gets no flame graph and a note saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.errors import HarnessError
+from harness.judge.flame import differential, representative
+from harness.measure.cost_dump import call_graph
+from harness.model import Outcome, RunResult, Verdict
+from harness.model.flame import FlameGraph
+from harness.servers.callgrind import TOGGLE
+
+
+def _side(runs: Sequence[RunResult], verdict: Verdict, server: str) -> list[RunResult]:
+    return [
+        r
+        for r in runs
+        if r.kind == "cost" and r.server == server and r.threads == verdict.threads and r.scenario == verdict.scenario
+    ]
+
+
+def flame_graphs(outcome: Outcome) -> tuple[tuple[FlameGraph, ...], tuple[str, ...]]:
+    """One flame graph per A/B cost comparison of ``outcome``, and notes on the ones that could not be drawn."""
+    graphs: list[FlameGraph] = []
+    notes: list[str] = []
+    for verdict in outcome.verdicts:
+        if verdict.kind != "cost" or verdict.mode != "ab":
+            continue
+        base_run = representative(_side(outcome.runs, verdict, verdict.base))
+        head_run = representative(_side(outcome.runs, verdict, verdict.head))
+        label = f"{verdict.scenario} {verdict.threads}t"
+        if base_run is None or head_run is None or base_run.cost_profile is None or head_run.cost_profile is None:
+            notes.append(f"no flame graph for {label}: its cost runs kept no callgrind dump")
+            continue
+        try:
+            base_graph = call_graph(base_run.cost_profile.dump)
+            head_graph = call_graph(head_run.cost_profile.dump)
+        except HarnessError as exc:
+            notes.append(f"no flame graph for {label}: {exc}")
+            continue
+        graphs.append(
+            differential(
+                verdict.scenario,
+                verdict.threads,
+                ((verdict.base, base_run, base_graph), (verdict.head, head_run, head_graph)),
+                anchor=TOGGLE,  # stacks start where collection does: statement dispatch
+            )
+        )
+    return tuple(graphs), tuple(notes)

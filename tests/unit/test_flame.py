@@ -1,0 +1,237 @@
+"""Differential flame graphs: call stacks rebuilt from captured callgrind dumps, merged, drawn.
+
+``flame-base.callgrind`` is a hand-made dump (main calls parse and execute, both call alloc, execute
+calls an unnamed function); ``flame-head.callgrind`` is the same with 90 more instructions in
+execute's own body. The real dumps are the captured MariaDB and MySQL point-select windows.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_report_markdown import check_golden, make_run
+
+from harness.judge.explain import explain
+from harness.judge.flame import ROOT, differential, frame_name, merge, representative, roots, stacks, top_changes
+from harness.measure.cost_dump import call_graph, read_dump
+from harness.model import CostProfile, RunResult, Totals
+from harness.model.flame import CallGraph, FlameFrame, FlameGraph
+from harness.report.flamegraph import colour, file_name, markdown_lines, render_svg
+from harness.report.mermaid import bar_chart, flame_chart, summary_charts
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "callgrind"
+REAL = (
+    "mariadb-10.11.19-local-point_select-t1.callgrind.gz",
+    "mariadb-10.11.19-local-update_index-t1-rv.callgrind.gz",
+    "mysql-9.7.4-container-point_select-t1.callgrind.gz",
+)
+
+
+def graph(name: str) -> CallGraph:
+    return call_graph((DATA / name).read_bytes())
+
+
+def run(run_id: str, dump_file: str, events: int = 10) -> RunResult:
+    base = make_run(1, server="mariadb-local", scenario="oltp_point_select", threads=1)
+    return replace(
+        base,
+        run_id=run_id,
+        kind="cost",
+        cost_profile=read_dump(DATA / dump_file),
+        totals=Totals(time_s=1.0, events=events, reads=events, writes=0, other=0, errors=0, reconnects=0),
+    )
+
+
+def handmade() -> FlameGraph:
+    return differential(
+        "oltp_point_select",
+        1,
+        (
+            ("base", run("b1", "flame-base.callgrind"), graph("flame-base.callgrind")),
+            ("head", run("h1", "flame-head.callgrind"), graph("flame-head.callgrind")),
+        ),
+    )
+
+
+def test_call_graph_reads_the_edges_of_a_handmade_dump() -> None:
+    g = graph("flame-base.callgrind")
+    assert g.total == 1000
+    assert g.edges["main"] == {"parse(char const*)": 300, "execute(Plan*)": 600}
+    assert g.edges["execute(Plan*)"] == {"alloc(unsigned long)": 200, "0x0000000000401000": 100}
+    assert g.self_ir["alloc(unsigned long)"] == 300
+    assert g.inclusive("main") == 1000 == g.total
+
+
+def test_handmade_stacks_are_exact_one_level_down() -> None:
+    tree = stacks(graph("flame-base.callgrind"), per=10)
+    assert tree == {
+        (ROOT,): 100.0,
+        (ROOT, "main"): 100.0,
+        (ROOT, "main", "parse"): 30.0,
+        (ROOT, "main", "parse", "alloc"): 10.0,
+        (ROOT, "main", "execute"): 60.0,
+        (ROOT, "main", "execute", "alloc"): 20.0,
+        (ROOT, "main", "execute", "0x401000"): 10.0,
+    }
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_dumps_roots_hold_the_total(name: str) -> None:
+    g = graph(name)
+    found = roots(g)
+    # every instruction has a bottom frame: the roots' own costs add up to the dump's total (MySQL's
+    # callgrind edges round a few hundred instructions apart, 2e-5 of it)
+    assert sum(found.values()) == pytest.approx(g.total, rel=1e-4)
+    assert max(found, key=lambda n: found[n]) == "clone"  # the thread start holds nearly all of it
+    tree = stacks(g, per=1)
+    assert tree[(ROOT,)] == g.total
+    root = merge(tree, tree)
+    assert root.head == g.total
+    assert sum(c.head for c in root.children) <= g.total * (1 + 1e-4)
+    for _, frame in root.walk():  # a frame holds its children (each side, up to rounding)
+        assert sum(c.head for c in frame.children) <= frame.head * (1 + 1e-9) + 1e-6
+    names = {path[-1] for path in tree}
+    assert "dispatch_command" in names or any("dispatch_command" in n for n in names)
+
+
+def test_a_change_shows_red_in_the_frame_that_grew_and_nowhere_else() -> None:
+    fg = handmade()
+    frames = {name: frame for _, frame in fg.root.walk() for name in (frame.name,) if name != "alloc"}
+    assert fg.root.base == 100.0
+    assert fg.root.head == 109.0
+    execute = frames["execute"]
+    assert (execute.base, execute.head, execute.self_delta) == (60.0, 69.0, pytest.approx(9.0))
+    largest = max(abs(f.self_delta) for _, f in fg.root.walk()[1:])
+    assert colour(execute.self_delta, largest) == "rgb(255,0,0)"  # the deepest red
+    for _, frame in fg.root.walk()[1:]:
+        if frame is not execute:
+            assert frame.self_delta == pytest.approx(0.0)
+            assert colour(frame.self_delta, largest) == "rgb(221,221,221)", frame.name
+    assert colour(-4.5, 9.0).startswith("rgb(112,112,255")  # shrank: blue, half as deep
+    # the frame the flame graph colours deepest is the function explain.py names first
+    moved = top_changes(fg)
+    named = explain({"execute": 30.0, "main": 10.0}, {"execute": 39.0, "main": 10.0})
+    assert moved[0][1].name == named[0].name == "execute"
+    assert moved[0][0] == (ROOT, "main", "execute")
+
+
+def test_frames_only_in_base_have_no_width_and_are_listed() -> None:
+    base = {(ROOT,): 100.0, (ROOT, "main"): 100.0, (ROOT, "main", "gone"): 40.0}
+    head = {(ROOT,): 60.0, (ROOT, "main"): 60.0}
+    fg = FlameGraph("s", 1, "b", "h", merge(base, head), "r1", "r2", 0.002)
+    gone = fg.root.children[0].children[0]
+    assert (gone.name, gone.base, gone.head) == ("gone", 40.0, 0.0)
+    svg = render_svg(fg)
+    assert "Only in base (no width in head): 1 frame(s)" in svg
+    assert 'data-name="gone"' not in svg
+
+
+def test_pruning_cuts_only_where_both_sides_are_small() -> None:
+    base = {(ROOT,): 1000.0, (ROOT, "a"): 1000.0, (ROOT, "a", "tiny"): 1.0, (ROOT, "a", "grew"): 1.0}
+    head = {(ROOT,): 1000.0, (ROOT, "a"): 1000.0, (ROOT, "a", "tiny"): 1.0, (ROOT, "a", "grew"): 30.0}
+    root = merge(base, head, min_share=0.01)
+    assert [c.name for c in root.children[0].children] == ["grew"]
+
+
+def test_frame_names_drop_parameters_and_zeros() -> None:
+    assert frame_name("JOIN::optimize_inner(bool)") == "JOIN::optimize_inner"
+    assert frame_name("0x0000000000d91da0") == "0xd91da0"
+    assert frame_name("pthread_mutex_lock@@GLIBC_2.2.5") == "pthread_mutex_lock@@GLIBC_2.2.5"
+
+
+def test_the_median_run_represents_a_side() -> None:
+    runs = [run(name, "flame-base.callgrind", events) for name, events in (("r1", 10), ("r2", 5), ("r3", 20))]
+    # instructions per transaction: r1 100, r2 200, r3 50: the median is r1
+    assert representative(runs) is runs[0]
+    assert representative(runs[1:]) is runs[2]  # lower median of two
+    no_dump = replace(runs[0], cost_profile=CostProfile(total_ir=1000))
+    assert representative([no_dump]) is None
+
+
+def structure(svg: str) -> list[str]:
+    """The frames of an SVG as ``name x width fill`` lines (what the golden file checks)."""
+    root = ET.fromstring(svg)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    out = []
+    for group in root.iterfind("s:g", ns):
+        rect = group.find("s:rect", ns)
+        title = group.find("s:title", ns)
+        assert rect is not None and title is not None and title.text
+        where = f"x={rect.get('x')} y={rect.get('y')} w={rect.get('width')}"
+        out.append(f"{group.get('data-name')} {where} {rect.get('fill')}")
+    return out
+
+
+def test_svg_golden_and_self_contained() -> None:
+    fg = handmade()
+    svg = render_svg(fg)
+    assert file_name(fg) == "flamegraph-oltp_point_select-1t.svg"
+    check_golden("flamegraph_handmade.svg", svg)
+    assert "<script" not in svg and "href" not in svg  # nothing external, no script
+    lines = structure(svg)
+    assert lines[0].startswith("all x=10.00 ") and "w=1180.00" in lines[0]
+    execute = next(line for line in lines if line.startswith("execute "))
+    assert execute.endswith("rgb(255,0,0)")
+    assert "w=746.97" in execute  # 69 of 109 instructions per transaction, of 1180 px
+    tooltip = re.search(r"<title>execute\n([^<]*)</title>", svg)
+    assert tooltip is not None
+    assert "base 60, head 69 (+15.00 %)" in tooltip.group(1)
+    assert "own (not in a child frame shown): base 30, head 39 (+9.0)" in tooltip.group(1)
+    assert "approximation" in svg
+
+
+def test_real_svg_parses_and_labels_fit() -> None:
+    tree = stacks(graph(REAL[0]), per=1000)
+    fg = FlameGraph("oltp_point_select", 1, "b", "h", merge(tree, tree), "r1", "r2", 0.002)
+    svg = render_svg(fg)
+    root = ET.fromstring(svg)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    for group in root.iterfind("s:g", ns):
+        rect, text = group.find("s:rect", ns), group.find("s:text", ns)
+        assert rect is not None
+        assert rect.get("fill") == "rgb(221,221,221)" or group.get("data-name") == ROOT  # nothing moved
+        if text is not None and text.text:
+            assert len(text.text) * 6.6 <= float(rect.get("width", "0"))  # the label fits its frame
+
+
+def test_markdown_and_mermaid_name_the_frame_that_moved() -> None:
+    fg = handmade()
+    lines = markdown_lines([fg])
+    assert "[`flamegraph-oltp_point_select-1t.svg`](flamegraph-oltp_point_select-1t.svg)" in lines[2]
+    assert any(line.startswith("| execute | main ← all | 30 | 39 | +9.0 |") for line in lines)
+    chart = flame_chart(fg)
+    assert chart[0] == "```mermaid" and chart[1] == "xychart-beta"
+    assert chart[3] == '    x-axis ["execute: +9.00"]'
+    assert chart[5] == "    bar [9]"
+
+
+def test_bar_charts_are_never_empty_and_mark_zero() -> None:
+    assert bar_chart("t", "y", []) == []
+    lines = bar_chart("t", "change, %", [("a", 1.5), ("b", -0.5)], " %")
+    assert '    x-axis ["a: +1.50 %", "b: -0.50 %"]' in lines
+    assert '    y-axis "change, %" -0.7 --> 1.7' in lines
+    assert "    line [0, 0]" in lines  # a negative bar starts at the axis: the zero line is drawn
+
+
+def test_summary_charts_cover_every_judged_metric() -> None:
+    from test_report_markdown import CASES
+
+    verdicts, _ = CASES["regression"]
+    lines = summary_charts(verdicts, [handmade()], trend_charts=2)
+    text = "\n".join(lines)
+    judged = {m.metric for v in verdicts for m in v.metrics if m.estimate_pct is not None}
+    assert text.count("```mermaid") == len(judged) + 1  # one per metric, one per flame graph
+    for block in text.split("```mermaid")[1:]:
+        bars = re.search(r"bar \[([^\]]*)\]", block)
+        assert bars is not None and bars.group(1).strip()  # never an empty chart
+    assert "`flamegraph-oltp_point_select-1t.svg` in the `perf-results` artifact" in text
+    assert "](flamegraph" not in text  # no relative link: it would not resolve in a job summary
+
+
+def test_frame_change() -> None:
+    assert FlameFrame("x", 0.0, 5.0).change_pct is None
+    assert FlameFrame("y", 10.0, 12.0).change_pct == pytest.approx(20.0)
