@@ -367,7 +367,9 @@ def judge_cmd(group: str | None, all_runs: bool, mode: str, out: Path | None, as
     run_filter = pop_filter(kwargs)
     store = open_store(settings.store)
     check_filter(run_filter, store, settings)
-    runs, described = select_runs(store, run_filter, group=group, all_runs=all_runs, quiet=as_json)
+    runs, described = select_runs(
+        store, run_filter, group=group, all_runs=all_runs, quiet=as_json, with_profiles=out is not None
+    )
     if not runs:
         empty = json.dumps({**Outcome(()).document(), "selection": described}, indent=2)
         return no_runs(f"{described}; nothing judged", as_json=as_json, empty=empty)

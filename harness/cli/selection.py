@@ -203,16 +203,18 @@ def select_runs(
     group: str | None,
     all_runs: bool,
     quiet: bool = False,
+    with_profiles: bool = False,
 ) -> tuple[list[RunResult], str]:
     """The runs a report is about, and a phrase saying which.
 
     ``--group`` picks one group; otherwise the group of the newest matching run (one ``dbperf run``
     or ``ci run``), unless ``--all`` asks for every matching run. No matching run: ``[]`` and the line
     that says so (:func:`no_runs` prints it); a ``--group`` that is not stored at all is a usage error.
+    ``with_profiles`` reads cost runs' profiles and callgrind dumps too (for flame graphs).
     """
     if group is not None and all_runs:
         raise ConfigError("give --group ID or --all, not both")
-    candidates = run_filter.keep(store.runs(**run_filter.store_args(), group_id=group))
+    candidates = run_filter.keep(store.runs(**run_filter.store_args(), group_id=group, with_profiles=with_profiles))
     if not candidates:
         check_group(store, group)
         return [], nothing_matches(store, run_filter, group)

@@ -3,7 +3,8 @@
 Brendan Gregg's differential flame graph: each frame is as wide as head's inclusive instructions per
 transaction on that stack, and coloured by the change of its own instructions (the part not in a
 child frame shown) from base: red grew, blue shrank, the deeper the colour the larger the change
-against the largest one in the picture; grey did not move. Frames base has and head does not (no
+against the largest one in the picture (on a square-root scale, so a tenth of it still shows); grey
+did not move. Frames base has and head does not (no
 width to draw) are listed under the graph. Every frame's ``<title>`` (the browser's tooltip) gives its
 function, both sides and the change. No script, no external file: the SVG opens as it is in a browser
 and in the ``perf-results`` artifact. The stacks come from :mod:`harness.judge.flame` (rebuilt from
@@ -12,6 +13,7 @@ callgrind's caller → callee costs, an approximation below the first level, as 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
@@ -46,10 +48,10 @@ def _pct(frame: FlameFrame) -> str:
 
 
 def colour(delta: float, largest: float) -> str:
-    """Red (grew) or blue (shrank), as deep as ``delta`` is against ``largest``; grey when unchanged."""
+    """Red (grew) or blue (shrank), deeper as ``delta`` nears ``largest`` (square root); grey when unchanged."""
     if largest <= 0 or delta == 0:
         return "rgb(221,221,221)"
-    ratio = min(1.0, abs(delta) / largest)
+    ratio = math.sqrt(min(1.0, abs(delta) / largest))  # a square-root scale: a change a tenth of the largest shows
     fade = round(225 * (1 - ratio))
     return f"rgb(255,{fade},{fade})" if delta > 0 else f"rgb({fade},{fade},255)"
 
@@ -108,7 +110,7 @@ def render_svg(graph: FlameGraph) -> str:
     )
     method = (
         "Width: head's inclusive instructions per transaction. Colour: change of each frame's own instructions "
-        "(red grew, blue shrank, grey unchanged; deeper = larger).",
+        "(red grew, blue shrank, grey unchanged; deeper = larger, square-root scale).",
         "Stacks rebuilt from callgrind's caller-to-callee costs: exact one level down, shared in proportion "
         f"deeper (an approximation). Frames under {graph.min_share * 100:g} % of the total left out.",
     )

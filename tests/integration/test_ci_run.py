@@ -11,6 +11,7 @@ checked for shape and honesty only (they are noise on a shared VM).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -136,10 +137,25 @@ def test_ci_run_judges_the_change(
     # the job summary is the report without the charts' relative image links (they do not resolve there)
     assert written.split("### Testbed and servers")[0] == report.split("### Testbed and servers")[0]
     assert "](site/png/" not in written
-    assert (out / "comment.md").read_text().startswith("<!-- dbperf-pr-check -->\n")
+    comment = (out / "comment.md").read_text()
+    assert comment.startswith("<!-- dbperf-pr-check -->\n")
     document = read_document((out / "verdicts.json").read_text(), "verdicts.json")
     assert document["format"] == 1
     verdicts = {v["kind"]: v for v in document["verdicts"]}
+    # the cost comparison's differential flame graph: beside the report, linked, named in the comment
+    flame = "flamegraph-oltp_point_select-1t.svg"
+    assert (out / flame).read_text().startswith("<svg ")
+    assert json.loads((out / "verdicts.json").read_text())["flame_graphs"] == [flame]
+    assert f"[`{flame}`]({flame})" in report
+    assert f"`{flame}`" in comment
+    # the job summary's charts are Mermaid blocks, one per judged metric (and the flame graph's), none empty
+    judged = {m["metric"] for v in document["verdicts"] for m in v["metrics"] if m["estimate_pct"] is not None}
+    blocks = written.split("```mermaid\n")[1:]
+    assert len(blocks) == len(judged) + 1, written[-4000:]
+    for block in blocks:
+        bars = re.search(r"^    bar \[([^\]]*)\]$", block.split("```")[0], re.MULTILINE)
+        assert bars is not None and bars.group(1).strip(), block
+    assert f"`{flame}` in the `perf-results` artifact" in written
     cost = {m["metric"]: m for m in verdicts["cost"]["metrics"]}["instr_per_txn"]
     if outcome == "regression":
         assert cost["outcome"] == "regression", cost["reason"]

@@ -111,7 +111,7 @@ def test_a_change_shows_red_in_the_frame_that_grew_and_nowhere_else() -> None:
         if frame is not execute:
             assert frame.self_delta == pytest.approx(0.0)
             assert colour(frame.self_delta, largest) == "rgb(221,221,221)", frame.name
-    assert colour(-4.5, 9.0).startswith("rgb(112,112,255")  # shrank: blue, half as deep
+    assert colour(-4.5, 9.0) == "rgb(66,66,255)"  # shrank: blue; half the largest change, sqrt(1/2) as deep
     # the frame the flame graph colours deepest is the function explain.py names first
     moved = top_changes(fg)
     named = explain({"execute": 30.0, "main": 10.0}, {"execute": 39.0, "main": 10.0})
