@@ -174,6 +174,10 @@ def test_pull_request_ab_check_fails_on_the_regression(pr_run: ActRun) -> None:
     # server's instructions per transaction show this change (+5 % at the 6 MB buffer pool) every time
     assert re.search(r"\| oltp_point_select \| 1 \| instructions/txn \|.*🔴 regression", summary), summary
     assert "mariadb-local@base" in summary and "](site/png/" not in summary  # no broken images
+    # charts a job summary renders: Mermaid, one per judged metric and one per flame graph, none empty
+    blocks = [b.split("```")[0] for b in summary.split("```mermaid\n")[1:]]
+    assert len(blocks) >= 2 and all(re.search(r"^    bar \[[^\]\s]", b, re.MULTILINE) for b in blocks), summary
+    assert "`flamegraph-oltp_point_select-1t.svg` in the `perf-results` artifact" in summary
 
 
 def test_pull_request_artifacts(pr_run: ActRun) -> None:
@@ -181,6 +185,7 @@ def test_pull_request_artifacts(pr_run: ActRun) -> None:
     for name in ("report.md", "comment.md", "verdicts.json", "plan.json", "bmf.json", "dbperf.duckdb"):
         assert (results / name).is_file(), f"{name} missing from perf-results: {sorted(results.iterdir())}"
     assert list((results / "site" / "png").glob("*.png")), "charts missing"
+    assert (results / "flamegraph-oltp_point_select-1t.svg").read_text().startswith("<svg "), "flame graph missing"
     plan = json.loads((results / "plan.json").read_text())
     assert [(c["base_server"], c["head_server"], c["scenario"]) for c in plan["comparisons"]] == [
         ("mariadb-local@base", "mariadb-local", "oltp_point_select")
@@ -272,6 +277,7 @@ def test_pr_comment_is_posted_once_and_updated(
     # rows (but for the reasons' words, which the trusted job rebuilds from the numbers)
     assert body.startswith(MARKER + "\n") and "rebuilt from verdicts.json by the trusted comment job" in body
     assert f"https://github.com/acme/dbperf/actions/runs/{pr_run.run_id}" in body
+    assert "`flamegraph-oltp_point_select-1t.svg`" in body  # the flame graph, linked to the run's artifact
     own = (pr_run.artifact("perf-results") / "comment.md").read_text()
 
     def rows(markdown: str) -> list[list[str]]:
