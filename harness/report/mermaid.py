@@ -6,7 +6,8 @@ away. GitHub draws fenced ``mermaid`` blocks wherever it renders Markdown, job s
 the summary's charts are Mermaid bar charts written from the verdicts:
 
 * one per judged metric: each scenario x threads (x kind) comparison's change, % (head against base);
-  a metric with no estimate gets no chart (never an empty one);
+  a metric with no estimate gets no chart, and the metrics that did not move at all (0.00 % everywhere:
+  most server counters) are named in one line, so no chart is ever empty;
 * one per differential flame graph: the frames whose own instructions per transaction moved most.
 
 Mermaid draws a bar from the bottom of the plot, not from zero, so when a chart has a negative value
@@ -24,14 +25,17 @@ from harness.model.flame import FlameGraph
 from harness.report.flamegraph import file_name, markdown_lines
 from harness.report.verdicts import metric_label
 
-_UNSAFE = re.compile(r'["\[\]\n`;]')
+_UNSAFE = re.compile(r'["\[\]\n`;#]')
 LABEL_MAX = 40
+TITLE_MAX = 90
+UNCHANGED_PCT = 0.005
+"""A metric whose every change is under this (shown as 0.00 %) is named in a line, not charted."""
 
 
-def _label(text: str) -> str:
-    """A category or title Mermaid can read: no quotes, brackets, semicolons or backticks; short."""
-    clean = _UNSAFE.sub(" ", text).strip()
-    return clean if len(clean) <= LABEL_MAX else clean[: LABEL_MAX - 1] + "…"
+def _label(text: str, limit: int = LABEL_MAX) -> str:
+    """A category or title Mermaid can read: no quotes, brackets, semicolons, ``#``, ``%%`` or backticks; short."""
+    clean = _UNSAFE.sub(" ", text).replace("%%", "%").strip()
+    return clean if len(clean) <= limit else clean[: limit - 1] + "…"
 
 
 def _number(value: float) -> str:
@@ -49,7 +53,7 @@ def bar_chart(title: str, y_title: str, bars: Sequence[tuple[str, float]], unit:
     lines = [
         "```mermaid",
         "xychart-beta",
-        f'    title "{_label(title)}"',
+        f'    title "{_label(title, TITLE_MAX)}"',
         f"    x-axis [{categories}]",
         f'    y-axis "{_label(y_title)}" {_number(low - pad if low < 0 else 0)} --> {_number(high + pad)}',
         f"    bar [{', '.join(_number(v) for v in values)}]",
@@ -69,9 +73,15 @@ def metric_charts(verdicts: Sequence[Verdict]) -> list[str]:
             case = f"{v.scenario} {v.threads_label}t" + (" cost" if v.kind == "cost" else "")
             by_metric.setdefault(m.metric, []).append((case, m.estimate_pct))
     lines: list[str] = []
+    unchanged = []
     for metric, bars in by_metric.items():
+        if all(abs(value) < UNCHANGED_PCT for _, value in bars):
+            unchanged.append(metric_label(metric))  # a chart of zero-height bars would look empty
+            continue
         title = f"{metric_label(metric)}: change, head against base"
         lines += [*bar_chart(title, "change, %", bars, " %"), ""]
+    if unchanged:
+        lines += [f"Unchanged (0.00 %) in every comparison: {', '.join(unchanged)}.", ""]
     return lines
 
 

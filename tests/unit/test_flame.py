@@ -21,7 +21,7 @@ from harness.measure.cost_dump import call_graph, read_dump
 from harness.model import CostProfile, RunResult, Totals
 from harness.model.flame import CallGraph, FlameFrame, FlameGraph
 from harness.report.flamegraph import colour, file_name, markdown_lines, render_svg
-from harness.report.mermaid import bar_chart, flame_chart, summary_charts
+from harness.report.mermaid import bar_chart, flame_chart, metric_charts, summary_charts
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "callgrind"
 REAL = (
@@ -223,8 +223,10 @@ def test_summary_charts_cover_every_judged_metric() -> None:
     verdicts, _ = CASES["regression"]
     lines = summary_charts(verdicts, [handmade()], trend_charts=2)
     text = "\n".join(lines)
-    judged = {m.metric for v in verdicts for m in v.metrics if m.estimate_pct is not None}
-    assert text.count("```mermaid") == len(judged) + 1  # one per metric, one per flame graph
+    estimates = [m for v in verdicts for m in v.metrics if m.estimate_pct is not None]
+    moved = {m.metric for m in estimates if abs(m.estimate_pct or 0.0) >= 0.005}
+    assert moved
+    assert text.count("```mermaid") == len(moved) + 1  # one per metric that moved, one per flame graph
     for block in text.split("```mermaid")[1:]:
         bars = re.search(r"bar \[([^\]]*)\]", block)
         assert bars is not None and bars.group(1).strip()  # never an empty chart
@@ -235,3 +237,14 @@ def test_summary_charts_cover_every_judged_metric() -> None:
 def test_frame_change() -> None:
     assert FlameFrame("x", 0.0, 5.0).change_pct is None
     assert FlameFrame("y", 10.0, 12.0).change_pct == pytest.approx(20.0)
+
+
+def test_metrics_that_did_not_move_are_named_not_charted() -> None:
+    from test_report_markdown import mv, verdict
+
+    from harness.report.verdicts import metric_label
+
+    moved, still = mv("instr_per_txn", "regression", 1.2, 1.0, 1.4), mv("cpu_per_txn", "pass", 0.001, -0.2, 0.2)
+    lines = metric_charts([verdict("oltp_point_select", 1, moved, still)])
+    assert "\n".join(lines).count("```mermaid") == 1
+    assert lines[-2] == f"Unchanged (0.00 %) in every comparison: {metric_label('cpu_per_txn')}."
