@@ -1,4 +1,5 @@
-"""Every report of a ``dbperf ci run`` in one folder: report.md, comment.md, verdicts.json, bmf.json, charts.
+"""Every report of a ``dbperf ci run`` in one folder: report.md, comment.md, verdicts.json, bmf.json, charts,
+and a differential flame graph per cost comparison (``flamegraph-<scenario>-<threads>t.svg``).
 
 This is where `ci run` gathers what the renderers of :mod:`harness.report` need (the store's history,
 the `GITHUB_*` environment) and writes their output; the renderers themselves take records only.
@@ -28,7 +29,8 @@ def run_url(environ: Mapping[str, str]) -> str:
 
 
 def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: float) -> Path:
-    """Write the Markdown report (also appended to ``$GITHUB_STEP_SUMMARY``), verdicts, BMF and charts."""
+    """Write the Markdown report (also appended to ``$GITHUB_STEP_SUMMARY``, with Mermaid charts), verdicts,
+    BMF, charts and flame graphs."""
     from harness.report.capacity_chart import capacity_png
     from harness.report.comment import Links, render_comment
     from harness.report.markdown import render_markdown

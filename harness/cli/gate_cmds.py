@@ -255,7 +255,8 @@ def parse_head_vars(values: Sequence[str]) -> dict[str, str]:
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    help="also write the report into this folder: report.md, verdicts.json and the chart of the changes",
+    help="also write the report into this folder: report.md, verdicts.json, the chart of the changes and, "
+    "per cost comparison, a differential flame graph (flamegraph-SCENARIO-Nt.svg)",
 )
 @json_option
 @shared(*(o for o in GATE_OPTIONS if o != "server"))
@@ -339,7 +340,8 @@ def compare_cmd(
 @click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    help="also write the report into this folder: report.md and verdicts.json",
+    help="also write the report into this folder: report.md, verdicts.json and, per cost comparison whose "
+    "runs kept their callgrind dumps, a differential flame graph",
 )
 @json_option
 @shared("store", "scenarios-dir", "baselines-dir", *JUDGE_OPTIONS)

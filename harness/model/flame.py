@@ -75,3 +75,6 @@ class FlameGraph:
     base_run: str  # the run each side's stacks come from (the median run by instructions per transaction)
     head_run: str
     min_share: float  # frames below this share of the root were pruned
+    #: tells apart the flame graphs of one scenario and thread count in an invocation with several
+    #: comparisons (the head server's name, made file-name safe); "" when there is one
+    tag: str = ""

@@ -8,7 +8,9 @@ no dump (imported, or read from an older store) gets no flame graph and a note s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from harness.errors import HarnessError
 from harness.judge.flame import differential, representative
@@ -16,6 +18,8 @@ from harness.measure.cost_dump import call_graph
 from harness.model import Outcome, RunResult, Verdict
 from harness.model.flame import FlameGraph
 from harness.servers.callgrind import TOGGLE
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 def _side(runs: Sequence[RunResult], verdict: Verdict, server: str) -> list[RunResult]:
@@ -53,4 +57,6 @@ def flame_graphs(outcome: Outcome) -> tuple[tuple[FlameGraph, ...], tuple[str, .
                 anchor=TOGGLE,  # stacks start where collection does: statement dispatch
             )
         )
+    if len({(g.base, g.head) for g in graphs}) > 1:  # several comparisons: the head names the file too
+        graphs = [replace(g, tag=_UNSAFE.sub("_", g.head).strip("_")[:60]) for g in graphs]
     return tuple(graphs), tuple(notes)

@@ -32,8 +32,9 @@ GONE_LISTED = 8
 
 
 def file_name(graph: FlameGraph) -> str:
-    """The SVG's file name beside the report: ``flamegraph-<scenario>-<threads>t.svg``."""
-    return f"flamegraph-{graph.scenario}-{graph.threads}t.svg"
+    """The SVG's file name beside the report: ``flamegraph-<scenario>[-<tag>]-<threads>t.svg``."""
+    tag = f"-{graph.tag}" if graph.tag else ""
+    return f"flamegraph-{graph.scenario}{tag}-{graph.threads}t.svg"
 
 
 def _fmt(value: float) -> str:

@@ -248,3 +248,31 @@ def test_metrics_that_did_not_move_are_named_not_charted() -> None:
     lines = metric_charts([verdict("oltp_point_select", 1, moved, still)])
     assert "\n".join(lines).count("```mermaid") == 1
     assert lines[-2] == f"Unchanged (0.00 %) in every comparison: {metric_label('cpu_per_txn')}."
+
+
+def test_an_outcome_gets_one_flame_graph_per_cost_comparison() -> None:
+    from harness.model import Outcome, Verdict
+    from harness.pipeline.flames import flame_graphs
+
+    def side(server: str, dump: str, n: int) -> list[RunResult]:
+        return [replace(run(f"{server}-{i}", dump), server=server) for i in range(n)]
+
+    runs = (*side("base", "flame-base.callgrind", 3), *side("head", "flame-head.callgrind", 3))
+    one = Verdict("ab", "oltp_point_select", 1, "base", "head", (), kind="cost")
+    timing = replace(one, kind="time")
+    graphs, notes = flame_graphs(Outcome(runs, (one, timing)))
+    assert [file_name(g) for g in graphs] == ["flamegraph-oltp_point_select-1t.svg"] and not notes
+    assert graphs[0].root.head == pytest.approx(109.0)  # the handmade head: 1,090 instructions, 10 transactions
+    # two comparisons of one scenario: the head server names each file; a side without dumps gets a note
+    other = replace(one, head="mariadb-local+performance_schema=ON")
+    stripped = tuple(replace(r, server=other.head, cost_profile=CostProfile(total_ir=1090)) for r in runs[3:])
+    graphs, notes = flame_graphs(Outcome((*runs, *stripped), (one, other)))
+    assert [file_name(g) for g in graphs] == ["flamegraph-oltp_point_select-1t.svg"]
+    assert notes == ("no flame graph for oltp_point_select 1t: its cost runs kept no callgrind dump",)
+    twice = replace(other, head="head2")
+    again = tuple(replace(r, server="head2") for r in runs[3:])
+    graphs, _ = flame_graphs(Outcome((*runs, *again), (one, twice)))
+    assert [file_name(g) for g in graphs] == [
+        "flamegraph-oltp_point_select-head-1t.svg",
+        "flamegraph-oltp_point_select-head2-1t.svg",
+    ]
