@@ -16,6 +16,11 @@ compared. A different server build (a Debian point release) or configuration is 
 cost gate exists to catch: it is compared, and the verdict says what differs (the build, and the
 server variables that changed).
 
+A cost baseline also holds the work vector (format 3): per run, per transaction, every component of
+:mod:`harness.model.work` that gates (fsyncs, pwrites, preads, buffer-pool reads, redo bytes, handler
+and row counts...), judged like A/B judges them. A format-2 cost baseline has none: it judges
+instructions only, and the verdict says the work vector was not judged.
+
 Anything not comparable is reported as "no comparable baseline" with the reason and the command that
 records one. Format 1 named the server "target" and is read as format 2.
 """
@@ -37,11 +42,13 @@ from harness.judge.explain import per_transaction, trimmed
 from harness.model import METRICS, RunKind, RunResult, Testbed
 from harness.model.ids import volatile
 from harness.model.operations import is_operation_metric
+from harness.model.work import WORK, WORK_METRICS
 
 FORMAT = "dbperf-baseline"
-FORMAT_VERSION = 2
-#: Older formats read by upgrading them in memory: version 1 named the server "target".
-READABLE_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+#: Older formats read by upgrading them in memory: version 1 named the server "target"; version 2 cost
+#: baselines hold no work vector.
+READABLE_VERSIONS = (1, 2, 3)
 COST_FOLDER = "cost"
 #: Samples a baseline file may hold besides the judged metrics (written by older versions, ignored).
 _LEGACY_SAMPLES = {"tps"}
@@ -93,6 +100,8 @@ class _BaselineFile(BaseModel):
     samples: dict[str, list[float] | None]
     functions: dict[str, float] = Field(default_factory=dict)  # cost: self instructions per transaction
     variables: dict[str, str] = Field(default_factory=dict)  # cost: the server variables the runs had
+    # cost, format 3: the gating work-vector components per run, per transaction (counts: 0 is a value)
+    work: dict[str, list[float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -120,18 +129,31 @@ class Baseline:
     arch: str = ""
     functions: dict[str, float] = dataclasses.field(default_factory=dict)
     variables: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: The work vector per run (cost, format 3); None when the file predates it (nothing of it is judged).
+    work: dict[str, tuple[float, ...]] | None = None
 
     def values(self, metric: str) -> tuple[float, ...]:
+        if metric in WORK:
+            return (self.work or {}).get(metric, ())
         return self.samples.get(metric, ())
 
     def warnings_for(self, runs: Sequence[RunResult]) -> list[str]:
         """What a reader must know when judging ``runs`` by this cost baseline: the configuration it gates."""
         run = runs[0]
-        if self.kind != "cost" or not self.requested_hash or self.requested_hash == run.requested_hash:
+        if self.kind != "cost":
             return []
-        changed = _variable_changes(self.variables, config_variables(run.variables))
         command = record_command(self.scenario, self.server, self.profile, cost=True)
+        unjudged = []
+        if self.work is None:
+            unjudged.append(
+                "the baseline holds no work vector (recorded by an older dbperf): system calls and server work "
+                f"not judged, instructions only; record it again to judge them: {command}"
+            )
+        if not self.requested_hash or self.requested_hash == run.requested_hash:
+            return unjudged
+        changed = _variable_changes(self.variables, config_variables(run.variables))
         return [
+            *unjudged,
             "the configuration differs from the baseline's"
             + (f" ({changed})" if changed else "")
             + ": a change here comes from it",
@@ -212,6 +234,7 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
         document["cost"] = {"backend": first.backend, "tool": first.tool, "arch": first.arch}
         document["functions"] = trimmed(per_transaction(runs))
         document["variables"] = config_variables(first.variables)
+        document["work"] = work_samples(runs)
     path = baseline_path(root, first.testbed, first.server, first.scenario, first.profile, first.threads, first.kind)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -223,6 +246,16 @@ def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
             f"cannot write the baseline {path}: {exc.strerror}; check the folder and free space"
         ) from exc
     return path
+
+
+def work_samples(runs: Sequence[RunResult]) -> dict[str, list[float]]:
+    """The gating work-vector components every run measured, per run (a component a server lacks is left out)."""
+    out: dict[str, list[float]] = {}
+    for w in WORK_METRICS:
+        values = [r.metrics.work.get(w.name) for r in runs]
+        if w.gating and all(v is not None for v in values):
+            out[w.name] = [float(v) for v in values if v is not None]
+    return out
 
 
 def _identity(run: RunResult) -> tuple[str | int, ...]:
@@ -275,6 +308,7 @@ def load_baseline(path: Path) -> Baseline:
     if unknown:
         raise BaselineError(f"{path}: unknown metric(s) {unknown} in samples; allowed: {', '.join(METRICS)}")
     _check_samples(path, spec.kind, spec.samples)
+    _check_work(path, spec.work)
     cost = spec.cost
     return Baseline(
         path=path,
@@ -298,6 +332,7 @@ def load_baseline(path: Path) -> Baseline:
         arch=cost.arch if cost else "",
         functions=dict(spec.functions),
         variables=dict(spec.variables),
+        work={k: tuple(v) for k, v in spec.work.items()} if spec.work is not None else None,
     )
 
 
@@ -326,6 +361,22 @@ def _check_samples(path: Path, kind: RunKind, samples: Mapping[str, list[float] 
             if not math.isfinite(value) or value <= 0:
                 raise BaselineError(
                     f"{path}: field 'samples.{metric}[{i}]' is {value!r}; a sample must be a finite number above 0; "
+                    f"{again}"
+                )
+
+
+def _check_work(path: Path, work: Mapping[str, list[float]] | None) -> None:
+    """Work-vector samples a judge can use: known components, no empty list, every count finite and >= 0."""
+    again = "fix it or record the baseline again"
+    for name, values in (work or {}).items():
+        if name not in WORK:
+            raise BaselineError(f"{path}: unknown work-vector component 'work.{name}'; {again}")
+        if not values:
+            raise BaselineError(f"{path}: field 'work.{name}' is an empty list (no samples to judge by); {again}")
+        for i, value in enumerate(values):
+            if not math.isfinite(value) or value < 0:
+                raise BaselineError(
+                    f"{path}: field 'work.{name}[{i}]' is {value!r}; a count per transaction is finite and >= 0; "
                     f"{again}"
                 )
 

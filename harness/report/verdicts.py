@@ -294,7 +294,7 @@ def _judged_text(cost: Verdict | None, time: Verdict | None) -> str:
     if not timed:
         missing.append(_TIMING_BLIND + ("" if time else ": no timing runs"))
     if cost and deterministic and not any(n.startswith("system calls") for n in deterministic):
-        why = ": cost baselines hold instructions only (A/B judges them)" if cost.mode == "baseline" else ""
+        why = ": the cost baseline holds no work vector (record it again)" if cost.mode == "baseline" else ""
         missing.append(f"system calls and server work{why}")
     if not deterministic:
         missing.append("instructions, system calls and server work" + ("" if cost else ": no cost runs (--cost)"))

@@ -24,7 +24,7 @@ def test_baseline_round_trip(tmp_path: Path):
     path = write_baseline(tmp_path, runs)
     assert path == tmp_path / TESTBED.fingerprint / "mariadb-local" / "oltp_point_select" / "ci" / "8t.json"
     doc = json.loads(path.read_text())
-    assert doc["format_version"] == 2 and doc["samples"]["instr_per_txn"] is None
+    assert doc["format_version"] == 3 and doc["samples"]["instr_per_txn"] is None and "work" not in doc
     baseline = load_baseline(path)
     assert baseline.values("qps") == tuple(r.metrics.qps for r in runs)
     assert find_baseline(tmp_path, TESTBED, "mariadb-local", "oltp_point_select", "ci", 8) == baseline

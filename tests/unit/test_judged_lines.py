@@ -42,7 +42,7 @@ def test_timing_alone_says_cost_was_not_judged():
 
 def test_a_cost_baseline_judges_instructions_only_and_says_so():
     (line,) = judged_lines([verdict("cost", mv("instr_per_txn"), mode="baseline")])
-    assert "cost baselines hold instructions only" in line
+    assert "the cost baseline holds no work vector (record it again)" in line
 
 
 def test_the_markdown_report_lists_what_was_judged_and_what_instructions_exclude():

@@ -160,3 +160,87 @@ def test_the_design_check_still_decides_with_the_work_vector_in_the_family():
     tests = tests_of(planned)
     assert len(tests) == 2 * (len(planned[0].metrics) + len(cost_metrics))
     assert sum(t.weight for t in tests) == pytest.approx(2 * (len(planned[0].metrics) + 2))  # +1 per vector
+
+
+# --- baseline mode (a committed cost baseline keeps the work vector) ----------------------------------------
+def judge_baseline(tmp_path, base, head):
+    from harness.judge.baselines import load_baseline, write_baseline
+    from harness.judge.gate import BaselineCase, judge_against_baselines
+
+    baseline = load_baseline(write_baseline(tmp_path, base))
+    return judge_against_baselines([BaselineCase(sc(), 1, "mariadb-local", baseline, head, "cost")])[0]
+
+
+def test_a_cost_baseline_keeps_the_gating_work_vector_per_run(tmp_path):
+    import json
+
+    from harness.judge.baselines import load_baseline, write_baseline
+
+    base = runs(np.random.default_rng(11), 110_300)
+    path = write_baseline(tmp_path, base)
+    doc = json.loads(path.read_text())
+    assert doc["format_version"] == 3
+    gating = {w.name for w in WORK_METRICS if w.gating and w.name in INSERT}
+    assert set(doc["work"]) == gating  # the information-only components are not kept
+    assert doc["work"]["sys_fsync"] == [0.0, 0.0, 0.0]
+    assert load_baseline(path).values("sys_pwrite") == tuple(r.metrics.work["sys_pwrite"] for r in base)
+
+
+def test_baseline_mode_judges_an_fsync_per_commit_as_a_regression(tmp_path):
+    rng = np.random.default_rng(12)
+    verdict = judge_baseline(tmp_path, runs(rng, 110_300), runs(rng, 110_730, sys_fsync=1.0, data_fsyncs=1.0))
+    m = by_metric(verdict)
+    assert verdict.outcome == "regression"
+    assert m["instr_per_txn"].outcome == "pass"
+    assert m["sys_fsync"].outcome == "regression" and m["sys_fsync"].gating
+    assert "sys_total" not in m  # information only: not kept by the baseline, not judged
+    assert not any("work vector" in w for w in verdict.warnings)
+
+
+def test_baseline_mode_passes_the_same_configuration(tmp_path):
+    rng = np.random.default_rng(13)
+    verdict = judge_baseline(tmp_path, runs(rng, 110_300), runs(rng, 110_300))
+    assert verdict.outcome == "pass"
+    assert {"sys_fsync", "data_fsyncs", "handler_writes"} <= set(by_metric(verdict))
+
+
+def test_an_old_cost_baseline_judges_instructions_only_and_says_so(tmp_path):
+    import json
+
+    from harness.judge.baselines import load_baseline, write_baseline
+    from harness.judge.gate import BaselineCase, judge_against_baselines
+    from harness.report.verdicts import judged_lines
+
+    rng = np.random.default_rng(14)
+    path = write_baseline(tmp_path, runs(rng, 110_300))
+    doc = json.loads(path.read_text())
+    doc["format_version"] = 2
+    del doc["work"]
+    path.write_text(json.dumps(doc))
+    baseline = load_baseline(path)
+    assert baseline.work is None
+    head = runs(rng, 110_300, sys_fsync=1.0)
+    verdict = judge_against_baselines([BaselineCase(sc(), 1, "mariadb-local", baseline, head, "cost")])[0]
+    assert [m.metric for m in verdict.metrics] == ["instr_per_txn"]
+    assert verdict.outcome == "pass"  # the fsync is not seen: the verdict says so
+    assert any("holds no work vector" in w and "baseline record" in w for w in verdict.warnings)
+    (line,) = judged_lines([verdict])
+    assert "not judged" in line and "holds no work vector" in line
+
+
+def test_malformed_work_samples_name_the_component(tmp_path):
+    import json
+
+    from harness.errors import BaselineError
+    from harness.judge.baselines import load_baseline, write_baseline
+
+    path = write_baseline(tmp_path, runs(np.random.default_rng(15), 110_300))
+    doc = json.loads(path.read_text())
+    doc["work"]["sys_fsync"] = [0.0, -1.0, 0.0]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BaselineError, match=r"'work.sys_fsync\[1\]' is -1.0"):
+        load_baseline(path)
+    doc["work"] = {"sys_bogus": [1.0]}
+    path.write_text(json.dumps(doc))
+    with pytest.raises(BaselineError, match=r"unknown work-vector component 'work\.sys_bogus'"):
+        load_baseline(path)
