@@ -49,3 +49,40 @@ def test_flush_per_commit_is_a_regression_through_fsyncs(dbperf, store_path, tmp
     report = (tmp_path / "out" / "report.md").read_text()
     assert "What was judged" in report and "system calls" in report
     assert "they exclude kernel time, fsync latency" in report
+
+
+def flush_per_commit(tmp_path: Path) -> Path:
+    """A copy of the server files in which mariadb-local flushes the redo log at every commit."""
+    servers = tmp_path / "servers"
+    shutil.copytree(REPO / "servers", servers)
+    path = servers / "mariadb-local.toml"
+    path.write_text(path.read_text() + "\n[variables]\ninnodb_flush_log_at_trx_commit = 1\n")
+    return servers
+
+
+def test_a_cost_baseline_gates_the_work_vector(dbperf, store_path, tmp_path):
+    """Recorded at flush=2, a gate at flush=1 fails through fsyncs; a gate of the same configuration passes."""
+    scenarios, baselines = small_insert(tmp_path), tmp_path / "baselines"
+    common = (
+        "--cost", "--scenario", "oltp_insert", "--server", "mariadb-local", "--scenarios-dir", scenarios,
+        "--repetitions", "3", "--store", store_path, "--baselines-dir", baselines,
+    )  # fmt: skip
+    out = dbperf.run("baseline", "record", *common, timeout_s=900)
+    assert out.returncode == 0, out.stderr[-1500:]
+    (path,) = baselines.glob("cost/mariadb-local/oltp_insert/*/1t.json")
+    work = json.loads(path.read_text())["work"]
+    assert work["sys_fsync"] == [0.0, 0.0, 0.0] and "sys_total" not in work  # gating components only
+
+    out = dbperf.run("gate", *common, "--servers-dir", flush_per_commit(tmp_path), "--json", timeout_s=900)
+    assert out.returncode == 1, out.stderr[-1500:]
+    (verdict,) = json.loads(out.stdout)["verdicts"]
+    metrics = {m["metric"]: m for m in verdict["metrics"]}
+    assert verdict["mode"] == "baseline" and verdict["kind"] == "cost"
+    assert metrics["instr_per_txn"]["outcome"] != "regression"
+    assert metrics["sys_fsync"]["outcome"] == "regression" and metrics["sys_fsync"]["gating"]
+    assert 0.95 < metrics["sys_fsync"]["head_median"] < 1.05
+    assert any("innodb_flush_log_at_trx_commit 2 → 1" in w for w in verdict["warnings"])
+
+    out = dbperf.run("gate", *common, timeout_s=900)
+    assert out.returncode == 0, out.stdout[-1500:] + out.stderr[-1500:]
+    assert "system calls" in out.stdout and "holds no work vector" not in out.stdout
