@@ -2,7 +2,7 @@
 transactions, on fresh servers, compared with the noise a deterministic count may have.
 
     python benchmarks/warmup_steady.py [--scenario oltp_point_select ...] [--server mariadb-local]
-                                       [--profile quick] [--repetitions 3] [--steps 2]
+                                       [--profile quick] [--repetitions 3] [--steps 2] [--store S]
 
 For each catalogue scenario (cost mode, 1 client thread, the scenario's own measured ``events`` and seeds:
 the measured window never replays the warm-up's statements), W is the scenario's ``[cost] warmup_events``.
@@ -72,12 +72,13 @@ def main() -> int:
     parser.add_argument("--repetitions", type=int, default=3, help="fresh-server runs per warm-up length")
     parser.add_argument("--steps", type=int, default=2, help="how many times to multiply W by 4 at most")
     parser.add_argument("--scenarios-dir", default="scenarios")
+    parser.add_argument("--store", help="keep the runs (and their profiles) in this store (default: a temporary one)")
     args = parser.parse_args()
 
-    folder = Path(tempfile.mkdtemp(prefix="dbperf-warmup-bench-"))
+    store = args.store or str(Path(tempfile.mkdtemp(prefix="dbperf-warmup-bench-")) / "store.duckdb")
     settings = resolve_settings(
         {
-            "store": str(folder / "store.duckdb"),
+            "store": store,
             "profile": args.profile,
             "cost": True,
             "scenarios_dir": args.scenarios_dir,
@@ -87,7 +88,10 @@ def main() -> int:
     first = pipeline.resolve(settings, names[0], args.server)
     session = pipeline.open_session(settings, QuietReporter(), containers=first.server.provider == "container")
 
-    print(f"{args.server}, profile {args.profile}, 1 thread, {args.repetitions} fresh servers per warm-up length")
+    print(
+        f"{args.server}, profile {args.profile}, 1 thread, {args.repetitions} fresh servers per warm-up length; "
+        f"store {store}"
+    )
     head = (
         f"{'scenario':<24} {'events':>6} {'W':>6} {'Ir/txn at W':>13} {'CV':>7} {'4W':>6} {'Ir/txn at 4W':>13} "
         f"{'CV':>7} {'change':>9} {'ceiling':>8} {'s/run':>6}  verdict"

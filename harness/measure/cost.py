@@ -3,7 +3,8 @@
 One cost run::
 
     restore the snapshot ─► start the server under callgrind ─► [hold a read view, writes]
-      ─► warm-up: sysbench --events=W ─► callgrind_control -z ─► measured: sysbench --events=M
+      ─► warm-up: sysbench --events=W ─► [release it, wait for purge to empty the history, hold a new one]
+      ─► callgrind_control -z ─► measured: sysbench --events=M
       ─► callgrind_control -d ─► parse the dump ─► instructions / transactions
 
 What is counted: every instruction the server executes inside statement dispatch (parsing,
@@ -16,8 +17,12 @@ after the dump, so the reads never count; one read's own footprint is subtracted
 seed, so the measured statements are the same on every run but are not the warm-up's again. What is
 not: start-up, connection set-up, and background work outside dispatch (InnoDB purge, page cleaner,
 the binary log's group commit thread). For write workloads a read view held from a separate connection
-stops purge during the whole run, so the foreground always finds the same undo history: the same for
-base and head, and said in every report.
+stops purge, so the foreground always finds the same undo history: the same for base and head, and
+said in every report. It is held during the warm-up, released at its end until purge has emptied the
+history list (polled, :func:`wait_for_purge`), and held again for the measured window, which therefore
+starts from an empty history whatever the warm-up's length: with one read view over both, every
+transaction's cost grew with the history before it and the count never reached a steady state
+(docs/work-vector.md, "Steady state").
 The server also runs with glibc's mmap threshold pinned at its default (``servers/callgrind.py``,
 ``MALLOC_TUNABLES``): otherwise a background thread freeing a large block raised it at a moment that
 depends on thread timing, and the statement thread's heap layout, and the count, followed (up to 1 %,
@@ -32,6 +37,8 @@ valgrind version, architecture).
 from __future__ import annotations
 
 import contextlib
+import re
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -48,7 +55,14 @@ from harness.servers.callgrind import Callgrind
 from harness.servers.provider import ServerInstance, connect
 from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
 
-READ_VIEW_NOTE = "writes counted with a read view held open (purge stopped for the run, on both sides alike)"
+READ_VIEW_NOTE = (
+    "writes counted with a read view held open (purge stopped during the warm-up and again during the measured "
+    "window, which starts from a purged history; on both sides alike)"
+)
+PURGE_TIMEOUT_S = 600.0
+"""How long purge may take to empty the history list after the warm-up (it runs uninstrumented under
+valgrind: seconds for the catalogue's warm-ups; a timeout means a transaction is held open elsewhere)."""
+_HISTORY = re.compile(r"History list length (\d+)")
 
 
 @contextmanager
@@ -64,6 +78,46 @@ def read_view(endpoint: Endpoint, table: str = "sbtest1") -> Iterator[None]:
             cur.execute(f"SELECT 1 FROM `{table}` LIMIT 1")
             cur.fetchall()
         yield
+    finally:
+        with contextlib.suppress(pymysql.err.MySQLError):
+            conn.close()
+
+
+def history_length(conn: pymysql.connections.Connection) -> int:
+    """InnoDB's history list length (undo logs not purged yet), from ``SHOW ENGINE INNODB STATUS``: the one
+    place MariaDB 10.11, 11.8 and MySQL 9.7 all show it under the same name."""
+    with conn.cursor() as cur:
+        cur.execute("SHOW ENGINE INNODB STATUS")
+        row = cur.fetchone()
+    found = _HISTORY.search(str(row[-1]) if row else "")
+    if found is None:
+        raise ServerError("SHOW ENGINE INNODB STATUS has no 'History list length'; is InnoDB the engine?")
+    return int(found.group(1))
+
+
+def wait_for_purge(endpoint: Endpoint, timeout_s: float = PURGE_TIMEOUT_S, poll_s: float = 0.2) -> float:
+    """Poll the history list length until purge has emptied it; the seconds it took.
+
+    Raises :class:`ServerError` after ``timeout_s`` (a read view left open elsewhere, or purge disabled).
+    """
+    try:
+        conn = connect(endpoint.host, endpoint.port, endpoint.user, endpoint.password, timeout=60)
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot connect to wait for purge: {exc}") from exc
+    started = time.monotonic()
+    try:
+        while True:
+            length = history_length(conn)
+            if length == 0:
+                return time.monotonic() - started
+            if time.monotonic() - started > timeout_s:
+                raise ServerError(
+                    f"purge did not empty the history list within {timeout_s:.0f} s after the warm-up "
+                    f"({length} undo logs left); is a transaction left open on the server, or innodb_purge_threads 0?"
+                )
+            time.sleep(poll_s)
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot read the history list length while waiting for purge: {exc}") from exc
     finally:
         with contextlib.suppress(pymysql.err.MySQLError):
             conn.close()
@@ -112,9 +166,13 @@ def _count(live: Live) -> RunResult:
         raise ServerError(f"{ctx.server.name} was not started under callgrind")
     endpoint = live.instance.endpoint
     table = ctx.scenario.created_tables[0]
-    with read_view(endpoint, table) if settings.read_view else contextlib.nullcontext():
-        if settings.warmup_events:
+    if settings.warmup_events:
+        with read_view(endpoint, table) if settings.read_view else contextlib.nullcontext():
             _sysbench(ctx, live.instance, settings.warmup_events, settings.warmup_seed, "warm-up")
+    if settings.read_view:  # the measured window starts from an empty history, whatever the warm-up
+        waited = wait_for_purge(endpoint)
+        live.reporter.phase(f"{label}: purge emptied the history list {waited:.1f} s after the warm-up")
+    with read_view(endpoint, table) if settings.read_view else contextlib.nullcontext():
         mark = status_mark(endpoint)  # outside the counted window: before -z, after the dump
         control.zero()
         measured = _sysbench(ctx, live.instance, settings.events, settings.seed, "measured")
