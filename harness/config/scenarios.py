@@ -96,6 +96,7 @@ class _Cost(BaseModel):
     events: int | None = Field(default=None, ge=1, le=10_000_000)
     repetitions: int = Field(default=3, ge=1, le=100)
     read_view: bool | None = None
+    purge_before_window: bool = False
     warmup_seed: int = Field(default=1, ge=1, le=2**31 - 1)
     seed: int = Field(default=2, ge=1, le=2**31 - 1)
 
@@ -264,6 +265,11 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         "writes": spec.writes,
         "fresh_server": spec.fresh_server,
     }
+    read_view = spec.cost.read_view if spec.cost.read_view is not None else spec.writes
+    if spec.cost.purge_before_window and not read_view:
+        raise ConfigError(
+            f"{path}: [cost] purge_before_window needs a read view (read_view = true, the default for writes = true)"
+        )
     cost = _cost_settings(spec)
     cost_definition = {
         key: definition[key] for key in ("script", "script_text", "rand_type", "options", "tables", "table_size")
@@ -317,9 +323,13 @@ def required_modules(script: Path) -> list[Path]:
 
 
 def _counted(cost: CostSettings) -> dict[str, object]:
-    """The cost settings a count depends on (event counts, seeds, read view): not how many runs, nor threads
-    (each run records its own)."""
-    return {k: v for k, v in dataclasses.asdict(cost).items() if k not in ("threads", "repetitions")}
+    """The cost settings a count depends on (event counts, seeds, read view, purge before the window): not how
+    many runs, nor threads (each run records its own). ``purge_before_window`` joins only when set, so the
+    scenarios without it keep the hash (and the baselines) they had before it existed."""
+    counted = {k: v for k, v in dataclasses.asdict(cost).items() if k not in ("threads", "repetitions")}
+    if not cost.purge_before_window:
+        del counted["purge_before_window"]
+    return counted
 
 
 def _cost_settings(spec: _ScenarioFile) -> CostSettings:
@@ -338,6 +348,7 @@ def _cost_settings(spec: _ScenarioFile) -> CostSettings:
         read_view=spec.cost.read_view if spec.cost.read_view is not None else writes,
         warmup_seed=spec.cost.warmup_seed,
         seed=spec.cost.seed,
+        purge_before_window=spec.cost.purge_before_window,
     )
 
 

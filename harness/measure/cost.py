@@ -3,7 +3,8 @@
 One cost run::
 
     restore the snapshot ─► start the server under callgrind ─► [hold a read view, writes]
-      ─► warm-up: sysbench --events=W ─► [release it, wait for purge to empty the history, hold a new one]
+      ─► warm-up: sysbench --events=W ─► [purge_before_window: release it, wait for purge to empty the
+      history list, hold a new one]
       ─► callgrind_control -z ─► measured: sysbench --events=M
       ─► callgrind_control -d ─► parse the dump ─► instructions / transactions
 
@@ -18,10 +19,10 @@ seed, so the measured statements are the same on every run but are not the warm-
 not: start-up, connection set-up, and background work outside dispatch (InnoDB purge, page cleaner,
 the binary log's group commit thread). For write workloads a read view held from a separate connection
 stops purge, so the foreground always finds the same undo history: the same for base and head, and
-said in every report. It is held during the warm-up, released at its end until purge has emptied the
-history list (polled, :func:`wait_for_purge`), and held again for the measured window, which therefore
-starts from an empty history whatever the warm-up's length: with one read view over both, every
-transaction's cost grew with the history before it and the count never reached a steady state
+said in every report. With ``[cost] purge_before_window`` it is released at the end of the warm-up
+until purge has emptied the history list (polled, :func:`wait_for_purge`), and held again for the
+measured window, which then starts from an empty history whatever the warm-up's length: oltp_read_write's
+count followed the history's length without it and never reached a steady state
 (docs/work-vector.md, "Steady state").
 The server also runs with glibc's mmap threshold pinned at its default (``servers/callgrind.py``,
 ``MALLOC_TUNABLES``): otherwise a background thread freeing a large block raised it at a moment that
@@ -41,6 +42,7 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import pymysql
 
@@ -55,9 +57,10 @@ from harness.servers.callgrind import Callgrind
 from harness.servers.provider import ServerInstance, connect
 from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
 
-READ_VIEW_NOTE = (
-    "writes counted with a read view held open (purge stopped during the warm-up and again during the measured "
-    "window, which starts from a purged history; on both sides alike)"
+READ_VIEW_NOTE = "writes counted with a read view held open (purge stopped for the run, on both sides alike)"
+PURGED_NOTE = (
+    "writes counted with a read view held open (purge stopped during the warm-up, then run until the history "
+    "list was empty, then stopped again for the measured window; on both sides alike)"
 )
 PURGE_TIMEOUT_S = 600.0
 """How long purge may take to empty the history list after the warm-up (it runs uninstrumented under
@@ -166,19 +169,27 @@ def _count(live: Live) -> RunResult:
         raise ServerError(f"{ctx.server.name} was not started under callgrind")
     endpoint = live.instance.endpoint
     table = ctx.scenario.created_tables[0]
-    if settings.warmup_events:
-        with read_view(endpoint, table) if settings.read_view else contextlib.nullcontext():
+    clock = _Clock(ready=(datetime.now(UTC) - live.started).total_seconds())
+    purge = settings.read_view and settings.purge_before_window
+    with contextlib.ExitStack() as held:
+        if settings.read_view:
+            held.enter_context(read_view(endpoint, table))
+        if settings.warmup_events:
             _sysbench(ctx, live.instance, settings.warmup_events, settings.warmup_seed, "warm-up")
-    if settings.read_view:  # the measured window starts from an empty history, whatever the warm-up
-        waited = wait_for_purge(endpoint)
-        live.reporter.phase(f"{label}: purge emptied the history list {waited:.1f} s after the warm-up")
-    with read_view(endpoint, table) if settings.read_view else contextlib.nullcontext():
+        clock.lap("warmup")
+        if purge:  # the measured window starts from an empty history, whatever the warm-up's length
+            held.close()
+            wait_for_purge(endpoint)
+            held.enter_context(read_view(endpoint, table))
+            clock.lap("purge")
         mark = status_mark(endpoint)  # outside the counted window: before -z, after the dump
         control.zero()
         measured = _sysbench(ctx, live.instance, settings.events, settings.seed, "measured")
+        clock.lap("measured")
         dump = control.dump("measured")
         deltas = status_deltas(mark, endpoint)
     profile = read_dump(dump)
+    clock.lap("dump")
     probes = Probes(status_deltas=deltas, syscalls=profile.syscalls)
     totals = measured.totals
     assert totals is not None  # checked by _sysbench
@@ -193,7 +204,7 @@ def _count(live: Live) -> RunResult:
         totals=totals,
         probes=probes,
         metrics=Metrics.cost(totals, profile.total_ir, probes),
-        notes=(*((READ_VIEW_NOTE,) if settings.read_view else ()), *live.ledger.warnings),
+        notes=(*_read_view_notes(settings), *live.ledger.warnings),
         cost=live.cost,
         cost_profile=profile,
         operations=measured.operations,
@@ -201,6 +212,29 @@ def _count(live: Live) -> RunResult:
     unnamed = profile.unnamed_ir / max(1, profile.total_ir)
     live.reporter.phase(
         f"{label}: {profile.total_ir / totals.events:,.0f} instructions per transaction "
-        f"({totals.events:,} transactions, {unnamed:.0%} in unnamed functions)"
+        f"({totals.events:,} transactions, {unnamed:.0%} in unnamed functions); {clock.describe()}"
     )
     return result
+
+
+def _read_view_notes(settings: CostSettings) -> tuple[str, ...]:
+    if not settings.read_view:
+        return ()
+    return (PURGED_NOTE,) if settings.purge_before_window else (READ_VIEW_NOTE,)
+
+
+class _Clock:
+    """Where a cost run's wall time went: server ready (restore and start-up), warm-up, purge, window, dump."""
+
+    def __init__(self, ready: float) -> None:
+        self.laps: dict[str, float] = {"ready": ready}
+        self._last = time.monotonic()
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps[name] = now - self._last
+        self._last = now
+
+    def describe(self) -> str:
+        names = {"ready": "server ready", "warmup": "warm-up", "purge": "purge", "measured": "window", "dump": "dump"}
+        return "seconds: " + ", ".join(f"{names[k]} {v:.1f}" for k, v in self.laps.items())

@@ -112,3 +112,23 @@ def test_a_cost_run_is_stored_under_the_cost_hash_a_timing_run_under_the_definit
     for kind, expected in (("cost", scenario.cost_hash), ("time", scenario.definition_hash)):
         ctx = RunContext(server, scenario, 1, 1, TESTBED, "sha", kind=kind)  # type: ignore[arg-type]
         assert build_result(ctx, started, "failed", failure="x").scenario_hash == expected
+
+
+def test_purge_before_the_window_is_counted_only_where_a_scenario_sets_it(tmp_path):
+    """``purge_before_window`` changes the count, so it joins the cost hash; unset, it leaves the hash of
+    every scenario (and the baselines recorded by it) as it was before it existed."""
+    original = (ROOT / "scenarios/oltp_update_index.toml").read_text()
+    path = tmp_path / "oltp_update_index.toml"
+
+    def load(text: str):
+        path.write_text(text)
+        return load_scenario_file(path, "quick")
+
+    plain = load(original)
+    assert not plain.cost.purge_before_window and plain.cost.read_view
+    assert load(original.replace("[cost]", "[cost]\npurge_before_window = false", 1)).cost_hash == plain.cost_hash
+    purged = load(original.replace("[cost]", "[cost]\npurge_before_window = true", 1))
+    assert purged.cost.purge_before_window and purged.cost_hash != plain.cost_hash
+    with pytest.raises(ConfigError, match="purge_before_window needs a read view"):
+        load(original.replace("[cost]", "[cost]\npurge_before_window = true\nread_view = false", 1))
+    assert load_scenario_file(ROOT / "scenarios/oltp_read_write.toml", "quick").cost.purge_before_window
