@@ -142,3 +142,21 @@ def test_cost_in_containers(dbperf, store_path, server):
     runs = cost_runs(dbperf, store_path)
     values = [float(r["instructions_per_txn"]) for r in runs]  # type: ignore[arg-type]
     assert len(values) == 2 and abs(values[0] / values[1] - 1) < 0.001
+
+
+def test_read_write_is_counted_from_a_purged_history(dbperf, store_path, tmp_path):
+    """oltp_read_write sets ``purge_before_window``: the read view is released after the warm-up, purge
+    empties the history list (read from the server), and a new one holds it back for the window."""
+    scenarios = tmp_path / "scenarios"
+    shutil.copytree(REPO / "scenarios", scenarios)
+    path = scenarios / "oltp_read_write.toml"
+    text = re.sub(r"(?m)^warmup_events = \d+", "warmup_events = 20", path.read_text())
+    path.write_text(re.sub(r"(?m)^events = \d+", "events = 20", text))
+    out = dbperf.run(
+        "run", "--cost", "--scenario", "oltp_read_write", "--server", "mariadb-local", "--scenarios-dir", scenarios,
+        "--repetitions", "1", "--store", store_path, timeout_s=900,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert re.search(r"seconds: server ready [\d.]+, warm-up [\d.]+, purge [\d.]+, window", out.stderr), out.stderr
+    (run,) = cost_runs(dbperf, store_path)
+    assert any("run until the history list was empty" in note for note in run["notes"])  # type: ignore[union-attr]
