@@ -75,8 +75,10 @@ def assess_plan(settings: Settings, the_plan: CiPlan, kinds: tuple[Kind, ...] = 
     for comparison in the_plan.comparisons:
         scenario = load_scenario(comparison.head.scenario, settings.scenarios_dir, the_plan.profile)
         server = load_server(comparison.head.server, settings.servers_dir)
-        pairs = max(pairs, settings.repetitions or scenario.repetitions)
-        for kind in kinds:
+        runs = [k for k in kinds if k in comparison.kinds]  # what this comparison measures (ci.scope)
+        if "time" in runs:
+            pairs = max(pairs, settings.repetitions or scenario.repetitions)
+        for kind in runs:
             threads = scenario.cost.threads if kind == "cost" else scenario.threads
             n = scenario.cost.repetitions if kind == "cost" else settings.repetitions or scenario.repetitions
             for count in threads:

@@ -58,6 +58,22 @@ def _cnf_diff(old: Mapping[str, str], new: Mapping[str, str], limit: int = 6) ->
     return ", ".join(shown) + (f" and {len(parts) - limit} more" if len(parts) > limit else "")
 
 
+_SERVER_FIELDS = (
+    "flavour",
+    "version",
+    "provider",
+    "image",
+    "binary",
+    "cpuset",
+    "client_cpuset",
+    "cpus",
+    "memory_limit",
+    "host",
+    "port",
+    "database",
+)
+
+
 def server_effect(base: Server, head: Server, base_root: Path, head_root: Path) -> list[str]:
     """The effective differences between two definitions of a server; empty when there are none."""
     effects: list[str] = []
@@ -83,22 +99,6 @@ def server_effect(base: Server, head: Server, base_root: Path, head_root: Path) 
     if var_changes:
         effects.append("variables " + ", ".join(var_changes))
     return effects
-
-
-_SERVER_FIELDS = (
-    "flavour",
-    "version",
-    "provider",
-    "image",
-    "binary",
-    "cpuset",
-    "client_cpuset",
-    "cpus",
-    "memory_limit",
-    "host",
-    "port",
-    "database",
-)
 
 
 def _status(old: object, new: object) -> ChangeStatus:
@@ -183,6 +183,21 @@ def server_changes(
 
 def _text(value: object) -> str:
     return "" if value is None else str(value)
+
+
+def changed_names(base: Server, head: Server) -> tuple[str, ...]:
+    """The names of what differs between two definitions of a server: its fields (``version``,
+    ``image``, ``cpuset`` ...), and the settings of its config file and ``[variables]`` (``innodb_buffer_pool_size``,
+    sections and ``-``/``_`` spelling dropped), each once, in a stable order."""
+    names = [key for key in _SERVER_FIELDS if getattr(base, key) != getattr(head, key)]
+    old_cnf = _cnf_settings(base.config_file.read_text()) if base.config_file else {}
+    new_cnf = _cnf_settings(head.config_file.read_text()) if head.config_file else {}
+    names += [k.split("] ", 1)[-1] for k in sorted(old_cnf.keys() | new_cnf.keys()) if old_cnf.get(k) != new_cnf.get(k)]
+    old_vars, new_vars = dict(base.variables), dict(head.variables)
+    names += [
+        k.replace("-", "_") for k in sorted(old_vars.keys() | new_vars.keys()) if old_vars.get(k) != new_vars.get(k)
+    ]
+    return tuple(dict.fromkeys(names))
 
 
 _WORKLOAD_FIELDS = (

@@ -79,6 +79,7 @@ def run_plan(
                     base_scenario=_override(base_scenario, settings)
                     if comparison.base.scenario_tree == "base"
                     else None,
+                    kinds=comparison.kinds,
                 )
             )
         recordings = [

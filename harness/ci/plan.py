@@ -44,7 +44,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.ci.effects import estimate_s, scenario_changes, scenario_effect, server_changes, server_effect
+from harness.ci.effects import (
+    changed_names,
+    estimate_s,
+    scenario_changes,
+    scenario_effect,
+    server_changes,
+    server_effect,
+)
 from harness.ci.git import area_of, diff_changes, merge_base, resolve_ref
 from harness.ci.records import (
     AA_SUFFIX,
@@ -85,10 +92,20 @@ class _Builder:
                 return change.old_path
         return None
 
-    def _compare(self, kind: Kind, base: Side, head: Side, reason: str, edits: Sequence[DefinitionChange] = ()) -> None:
+    def _compare(
+        self,
+        kind: Kind,
+        base: Side,
+        head: Side,
+        reason: str,
+        edits: Sequence[DefinitionChange] = (),
+        changed: tuple[str, ...] = (),
+    ) -> None:
         estimate = estimate_s(self.trees.scenario("head", head.scenario), 2)
         labelled = tuple(dataclasses.replace(e, base=base.server_label, head=head.server_label) for e in edits)
-        self.comparisons.append(Comparison(kind, head.scenario, reason, base, head, estimate, labelled))
+        self.comparisons.append(
+            Comparison(kind, head.scenario, reason, base, head, estimate, labelled, changed=changed)
+        )
 
     def _record(self, side: Side, reason: str) -> None:
         estimate = estimate_s(self.trees.scenario("head", side.scenario), 1)
@@ -146,6 +163,7 @@ class _Builder:
                     Side(name, "head", name, scenario, "head", scenario),
                     reason,
                     edits,
+                    changed_names(base_server, head_server),
                 )
         for name in sorted(base_names - head_names - renamed_from):
             self.notes.append(f"{SERVERS}/{name}.toml: server removed; nothing to run")

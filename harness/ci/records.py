@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.model import DefinitionChange
+from harness.model import DefinitionChange, RunKind
 
 Tree = Literal["base", "head"]
 Kind = Literal["server", "copied-server", "scenario", "harness-aa"]
@@ -72,6 +72,10 @@ class Comparison:
     estimated_s: int = 0
     #: what changed between the sides, setting by setting (the reason's words as records)
     edits: tuple[DefinitionChange, ...] = ()
+    #: what the comparison measures: cost (instructions and the work vector), timing, or both
+    kinds: tuple[RunKind, ...] = ("time", "cost")
+    #: the names of the settings that changed (config-file and [variables] names, server fields)
+    changed: tuple[str, ...] = ()
 
     @property
     def base_server(self) -> str:
@@ -96,6 +100,8 @@ class Comparison:
             "base_server": self.base_server,
             "head_server": self.head_server,
             "reason": self.reason,
+            "kinds": list(self.kinds),
+            "changed": list(self.changed),
             "estimated_s": self.estimated_s,
             "base": self.base.to_dict(),
             "head": self.head.to_dict(),
@@ -116,6 +122,58 @@ class Recording:
 
 
 @dataclass(frozen=True)
+class KindEstimate:
+    """The wall time one kind of run of one comparison (or recording) is expected to take.
+
+    ``per_run_s`` comes from this machine's recent runs of the same server, scenario, kind and
+    thread count (``source`` = "measured (N runs)") or, with none stored, from the profile's
+    durations and an assumed server start (``source`` = "assumed")."""
+
+    label: str
+    kind: RunKind
+    runs: int
+    per_run_s: float
+    source: str
+
+    @property
+    def seconds(self) -> float:
+        return self.runs * self.per_run_s
+
+    def to_dict(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self), "seconds": round(self.seconds, 1)}
+
+
+@dataclass(frozen=True)
+class PlanEstimate:
+    """The plan's expected wall time: every kind of run of every comparison, plus the fixed overhead."""
+
+    items: tuple[KindEstimate, ...] = ()
+    overhead_s: float = 0.0
+    pairs: int = 0  # timing pairs per comparison, after the design check
+
+    @property
+    def seconds(self) -> float:
+        return sum(i.seconds for i in self.items) + self.overhead_s
+
+    def by_kind(self, kind: RunKind) -> float:
+        return sum(i.seconds for i in self.items if i.kind == kind)
+
+    @property
+    def measured(self) -> int:
+        return sum(i.source != "assumed" for i in self.items)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "seconds": round(self.seconds),
+            "time_s": round(self.by_kind("time")),
+            "cost_s": round(self.by_kind("cost")),
+            "overhead_s": round(self.overhead_s),
+            "pairs": self.pairs,
+            "items": [i.to_dict() for i in self.items],
+        }
+
+
+@dataclass(frozen=True)
 class CiPlan:
     """What a pull request's performance check runs, and why."""
 
@@ -131,6 +189,9 @@ class CiPlan:
     recordings: tuple[Recording, ...] = ()
     notes: tuple[str, ...] = ()
     harness_changed: bool = False
+    #: what the scope left out of the fan-out, and why (a server filter, timing without power)
+    left_out: tuple[str, ...] = ()
+    estimate: PlanEstimate | None = None
 
     @property
     def empty(self) -> bool:
@@ -138,6 +199,8 @@ class CiPlan:
 
     @property
     def estimated_s(self) -> int:
+        if self.estimate is not None:
+            return round(self.estimate.seconds)
         return sum(c.estimated_s for c in self.comparisons) + sum(r.estimated_s for r in self.recordings)
 
     def to_dict(self) -> dict[str, object]:
@@ -155,6 +218,8 @@ class CiPlan:
             "comparisons": [c.to_dict() for c in self.comparisons],
             "recordings": [r.to_dict() for r in self.recordings],
             "notes": list(self.notes),
+            "left_out": list(self.left_out),
+            "estimate": self.estimate.to_dict() if self.estimate else None,
             "changes": [dataclasses.asdict(c) for c in self.changes],
         }
 

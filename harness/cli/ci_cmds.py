@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,19 +26,39 @@ def _plan_options(func: F) -> F:
         click.option("--base", required=True, help="git ref the change is measured against (e.g. origin/main)"),
         click.option("--head", default="HEAD", show_default=True, help="git ref holding the change"),
         shared("scenario", "server", "profile", defaults={"profile": "ci"}),
+        click.option(
+            "--servers",
+            "servers",
+            multiple=True,
+            metavar="SERVERS",
+            help="only the comparisons of these servers: names or shell patterns, comma-separated, "
+            "repeatable; local = every server with provider local (the pull-request runner's)",
+        ),
     ]
     for decorate in reversed(decorators):
         func = decorate(func)
     return func
 
 
-def build_plan(base: str, head: str, settings: Settings) -> CiPlan:
-    """The plan for the settings (the project root is found from the current folder).
+def build_plan(base: str, head: str, settings: Settings, servers: Sequence[str] = ()) -> tuple[CiPlan, PlanDesign]:
+    """The plan for the settings (the project root is found from the current folder), and its design.
 
     The scenario selection (--scenario / DBPERF_SCENARIO) is both the set a changed server runs and
     a filter on changed scenarios; without one, a changed server runs the default set and every
-    changed scenario is compared.
+    changed scenario is compared. ``servers`` (--servers) narrows the fan-out; each comparison then
+    gets its kinds (:mod:`harness.ci.scope`), the design check its pairs (:mod:`harness.ci.assess`),
+    and the plan its estimate for those (:mod:`harness.ci.estimate`).
     """
+    from harness.ci.assess import assess_plan
+    from harness.ci.estimate import with_estimate
+    from harness.ci.scope import decide, narrow
+
+    the_plan = decide(settings, narrow(settings, _diff_plan(base, head, settings), servers))
+    design = assess_plan(settings, the_plan, settings.kinds())
+    return with_estimate(settings, the_plan, design, settings.kinds()), design
+
+
+def _diff_plan(base: str, head: str, settings: Settings) -> CiPlan:
     if settings.profile not in PROFILES:
         raise ConfigError(f"unknown profile {settings.profile!r}: choose {', '.join(PROFILES)}")
     selection = settings.scenarios
@@ -58,8 +78,33 @@ def build_plan(base: str, head: str, settings: Settings) -> CiPlan:
     )
 
 
-def _minutes(seconds: int) -> str:
+def _minutes(seconds: float) -> str:
     return f"~{max(1, round(seconds / 60))} min" if seconds else "-"
+
+
+def _measures(kinds: Sequence[str]) -> str:
+    return " + ".join({"cost": "cost", "time": "timing"}[k] for k in ("cost", "time") if k in kinds)
+
+
+def estimate_line(p: CiPlan) -> str:
+    """``estimated time: ~7 min (cost ~5 min, timing -, ...)``: the estimate per kind, and its sources."""
+    e = p.estimate
+    if e is None:
+        return f"estimated time: {_minutes(p.estimated_s)} (datasets prepared once, not counted)"
+    measured = e.measured
+    sources = (
+        "all measured on this machine"
+        if measured == len(e.items)
+        else "assumed from the profile (no runs of them stored on this machine)"
+        if not measured
+        else f"{measured} of {len(e.items)} measured on this machine, the rest assumed from the profile"
+    )
+    pairs = f"{e.pairs} timing pair(s) per comparison; " if e.pairs else ""
+    return (
+        f"estimated time: {_minutes(e.seconds)} (cost {_minutes(e.by_kind('cost'))}, timing "
+        f"{_minutes(e.by_kind('time'))}, plan checks and reports {_minutes(e.overhead_s)}; {pairs}run times "
+        f"{sources}; datasets prepared once, not counted)"
+    )
 
 
 def print_plan(p: CiPlan) -> None:
@@ -75,11 +120,13 @@ def print_plan(p: CiPlan) -> None:
     if p.comparisons:
         table = new_table(
             f"{len(p.comparisons)} comparison(s)",
-            [(col, "left") for col in ("#", "kind", "base", "head", "scenario", "est.", "why")],
+            [(col, "left") for col in ("#", "kind", "base", "head", "scenario", "runs", "est.", "why")],
         )
         for i, c in enumerate(p.comparisons, 1):
             base = c.base_server + (f" / {c.base.scenario_label}" if c.base.scenario_label != c.scenario else "")
-            table.add_row(str(i), c.kind, base, c.head_server, c.scenario, _minutes(c.estimated_s), c.reason)
+            table.add_row(
+                str(i), c.kind, base, c.head_server, c.scenario, _measures(c.kinds), _minutes(c.estimated_s), c.reason
+            )
         show(out, table)
     if p.recordings:
         table = new_table(
@@ -91,10 +138,12 @@ def print_plan(p: CiPlan) -> None:
         show(out, table)
     for note in p.notes:
         out.print(f"note: {note}", markup=False)
+    for line in p.left_out:
+        out.print(f"left out: {line}", markup=False)
     if p.empty:
         out.print("nothing to run: no server, scenario or harness change between base and head")
     else:
-        out.print(f"estimated time: {_minutes(p.estimated_s)} (datasets prepared once, not counted)")
+        out.print(estimate_line(p), markup=False)
 
 
 @click.group("ci")
@@ -112,7 +161,7 @@ def ci_group() -> None:
 @_plan_options
 @json_option
 @shared("repetitions", "cost", "store")
-def plan_cmd(base: str, head: str, as_json: bool, **kwargs: Any) -> int:
+def plan_cmd(base: str, head: str, servers: tuple[str, ...], as_json: bool, **kwargs: Any) -> int:
     """Show which A/B comparisons the change from BASE to HEAD needs.
 
     A changed server (its file, its config file, its version or image pin) is compared with
@@ -124,12 +173,15 @@ def plan_cmd(base: str, head: str, as_json: bool, **kwargs: Any) -> int:
     Examples:
       dbperf ci plan --base origin/main --head HEAD
       dbperf ci plan --base origin/main --scenario 'oltp_point*' --profile quick --json
-    """
-    from harness.ci.assess import assess_plan
+      dbperf ci plan --base origin/main --servers local      # the pull-request runner's servers
 
+    Each comparison runs cost (instructions and the work vector) and, where the change is of a kind
+    cost cannot see (concurrency, locking, a new build) and the timing test has power at the
+    minimum effect, timing too; --cost / --no-cost decide for all. The plan lists what it left out
+    and why, and estimates its wall time from this machine's recent runs in the store.
+    """
     settings = pop_shared(kwargs)
-    the_plan = build_plan(base, head, settings)
-    found = assess_plan(settings, the_plan, settings.kinds())
+    the_plan, found = build_plan(base, head, settings, servers)
     if as_json:
         doc = the_plan.to_dict()
         doc["design"] = {"pairs": found.pairs, "note": found.note, "tests": [a.as_dict() for a in found.tests]}
@@ -158,7 +210,9 @@ def print_design(found: PlanDesign) -> None:
         "noise",
         "power",
     )
-    table = new_table(f"can it fail? {found.pairs} pair(s) per timing comparison", [(c, "left") for c in columns])
+    timed = any(a.test != "cost" for a in found.tests)
+    title = f"can it fail? {found.pairs} pair(s) per timing comparison" if timed else "can it fail? (cost only)"
+    table = new_table(title, [(c, "left") for c in columns])
     for a in found.tests:
         table.add_row(
             a.label,
@@ -196,7 +250,14 @@ def print_design(found: PlanDesign) -> None:
 @json_option
 @shared("repetitions", "time", "warmup", "threads", "cache-dir", "cost", "store", "store-timeout", *JUDGE_OPTIONS)
 def run_cmd(
-    base: str, head: str, out: Path, seed: int | None, max_repetitions: int | None, as_json: bool, **kwargs: Any
+    base: str,
+    head: str,
+    servers: tuple[str, ...],
+    out: Path,
+    seed: int | None,
+    max_repetitions: int | None,
+    as_json: bool,
+    **kwargs: Any,
 ) -> int:
     """Run the plan's comparisons and write every result into one output folder.
 
@@ -221,7 +282,7 @@ def run_cmd(
     from harness.report.verdicts import print_verdicts
 
     settings = pop_shared(kwargs)
-    the_plan = build_plan(base, head, settings)
+    the_plan, _ = build_plan(base, head, settings, servers)
     if not as_json:
         print_plan(the_plan)
     options = judge_options(settings, seed=seed, max_pairs=max_repetitions)
@@ -233,7 +294,10 @@ def run_cmd(
     if done.outcome.verdicts:
         print_verdicts(done.outcome.verdicts)
     print_plans(done.outcome.plans)
-    click.echo(f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min; report: {done.report}")
+    click.echo(
+        f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min (estimated {_minutes(the_plan.estimated_s)}); "
+        f"report: {done.report}"
+    )
     return done.outcome.exit_code
 
 

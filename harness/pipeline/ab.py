@@ -35,10 +35,17 @@ class ComparisonSpec:
     head: Server
     scenario: Scenario
     base_scenario: Scenario | None = None  # a changed scenario compares its old definition with the new
+    #: what this comparison measures (``dbperf ci``'s scope decides it per comparison); the run's
+    #: kinds still bound it: a comparison runs the kinds in both
+    kinds: tuple[Kind, ...] = ("time", "cost")
 
     @property
     def base_side(self) -> Scenario:
         return self.base_scenario or self.scenario
+
+    def runs(self, kind: Kind, kinds: Sequence[Kind]) -> bool:
+        """Whether this comparison makes runs of ``kind`` in an invocation that measures ``kinds``."""
+        return kind in kinds and kind in self.kinds
 
 
 @dataclass(frozen=True)
@@ -73,10 +80,10 @@ def run_comparisons(
     Cost pairs (their count from each scenario's cost settings) run in the first look only: a
     deterministic count decides at once, and later looks judge the same cost runs again.
     """
-    if pairs < 2 and "time" in kinds:
+    if pairs < 2 and any(s.runs("time", kinds) for s in specs):
         raise ValueError("an A/B comparison needs at least 2 pairs")
     cap = max(pairs, max_pairs or pairs)
-    max_looks = math.ceil(cap / pairs) if "time" in kinds else 1
+    max_looks = math.ceil(cap / pairs) if any(s.runs("time", kinds) for s in specs) else 1
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     rng = random.Random(seed)  # noqa: S311 - a reproducible run order, not a secret
     group = new_group_id()
@@ -108,6 +115,8 @@ def _interleaved(
     look = 0
     if "cost" in kinds:
         for index, spec in enumerate(specs):
+            if not spec.runs("cost", kinds):
+                continue
             reps = spec.scenario.cost.repetitions
             session.reporter.phase(f"cost: {reps} pair(s) of callgrind runs of {spec.scenario.name} (seed {seed})")
             for number, first_base in enumerate(balanced_orders(reps, rng), 1):
@@ -115,7 +124,8 @@ def _interleaved(
                     pair = _run_pair(session, spec, threads, number, first_base, group, "cost")
                     runs.extend(pair)
                     collected.setdefault((index, threads, "cost"), []).append(pair)
-    while "time" in kinds and done < cap:
+    timed = any(spec.runs("time", kinds) for spec in specs)
+    while timed and done < cap:
         look += 1
         batch = min(pairs, cap - done)
         session.reporter.phase(
@@ -124,6 +134,8 @@ def _interleaved(
         for first_base in balanced_orders(batch, rng):
             done += 1
             for index, spec in enumerate(specs):
+                if not spec.runs("time", kinds):
+                    continue
                 for threads in spec.scenario.threads:
                     pair = _run_pair(session, spec, threads, done, first_base, group, "time")
                     runs.extend(pair)
@@ -132,9 +144,9 @@ def _interleaved(
         undecided = any(m.outcome == "inconclusive" and m.gating for v in verdicts for m in v.metrics)
         if not undecided or any(v.outcome == "failed" for v in verdicts):
             break
-    if "time" not in kinds:
+    if not timed:
         verdicts = _judge(specs, collected, alpha)
-        done, look = max((s.scenario.cost.repetitions for s in specs), default=0), 1
+        done, look = max((s.scenario.cost.repetitions for s in specs if s.runs("cost", kinds)), default=0), 1
     return ComparisonResult(tuple(verdicts), tuple(runs), done, look, group, seed)
 
 

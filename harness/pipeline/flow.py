@@ -304,7 +304,7 @@ def compare(
         2,
         settings.repetitions
         if forced(settings) and settings.repetitions
-        else max(s.scenario.repetitions for s in specs),
+        else max((s.scenario.repetitions for s in specs if s.runs("time", kinds)), default=2),
     )
     if settings.cost and settings.repetitions is not None:
         specs = [
@@ -324,13 +324,14 @@ def compare(
         )
         for s in specs
         for kind in kinds
+        if s.runs(kind, kinds)
         for threads in kind_threads(s.scenario, kind)
         for n in ((s.scenario.cost.repetitions if kind == "cost" else pairs),)
     ]
     planned += [  # capacity at the SLO: one more test per gating capacity metric, in the same Holm family
         design_check.Planned(f"{s.scenario.name} capacity", s.scenario, s.head, "time", "ab", pairs, pairs, metrics)
         for s in specs
-        if "time" in kinds and capacity.judged(s.scenario)
+        if s.runs("time", kinds) and capacity.judged(s.scenario)
         for metrics in (tuple(m for m in capacity.CAPACITY_METRICS if m in s.scenario.gate_metrics),)
         if metrics
     ]

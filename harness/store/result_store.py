@@ -112,6 +112,11 @@ class ResultStore(ABC):
         with self._reading() as con:
             return queries.metrics(con, filters, limit)
 
+    def durations(self, hostname: str, limit: int = 2000) -> list[dict[str, object]]:
+        """How long this machine's recent runs took (``hostname``'s successful runs, newest first)."""
+        with self._reading() as con:
+            return queries.durations(con, hostname, limit)
+
     def count(self) -> int:
         """How many runs the store holds."""
         with self._reading() as con:
