@@ -1,0 +1,196 @@
+"""What each comparison of a pull-request plan measures, what it leaves out, and its estimate.
+
+Real temporary git repositories (the fixtures of test_ciplan.py), the real command line, a real DuckDB
+store of run durations."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from factories import run
+from test_ciplan import CONF_A, CONF_B, LOCAL_A, commit, repo  # noqa: F401 - repo is a fixture
+
+from harness.ci.estimate import GAP_S, PLAN_CHECK_S, SESSION_S
+from harness.ci.scope import SENSITIVITY, sensitivity
+from harness.errors import ConfigError
+from harness.pipeline.design_check import seconds_per_run
+
+
+@pytest.fixture
+def cli_env(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+    monkeypatch.chdir(repo)
+    for var in ("DBPERF_SERVER", "DBPERF_SCENARIO", "DBPERF_PROFILE", "DBPERF_REPETITIONS", "DBPERF_COST"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("DBPERF_STORE", str(repo / "none.duckdb"))
+    return repo
+
+
+def plan_json(*args: str) -> dict[str, Any]:
+    from harness.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["ci", "plan", "--base", "main", "--head", "change", "-s", "point,mix", "--json", *args]
+    )
+    assert result.exit_code == 0, result.output
+    doc: dict[str, Any] = json.loads(result.output)
+    return doc
+
+
+def kinds(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    return [(c["head_server"] + " " + c["scenario"], c["kinds"]) for c in doc["comparisons"]]
+
+
+# --- the table ---------------------------------------------------------------------------------------
+
+
+def test_the_table_says_which_settings_cost_can_see() -> None:
+    assert not sensitivity("innodb_buffer_pool_size").timing
+    assert not sensitivity("innodb_flush_log_at_trx_commit").timing
+    assert sensitivity("thread_handling").timing
+    assert sensitivity("thread_pool_size").timing
+    assert sensitivity("innodb_buffer_pool_instances").timing  # contention, not the pool's size
+    assert sensitivity("version").timing
+    unknown = sensitivity("innodb_some_new_knob")
+    assert unknown.timing and unknown.why == "not covered by the work vector"
+    # every row is reachable: no earlier pattern hides a later one
+    for row in SENSITIVITY:
+        if "*" not in row.pattern:
+            assert sensitivity(row.pattern) == row, row
+
+
+# --- what each comparison measures --------------------------------------------------------------------
+
+
+def test_a_setting_cost_sees_runs_cost_only_and_says_why(cli_env: Path) -> None:
+    commit(cli_env, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
+    doc = plan_json()
+    assert kinds(doc) == [("local-a point", ["cost"]), ("local-a mix", ["cost"])]
+    assert doc["comparisons"][0]["changed"] == ["innodb_flush_log_at_trx_commit"]
+    assert doc["left_out"] == [
+        "timing on local-a point, local-a mix: cost sees the change "
+        "(innodb_flush_log_at_trx_commit: fsyncs/txn (log_fsyncs, sys_fsync)), so cost judges it"
+    ]
+    assert doc["estimate"]["time_s"] == 0 and doc["estimate"]["cost_s"] > 0
+
+
+def test_a_concurrency_setting_without_timing_power_is_left_to_cost_with_the_reason(cli_env: Path) -> None:
+    commit(
+        cli_env,
+        "thread pool",
+        {"servers/local-a.toml": LOCAL_A + '\n[variables]\nthread_handling = "pool-of-threads"\n'},
+    )
+    doc = plan_json()
+    assert kinds(doc) == [("local-a point", ["cost"]), ("local-a mix", ["cost"])]
+    first = doc["left_out"][0]
+    assert first.startswith("timing on local-a point: power ")
+    assert "at the 5 % minimum effect with" in first and "(qps, noise 12 % assumed)" in first
+    assert "blind to thread_handling (thread scheduling)" in first
+    assert "dbperf ci run --servers local-a --scenario point --no-cost" in first
+
+
+def test_timing_runs_where_it_has_power(cli_env: Path) -> None:
+    commit(
+        cli_env,
+        "thread pool",
+        {"servers/local-a.toml": LOCAL_A + '\n[variables]\nthread_handling = "pool-of-threads"\n'},
+    )
+    doc = plan_json("--repetitions", "100")
+    assert kinds(doc) == [("local-a point", ["time", "cost"]), ("local-a mix", ["time", "cost"])]
+    assert not doc["left_out"]
+    assert doc["estimate"]["pairs"] == 100
+
+
+def test_cost_and_no_cost_decide_for_every_comparison(cli_env: Path) -> None:
+    commit(cli_env, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
+    assert kinds(plan_json("--no-cost")) == [("local-a point", ["time"]), ("local-a mix", ["time"])]
+    cost = plan_json("--cost")
+    assert kinds(cost) == [("local-a point", ["cost"]), ("local-a mix", ["cost"])]
+    assert cost["estimate"]["time_s"] == 0
+
+
+def test_servers_narrows_the_fan_out_and_lists_what_it_dropped(cli_env: Path) -> None:
+    from harness.cli import cli
+
+    commit(
+        cli_env,
+        "both",
+        {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2"), "servers/conf/b.cnf": CONF_B + "sync_binlog = 0\n"},
+    )
+    assert {c["head_server"] for c in plan_json()["comparisons"]} == {"local-a", "container-b"}
+    for selection in ("local", "local-*", "local-a,nothing-else"):
+        doc = plan_json("--servers", selection)
+        assert {c["head_server"] for c in doc["comparisons"]} == {"local-a"}, selection
+        assert (
+            doc["left_out"][0]
+            == f"container-b (2 comparison(s) or recording(s)): not selected by --servers {selection}"
+        )
+    result = CliRunner().invoke(
+        cli, ["ci", "plan", "--base", "main", "--head", "change", "-s", "point,mix", "--servers", "none*"]
+    )
+    assert isinstance(result.exception, ConfigError)
+    assert str(result.exception) == "--servers none* leaves nothing of the plan; its servers are container-b, local-a"
+
+
+# --- the estimate -------------------------------------------------------------------------------------
+
+
+def test_the_estimate_follows_the_design_check(cli_env: Path) -> None:
+    """Timing only, 6 pairs from the profile: too few for the family, so the design check raises them,
+    and the estimate counts the raised pairs."""
+    commit(cli_env, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
+    doc = plan_json("--no-cost")
+    pairs = doc["estimate"]["pairs"]
+    assert pairs > 6 and doc["design"]["pairs"] == pairs and "instead of 6" in doc["design"]["note"]
+    item = doc["estimate"]["items"][0]
+    assert item["kind"] == "time" and item["runs"] == 2 * pairs and item["source"] == "assumed"
+    # the test scenario's ci profile: 2 s warm-up + 10 s, an assumed local start of 5 s, and the gap
+    assert item["per_run_s"] == 2 + 10 + 5 + GAP_S
+    total = sum(i["seconds"] for i in doc["estimate"]["items"]) + SESSION_S + 2 * PLAN_CHECK_S
+    assert doc["estimate"]["seconds"] == round(total)
+    assert doc["estimated_s"] == round(total)
+
+
+def test_the_estimate_prices_runs_by_this_machines_recent_durations(cli_env: Path) -> None:
+    from harness.model import Testbed
+    from harness.store import open_store
+
+    commit(cli_env, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
+    here = dataclasses.replace(run(1.0).testbed, hostname=platform.node())
+    elsewhere: Testbed = dataclasses.replace(here, hostname="another-machine")
+    runs = []
+    for i, (server, seconds, testbed) in enumerate(
+        [("local-a", 30, here), ("local-a@base", 40, here), ("local-a", 32, here), ("local-a", 500, elsewhere)]
+    ):
+        r = dataclasses.replace(run(1.0, server=server, threads=1), scenario="point", kind="cost", testbed=testbed)
+        r = dataclasses.replace(r, run_id=f"r{i}", finished_at=r.started_at + timedelta(seconds=seconds))
+        runs.append(r)
+    store = cli_env / "durations.duckdb"
+    open_store(store).save_many(runs)
+    doc = plan_json("--cost", "--store", str(store))
+    point, mix = doc["estimate"]["items"]
+    assert point["label"] == "local-a point 1t" and point["source"] == "measured (3 runs)"
+    assert point["per_run_s"] == 32 + GAP_S  # the median of 30, 40, 32: not the other machine's 500
+    assert point["runs"] == 6  # 3 cost pairs (the scenario's [cost] default), two sides
+    assert mix["source"] == "assumed"
+    from harness.config.scenarios import load_scenario
+
+    scenario = load_scenario("mix", cli_env / "scenarios", "ci")
+    assert mix["per_run_s"] == seconds_per_run(scenario, "cost") + GAP_S
+
+
+def test_the_plan_prints_what_it_left_out_and_the_estimate_per_kind(cli_env: Path) -> None:
+    from harness.cli import cli
+
+    commit(cli_env, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
+    result = CliRunner().invoke(cli, ["ci", "plan", "--base", "main", "--head", "change", "-s", "point,mix"])
+    assert result.exit_code == 0, result.output
+    assert "left out: timing on local-a point, local-a mix: cost sees the change" in result.output
+    assert "estimated time: ~" in result.output and "(cost ~" in result.output and "timing -" in result.output
+    assert "run times assumed from the profile (no runs of them stored on this machine)" in result.output
