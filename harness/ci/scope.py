@@ -163,11 +163,10 @@ def narrow(settings: Settings, the_plan: CiPlan, servers: Sequence[str]) -> CiPl
     dropped = [c for c in the_plan.comparisons if c not in kept]
     kept_rec = [r for r in the_plan.recordings if _server_matches(settings, r.side.server, patterns)]
     dropped_rec = [r for r in the_plan.recordings if r not in kept_rec]
-    if not kept and not kept_rec and (dropped or dropped_rec):
-        raise ConfigError(
-            f"--servers {','.join(patterns)} leaves nothing of the plan; its servers are "
-            + ", ".join(sorted({c.head.server for c in dropped} | {r.side.server for r in dropped_rec}))
-        )
+    known = sorted(p.stem for p in settings.servers_dir.glob("*.toml"))
+    for pattern in patterns:
+        if pattern != LOCAL and not fnmatch.filter(known, pattern):
+            raise ConfigError(f"--servers {pattern} matches no server (known: {', '.join(known) or 'none'}, local)")
     left_out = [
         f"{server} ({n} comparison(s) or recording(s)): not selected by --servers {','.join(patterns)}"
         for server, n in _count(

@@ -124,18 +124,27 @@ def test_servers_narrows_the_fan_out_and_lists_what_it_dropped(cli_env: Path) ->
         {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2"), "servers/conf/b.cnf": CONF_B + "sync_binlog = 0\n"},
     )
     assert {c["head_server"] for c in plan_json()["comparisons"]} == {"local-a", "container-b"}
-    for selection in ("local", "local-*", "local-a,nothing-else"):
+    for selection in ("local", "local-*", "local-a,local-?"):
         doc = plan_json("--servers", selection)
         assert {c["head_server"] for c in doc["comparisons"]} == {"local-a"}, selection
         assert (
             doc["left_out"][0]
             == f"container-b (2 comparison(s) or recording(s)): not selected by --servers {selection}"
         )
+    doc = plan_json("--servers", "container-b")
+    assert {c["head_server"] for c in doc["comparisons"]} == {"container-b"}
     result = CliRunner().invoke(
         cli, ["ci", "plan", "--base", "main", "--head", "change", "-s", "point,mix", "--servers", "none*"]
     )
     assert isinstance(result.exception, ConfigError)
-    assert str(result.exception) == "--servers none* leaves nothing of the plan; its servers are container-b, local-a"
+    assert str(result.exception) == "--servers none* matches no server (known: container-b, local-a, local)"
+
+
+def test_servers_that_the_change_does_not_touch_leave_an_empty_plan(cli_env: Path) -> None:
+    commit(cli_env, "b only", {"servers/conf/b.cnf": CONF_B + "sync_binlog = 0\n"})
+    doc = plan_json("--servers", "local")
+    assert doc["comparisons"] == []
+    assert doc["left_out"] == ["container-b (2 comparison(s) or recording(s)): not selected by --servers local"]
 
 
 # --- the estimate -------------------------------------------------------------------------------------
