@@ -203,3 +203,16 @@ def test_the_plan_prints_what_it_left_out_and_the_estimate_per_kind(cli_env: Pat
     assert "left out: timing on local-a point, local-a mix: cost sees the change" in result.output
     assert "estimated time: ~" in result.output and "(cost ~" in result.output and "timing -" in result.output
     assert "run times assumed from the profile (no runs of them stored on this machine)" in result.output
+
+
+def test_the_docs_show_the_table_as_it_is() -> None:
+    """docs/pull-request-checks.md lists every row of SENSITIVITY, with what it changes and what runs."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "pull-request-checks.md").read_text()
+    rows = [line for line in docs.splitlines() if line.startswith("| `")]
+    shown = {}
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 3 and cells[2] in ("cost", "cost, and timing where it has power"):
+            for pattern in cells[0].split(", "):
+                shown[pattern.strip("`")] = (cells[2] != "cost", cells[1])
+    assert shown == {row.pattern: (row.timing, row.why) for row in SENSITIVITY}
