@@ -16,9 +16,11 @@ Datasets are not counted: they are prepared once per machine and kept in the dat
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import platform
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.ci.assess import PlanDesign
@@ -41,46 +43,79 @@ ASSUMED_START_S = {"local": 5.0, "container": 9.0, "external": 0.0}
 PLAN_CHECK_S = 14.0
 #: Per invocation: sweep, testbed fingerprint, store, the reports and the charts.
 SESSION_S = 20.0
+#: The most the fixed overheads are scaled up by on a machine whose recent runs were slower than assumed.
+MAX_SLOWDOWN = 4.0
+
+#: A gap between two runs of one invocation longer than this is something else (a plan check, a dataset).
+MAX_GAP_S = 60.0
 
 Durations = dict[tuple[str, str, str, int], list[tuple[float, float, float]]]
 """(server, scenario, kind, threads) -> newest first: (warmup_s, time_s, seconds) of this machine's runs."""
+
+
+@dataclass(frozen=True)
+class History:
+    """This machine's recent runs: their durations, and the gaps between consecutive runs of one invocation."""
+
+    durations: Durations = dataclasses.field(default_factory=dict)
+    gaps: tuple[float, ...] = ()
+
+    @property
+    def gap_s(self) -> tuple[float, str]:
+        """The time between two runs (storing one, starting the next): measured, or :data:`GAP_S`."""
+        if len(self.gaps) >= 3:
+            return statistics.median(self.gaps), "measured"
+        return GAP_S, "assumed"
 
 
 def _bare(name: str) -> str:
     return name.removesuffix(BASE_SUFFIX).removesuffix(AA_SUFFIX)
 
 
-def recent_durations(store: Path | str, hostname: str | None = None) -> Durations:
-    """This machine's recent run durations in ``store`` (empty when there is no store or it cannot be read)."""
+def recent_history(store: Path | str, hostname: str | None = None) -> History:
+    """This machine's recent runs in ``store`` (empty when there is no store or it cannot be read)."""
     if not is_lake(store) and not Path(store).is_file():
-        return {}
+        return History()
     try:
         rows = open_store(store).durations(hostname or platform.node())
     except HarnessError:
-        return {}
+        return History()
     out: Durations = {}
+    spans: dict[str, list[tuple[float, float]]] = {}
     for r in rows:
         key = (_bare(str(r["server"])), _bare(str(r["scenario"])), str(r["kind"] or "time"), int(str(r["threads"])))
-        seconds = r["seconds"]
+        seconds, started = r["seconds"], r["started"]
         if isinstance(seconds, int | float) and seconds > 0:
             out.setdefault(key, []).append((float(str(r["warmup_s"])), float(str(r["time_s"])), float(seconds)))
-    return out
+            if r["group_id"] and isinstance(started, int | float):
+                spans.setdefault(str(r["group_id"]), []).append((float(started), float(started) + float(seconds)))
+    gaps = []
+    for runs in spans.values():
+        runs.sort()
+        gaps += [b[0] - a[1] for a, b in itertools.pairwise(runs) if 0 <= b[0] - a[1] <= MAX_GAP_S]
+    return History(out, tuple(gaps))
+
+
+def assumed_run(provider: str, scenario: Scenario, kind: RunKind) -> float:
+    """One run's wall time from the profile alone (an idle machine): warm-up + duration + server start, or
+    the cost run's event counts at an assumed rate under callgrind."""
+    if kind == "cost":
+        return float(seconds_per_run(scenario, "cost"))
+    return float(seconds_per_run(scenario, "time", start_s=ASSUMED_START_S.get(provider, 5.0)))
 
 
 def per_run(
     durations: Durations, server: str, provider: str, scenario: Scenario, kind: RunKind, threads: int
 ) -> tuple[float, str]:
-    """The wall time of one run and where the figure comes from ("measured (N runs)" or "assumed")."""
+    """The wall time of one run (without the gap to the next) and where the figure comes from
+    ("measured (N runs)" or "assumed")."""
     found = durations.get((_bare(server), _bare(scenario.name), kind, threads), [])
     if kind == "time":  # a timing run's length follows its warm-up and duration: only the same ones count
         found = [f for f in found if f[0] == scenario.warmup_s and f[1] == scenario.time_s]
     seconds = [f[2] for f in found[:RECENT]]
     if seconds:
-        return statistics.median(seconds) + GAP_S, f"measured ({len(seconds)} runs)"
-    start = ASSUMED_START_S.get(provider, 5.0)
-    if kind == "cost":
-        return seconds_per_run(scenario, "cost") + GAP_S, "assumed"
-    return seconds_per_run(scenario, "time", start_s=start) + GAP_S, "assumed"
+        return statistics.median(seconds), f"measured ({len(seconds)} runs)"
+    return assumed_run(provider, scenario, kind), "assumed"
 
 
 def _cost_repetitions(settings: Settings, scenario: Scenario) -> int:
@@ -90,10 +125,13 @@ def _cost_repetitions(settings: Settings, scenario: Scenario) -> int:
 
 
 def estimate(
-    settings: Settings, the_plan: CiPlan, design: PlanDesign, kinds: Sequence[RunKind], durations: Durations
+    settings: Settings, the_plan: CiPlan, design: PlanDesign, kinds: Sequence[RunKind], history: History
 ) -> PlanEstimate:
-    """The plan's expected wall time, priced by ``durations`` (see the module doc)."""
+    """The plan's expected wall time, priced by ``history`` (see the module doc)."""
+    durations = history.durations
+    gap, _ = history.gap_s
     items: list[KindEstimate] = []
+    slower: list[float] = []  # measured / assumed, per measured figure: how loaded this machine has been
     timed = False
     for c in the_plan.comparisons:
         scenario = apply_overrides(load_scenario(c.head.scenario, settings.scenarios_dir, the_plan.profile), settings)
@@ -107,10 +145,12 @@ def estimate(
             reps = design.pairs if kind == "time" else _cost_repetitions(settings, scenario)
             for count in threads:
                 sides = [(c.base.server, c.base_server), (c.head.server, c.head_server)]
-                per = [per_run(durations, label_, provider, scenario, kind, count) for _, label_ in sides]
+                per = [per_run(durations, server, provider, scenario, kind, count) for server, _ in sides]
                 seconds = sum(p[0] for p in per) / 2
                 source = per[1][1] if per[1][1] != "assumed" else per[0][1]
-                items.append(KindEstimate(f"{label} {count}t", kind, 2 * reps, seconds, source))
+                if source != "assumed":
+                    slower.append(seconds / assumed_run(provider, scenario, kind))
+                items.append(KindEstimate(f"{label} {count}t", kind, 2 * reps, seconds + gap, source))
     for r in the_plan.recordings:
         scenario = apply_overrides(load_scenario(r.side.scenario, settings.scenarios_dir, the_plan.profile), settings)
         provider = load_server(r.side.server, settings.servers_dir).provider
@@ -120,16 +160,19 @@ def estimate(
             for count in threads:
                 seconds, source = per_run(durations, r.side.server_label, provider, scenario, kind, count)
                 label = f"{r.side.server_label} {r.side.scenario_label} {count}t (recorded)"
-                items.append(KindEstimate(label, kind, reps, seconds, source))
+                items.append(KindEstimate(label, kind, reps, seconds + gap, source))
     overhead = 0.0
     if the_plan.comparisons or the_plan.recordings:
-        overhead = SESSION_S + PLAN_CHECK_S * len(the_plan.comparisons)
+        # the overheads are an idle machine's; a machine whose recent runs took k times the assumed
+        # figures is taken to be k times slower at starting servers and writing reports too
+        load = min(MAX_SLOWDOWN, max(1.0, statistics.median(slower))) if slower else 1.0
+        overhead = (SESSION_S + PLAN_CHECK_S * len(the_plan.comparisons)) * load
     return PlanEstimate(tuple(items), overhead, design.pairs if timed else 0)
 
 
 def with_estimate(settings: Settings, the_plan: CiPlan, design: PlanDesign, kinds: Sequence[RunKind]) -> CiPlan:
     """The plan with its estimate, each comparison's ``estimated_s`` its own share."""
-    found = estimate(settings, the_plan, design, kinds, recent_durations(settings.store))
+    found = estimate(settings, the_plan, design, kinds, recent_history(settings.store))
     comparisons = []
     for c in the_plan.comparisons:
         prefix = f"{c.head_server} {c.scenario} "

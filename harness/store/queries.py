@@ -170,10 +170,10 @@ def metrics(con: duckdb.DuckDBPyConnection, filters: Mapping[str, object], limit
 
 def durations(con: duckdb.DuckDBPyConnection, hostname: str, limit: int) -> list[dict[str, Any]]:
     """The wall time of this machine's most recent successful runs (server start to result), newest first:
-    server, scenario, kind, threads, profile, warmup_s, time_s and seconds."""
+    server, scenario, kind, threads, profile, warmup_s, time_s, group_id, started (epoch seconds) and seconds."""
     sql = (
-        "SELECT server, scenario, kind, threads, profile, warmup_s, time_s, "
-        "epoch(finished_at) - epoch(started_at) AS seconds FROM runs "
+        "SELECT server, scenario, kind, threads, profile, warmup_s, time_s, group_id, "
+        "epoch(started_at) AS started, epoch(finished_at) - epoch(started_at) AS seconds FROM runs "
         "WHERE status = 'ok' AND testbed_hostname = ? ORDER BY started_at DESC, run_id DESC "
         f"LIMIT {max(int(limit), 0)}"
     )

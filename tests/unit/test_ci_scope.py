@@ -194,6 +194,27 @@ def test_the_estimate_prices_runs_by_this_machines_recent_durations(cli_env: Pat
     assert mix["per_run_s"] == seconds_per_run(scenario, "cost") + GAP_S
 
 
+def test_the_gap_between_runs_comes_from_this_machines_invocations(tmp_path: Path) -> None:
+    from harness.ci.estimate import History, recent_history
+    from harness.store import open_store
+
+    here = dataclasses.replace(run(1.0).testbed, hostname=platform.node())
+    start = run(1.0).started_at
+    runs = []
+    # one invocation: 20 s runs, 4, 6 and 5 s apart, then a plan check (90 s: not a gap between runs)
+    for i, offset in enumerate((0, 24, 50, 75, 185)):
+        r = dataclasses.replace(run(1.0, threads=1), run_id=f"g{i}", testbed=here, group_id="one")
+        at = start + timedelta(seconds=offset)
+        runs.append(dataclasses.replace(r, started_at=at, finished_at=at + timedelta(seconds=20)))
+    store = tmp_path / "gaps.duckdb"
+    open_store(store).save_many(runs)
+    found = recent_history(store)
+    assert sorted(found.gaps) == [4.0, 5.0, 6.0]
+    assert found.gap_s == (5.0, "measured")
+    assert History().gap_s == (GAP_S, "assumed")
+    assert recent_history(store, hostname="another-machine") == History()
+
+
 def test_the_plan_prints_what_it_left_out_and_the_estimate_per_kind(cli_env: Path) -> None:
     from harness.cli import cli
 
