@@ -32,6 +32,7 @@ from harness.config.servers import load_server
 from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.model import RunKind
+from harness.pipeline.design_check import DesignError
 
 #: Timing is kept where its best wall-clock test (QPS or the latency percentile) would find a change of
 #: the minimum effect at least this often; below, a timing verdict would be INCONCLUSIVE anyway.
@@ -225,19 +226,21 @@ def decide(settings: Settings, the_plan: CiPlan) -> CiPlan:
     candidate = _with_kinds(the_plan, wanted)
     if not any("time" in k for c, k in zip(the_plan.comparisons, wanted, strict=True) if c.kind != "harness-aa"):
         return dataclasses.replace(candidate, left_out=the_plan.left_out + tuple(left_out))
-    design = assess_plan(settings, candidate)
+    try:
+        tests = assess_plan(settings, candidate).tests
+        refused = ""
+    except DesignError as exc:  # forced repetitions too few for timing: then timing cannot decide anything
+        tests, refused = (), str(exc)
     final: list[tuple[RunKind, ...]] = []
     for c, kinds, reason in zip(candidate.comparisons, wanted, reasons, strict=True):
         if c.kind == "harness-aa" or "time" not in kinds:
             final.append(kinds)
             continue
         prefix = f"{c.head_server} {c.scenario} "
-        tests = [
-            a
-            for a in design.tests
-            if a.label.startswith(prefix) and a.label.endswith(" time") and a.metric in WALL_METRICS
+        own = [
+            a for a in tests if a.label.startswith(prefix) and a.label.endswith(" time") and a.metric in WALL_METRICS
         ]
-        best = max(tests, key=lambda a: a.power, default=None)
+        best = max(own, key=lambda a: a.power, default=None)
         if best is not None and best.power >= MIN_POWER:
             final.append(kinds)
             continue
@@ -246,6 +249,8 @@ def decide(settings: Settings, the_plan: CiPlan) -> CiPlan:
             f"power {best.power * 100:.0f} % at the {best.min_effect * 100:g} % minimum effect with "
             f"{best.repetitions} ({best.metric}, noise {best.noise * 100:.2g} % {best.noise_source})"
             if best
+            else f"timing cannot decide at these repetitions ({refused})"
+            if refused
             else "no wall-clock metric gates it"
         )
         left_out.append(

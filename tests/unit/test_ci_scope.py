@@ -107,6 +107,17 @@ def test_timing_runs_where_it_has_power(cli_env: Path) -> None:
     assert doc["estimate"]["pairs"] == 100
 
 
+def test_forced_repetitions_too_few_for_timing_leave_it_to_cost(cli_env: Path) -> None:
+    commit(
+        cli_env,
+        "thread pool",
+        {"servers/local-a.toml": LOCAL_A + '\n[variables]\nthread_handling = "pool-of-threads"\n'},
+    )
+    doc = plan_json("--repetitions", "3")
+    assert kinds(doc) == [("local-a point", ["cost"]), ("local-a mix", ["cost"])]
+    assert doc["left_out"][0].startswith("timing on local-a point: timing cannot decide at these repetitions (refusing")
+
+
 def test_cost_and_no_cost_decide_for_every_comparison(cli_env: Path) -> None:
     commit(cli_env, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
     assert kinds(plan_json("--no-cost")) == [("local-a point", ["time"]), ("local-a mix", ["time"])]
