@@ -87,7 +87,7 @@ def git(clone: Path, *args: str) -> None:
 def scratch_clone(folder: Path) -> Path:
     clone = folder / "clone"
     shutil.rmtree(clone, ignore_errors=True)
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)  # HEAD: commit what you measure
     git(clone, "checkout", "-q", "-B", "main")
     git(clone, "checkout", "-q", "-b", "pr")
     cnf = clone / "servers" / "conf" / "mariadb.cnf"
@@ -131,7 +131,7 @@ def main() -> int:
     clone = scratch_clone(folder)
     env = {
         **os.environ,
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": str(clone),  # the clone's code: edits to this checkout during the runs change nothing
         "DBPERF_STORE": str(store),
         "DBPERF_CACHE_DIR": str(folder / "cache"),
         "COLUMNS": "200",

@@ -33,16 +33,19 @@ from harness.model import RunKind, Scenario
 from harness.pipeline.design_check import seconds_per_run
 from harness.store import is_lake, open_store
 
-#: How many of the newest matching runs price a run (their median wall time).
-RECENT = 10
+#: How many of the newest matching runs price a run (their median wall time): few, as a shared
+#: machine's load changes within the hour and run times follow it (a cost run: 13 s at one load, 29 s at another).
+RECENT = 5
+#: How many of the newest runs give the gap between runs.
+RECENT_GAPS = 60
 #: Between two runs: storing the first (DuckDB and Parquet) and reporting it.
 GAP_S = 2.0
 #: Assumed server start (fresh from the dataset snapshot) when no run of it is stored, by provider.
 ASSUMED_START_S = {"local": 5.0, "container": 9.0, "external": 0.0}
 #: Per comparison: the query-plan check (both servers started once, every statement EXPLAINed).
-PLAN_CHECK_S = 14.0
+PLAN_CHECK_S = 6.0
 #: Per invocation: sweep, testbed fingerprint, store, the reports and the charts.
-SESSION_S = 20.0
+SESSION_S = 10.0
 #: The most the fixed overheads are scaled up by on a machine whose recent runs were slower than assumed.
 MAX_SLOWDOWN = 4.0
 
@@ -82,12 +85,12 @@ def recent_history(store: Path | str, hostname: str | None = None) -> History:
         return History()
     out: Durations = {}
     spans: dict[str, list[tuple[float, float]]] = {}
-    for r in rows:
+    for index, r in enumerate(rows):
         key = (_bare(str(r["server"])), _bare(str(r["scenario"])), str(r["kind"] or "time"), int(str(r["threads"])))
         seconds, started = r["seconds"], r["started"]
         if isinstance(seconds, int | float) and seconds > 0:
             out.setdefault(key, []).append((float(str(r["warmup_s"])), float(str(r["time_s"])), float(seconds)))
-            if r["group_id"] and isinstance(started, int | float):
+            if r["group_id"] and isinstance(started, int | float) and index < RECENT_GAPS:
                 spans.setdefault(str(r["group_id"]), []).append((float(started), float(started) + float(seconds)))
     gaps = []
     for runs in spans.values():
