@@ -59,7 +59,7 @@ PLANS = (
             "--profile",
             "quick",
             "--repetitions",
-            "8",
+            "10",
         ),
     ),
     Plan(
