@@ -105,6 +105,7 @@ SENSITIVITY: tuple[Sensitivity, ...] = (
     Sensitivity("character_set_*", False, "instructions/txn"),
     Sensitivity("collation_*", False, "instructions/txn"),
     Sensitivity("max_allowed_packet", False, "instructions/txn"),
+    Sensitivity("max_statement_time", False, "instructions/txn"),
     # server fields (servers/*.toml): a new build changes code and locking alike; placement is wall time
     Sensitivity("version", True, "a new build: its locking and scaling"),
     Sensitivity("image", True, "a new build: its locking and scaling"),
