@@ -41,7 +41,7 @@ RECENT_GAPS = 60
 #: Between two runs: storing the first (DuckDB and Parquet) and reporting it.
 GAP_S = 2.0
 #: Assumed server start (fresh from the dataset snapshot) when no run of it is stored, by provider.
-ASSUMED_START_S = {"local": 5.0, "container": 9.0, "external": 0.0}
+ASSUMED_START_S = {"local": 1.5, "container": 6.0, "external": 0.0}
 #: Per comparison: the query-plan check (both servers started once, every statement EXPLAINed).
 PLAN_CHECK_S = 6.0
 #: Per invocation: sweep, testbed fingerprint, store, the reports and the charts.
@@ -58,16 +58,17 @@ Durations = dict[tuple[str, str, str, int], list[tuple[float, float, float]]]
 
 @dataclass(frozen=True)
 class History:
-    """This machine's recent runs: their durations, and the gaps between consecutive runs of one invocation."""
+    """This machine's recent runs: their durations, and the gaps between consecutive runs of one
+    invocation, by the kind of the run that follows (a cost run's server starts under callgrind)."""
 
     durations: Durations = dataclasses.field(default_factory=dict)
-    gaps: tuple[float, ...] = ()
+    gaps: tuple[tuple[str, float], ...] = ()
 
-    @property
-    def gap_s(self) -> tuple[float, str]:
+    def gap_s(self, kind: RunKind) -> tuple[float, str]:
         """The time between two runs (storing one, starting the next): measured, or :data:`GAP_S`."""
-        if len(self.gaps) >= 3:
-            return statistics.median(self.gaps), "measured"
+        found = [gap for k, gap in self.gaps if k == kind]
+        if len(found) >= 3:
+            return statistics.median(found), "measured"
         return GAP_S, "assumed"
 
 
@@ -84,18 +85,20 @@ def recent_history(store: Path | str, hostname: str | None = None) -> History:
     except HarnessError:
         return History()
     out: Durations = {}
-    spans: dict[str, list[tuple[float, float]]] = {}
+    spans: dict[str, list[tuple[float, float, str]]] = {}
     for index, r in enumerate(rows):
-        key = (_bare(str(r["server"])), _bare(str(r["scenario"])), str(r["kind"] or "time"), int(str(r["threads"])))
+        kind = str(r["kind"] or "time")
+        key = (_bare(str(r["server"])), _bare(str(r["scenario"])), kind, int(str(r["threads"])))
         seconds, started = r["seconds"], r["started"]
         if isinstance(seconds, int | float) and seconds > 0:
             out.setdefault(key, []).append((float(str(r["warmup_s"])), float(str(r["time_s"])), float(seconds)))
             if r["group_id"] and isinstance(started, int | float) and index < RECENT_GAPS:
-                spans.setdefault(str(r["group_id"]), []).append((float(started), float(started) + float(seconds)))
-    gaps = []
+                begin = float(started)
+                spans.setdefault(str(r["group_id"]), []).append((begin, begin + float(seconds), kind))
+    gaps: list[tuple[str, float]] = []
     for runs in spans.values():
         runs.sort()
-        gaps += [b[0] - a[1] for a, b in itertools.pairwise(runs) if 0 <= b[0] - a[1] <= MAX_GAP_S]
+        gaps += [(b[2], b[0] - a[1]) for a, b in itertools.pairwise(runs) if 0 <= b[0] - a[1] <= MAX_GAP_S]
     return History(out, tuple(gaps))
 
 
@@ -104,7 +107,7 @@ def assumed_run(provider: str, scenario: Scenario, kind: RunKind) -> float:
     the cost run's event counts at an assumed rate under callgrind."""
     if kind == "cost":
         return float(seconds_per_run(scenario, "cost"))
-    return float(seconds_per_run(scenario, "time", start_s=ASSUMED_START_S.get(provider, 5.0)))
+    return float(seconds_per_run(scenario, "time", start_s=ASSUMED_START_S.get(provider, 6.0)))
 
 
 def per_run(
@@ -132,7 +135,6 @@ def estimate(
 ) -> PlanEstimate:
     """The plan's expected wall time, priced by ``history`` (see the module doc)."""
     durations = history.durations
-    gap, _ = history.gap_s
     items: list[KindEstimate] = []
     slower: list[float] = []  # measured / assumed, per measured figure: how loaded this machine has been
     timed = False
@@ -153,6 +155,7 @@ def estimate(
                 source = per[1][1] if per[1][1] != "assumed" else per[0][1]
                 if source != "assumed":
                     slower.append(seconds / assumed_run(provider, scenario, kind))
+                gap = history.gap_s(kind)[0]
                 items.append(KindEstimate(f"{label} {count}t", kind, 2 * reps, seconds + gap, source))
     for r in the_plan.recordings:
         scenario = apply_overrides(load_scenario(r.side.scenario, settings.scenarios_dir, the_plan.profile), settings)
@@ -163,7 +166,7 @@ def estimate(
             for count in threads:
                 seconds, source = per_run(durations, r.side.server_label, provider, scenario, kind, count)
                 label = f"{r.side.server_label} {r.side.scenario_label} {count}t (recorded)"
-                items.append(KindEstimate(label, kind, reps, seconds + gap, source))
+                items.append(KindEstimate(label, kind, reps, seconds + history.gap_s(kind)[0], source))
     overhead = 0.0
     if the_plan.comparisons or the_plan.recordings:
         # the overheads are an idle machine's; a machine whose recent runs took k times the assumed

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from factories import run
 from test_ciplan import CONF_A, CONF_B, LOCAL_A, commit, repo  # noqa: F401 - repo is a fixture
 
-from harness.ci.estimate import GAP_S, PLAN_CHECK_S, SESSION_S
+from harness.ci.estimate import ASSUMED_START_S, GAP_S, PLAN_CHECK_S, SESSION_S
 from harness.ci.scope import SENSITIVITY, sensitivity
 from harness.errors import ConfigError
 from harness.pipeline.design_check import seconds_per_run
@@ -170,8 +170,8 @@ def test_the_estimate_follows_the_design_check(cli_env: Path) -> None:
     assert pairs > 6 and doc["design"]["pairs"] == pairs and "instead of 6" in doc["design"]["note"]
     item = doc["estimate"]["items"][0]
     assert item["kind"] == "time" and item["runs"] == 2 * pairs and item["source"] == "assumed"
-    # the test scenario's ci profile: 2 s warm-up + 10 s, an assumed local start of 5 s, and the gap
-    assert item["per_run_s"] == 2 + 10 + 5 + GAP_S
+    # the test scenario's ci profile: 2 s warm-up + 10 s, an assumed local start, and the gap
+    assert item["per_run_s"] == 2 + 10 + ASSUMED_START_S["local"] + GAP_S
     total = sum(i["seconds"] for i in doc["estimate"]["items"]) + SESSION_S + 2 * PLAN_CHECK_S
     assert doc["estimate"]["seconds"] == round(total)
     assert doc["estimated_s"] == round(total)
@@ -220,9 +220,10 @@ def test_the_gap_between_runs_comes_from_this_machines_invocations(tmp_path: Pat
     store = tmp_path / "gaps.duckdb"
     open_store(store).save_many(runs)
     found = recent_history(store)
-    assert sorted(found.gaps) == [4.0, 5.0, 6.0]
-    assert found.gap_s == (5.0, "measured")
-    assert History().gap_s == (GAP_S, "assumed")
+    assert sorted(found.gaps) == [("time", 4.0), ("time", 5.0), ("time", 6.0)]
+    assert found.gap_s("time") == (5.0, "measured")
+    assert found.gap_s("cost") == (GAP_S, "assumed")  # gaps before cost runs: none measured
+    assert History().gap_s("time") == (GAP_S, "assumed")
     assert recent_history(store, hostname="another-machine") == History()
 
 
