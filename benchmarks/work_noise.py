@@ -1,12 +1,14 @@
 """The work vector's noise: every component per transaction over fresh servers, per scenario and server.
 
     dbperf run --cost --scenario S --server mariadb-local --repetitions 5 --store noise.duckdb   # per scenario
-    python benchmarks/work_noise.py noise.duckdb [--markdown]
+    python benchmarks/work_noise.py noise.duckdb [more.duckdb ...] [--compact | --spread]
 
-Reads the stored cost runs (each a fresh server under callgrind) and prints, per server x scenario x
-component, the mean per transaction, the SD, the CV and the range over the runs, and whether the
-component gates (docs/work-vector.md holds the table of issue 20). A component repeats when its SD is
-well inside what its minimum effect and floor allow (``min_effect x mean + floor``).
+Reads the stored cost runs (each a fresh server under callgrind) of one or more stores and prints, per
+server x scenario x component, the mean per transaction, the SD, the CV and the range over the runs, and
+whether the component gates (docs/work-vector.md holds the table of issue 20). A component repeats when
+its SD is well inside what its minimum effect and floor allow (``min_effect x mean + floor``).
+``--spread`` prints instructions per transaction only: every run's count, the spread (max - min) / mean
+and the SD in per cent of the mean, flagged where the spread exceeds 0.1 % (docs/cost-noise.md).
 """
 
 from __future__ import annotations
@@ -27,21 +29,27 @@ from harness.model.work import WORK, WORK_METRICS, work_vector
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("store", type=Path)
+    parser.add_argument("stores", type=Path, nargs="+", metavar="STORE")
     parser.add_argument("--compact", action="store_true", help="one row per server x scenario: mean ±SD")
+    parser.add_argument("--spread", action="store_true", help="instructions per transaction: runs, spread, SD")
     args = parser.parse_args()
-    con = duckdb.connect(str(args.store), read_only=True)
-    rows = con.execute(
-        "SELECT server, scenario, server_version, totals_events, status_deltas, syscalls, instr_per_txn, p.dump "
-        "FROM runs LEFT JOIN profiles p USING (run_id) WHERE kind = 'cost' AND status = 'ok' "
-        "ORDER BY server, scenario, started_at"
-    ).fetchall()
+    rows = []
+    for store in args.stores:
+        con = duckdb.connect(str(store), read_only=True)
+        rows += con.execute(
+            "SELECT server, scenario, server_version, totals_events, status_deltas, syscalls, instr_per_txn, p.dump "
+            "FROM runs LEFT JOIN profiles p USING (run_id) WHERE kind = 'cost' AND status = 'ok' "
+            "ORDER BY server, scenario, started_at"
+        ).fetchall()
+        con.close()
     groups: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
     for server, scenario, version, events, deltas, syscalls, instr, dump in rows:
         # the stored dump is parsed again, so the table groups system calls as this dbperf does
         calls = parse_dump(gzip.decompress(dump).decode()).syscalls if dump else json.loads(syscalls or "{}")
         vector = work_vector(int(events), json.loads(deltas or "{}"), calls)
         groups[(server, scenario, version.split("-")[0])].append({"instr_per_txn": float(instr), **vector})
+    if args.spread:
+        return spread(groups)
     if args.compact:
         return compact(groups)
     print("| server | scenario | runs | component | mean/txn | SD | CV | min-max | allowed | gates |")
@@ -83,6 +91,25 @@ def compact(groups: dict[tuple[str, str, str], list[dict[str, float]]]) -> int:
             star = "*" if sd >= allowed / 4 else ""
             cells.append(f"{mean:,.4g} ±{sd:.2g}{star}" if mean else "0")
         print(f"| {server} {version} | {scenario} | {len(runs)} | " + " | ".join(cells) + " |")
+    return 0
+
+
+SPREAD_LIMIT_PCT = 0.1
+"""What a write scenario's counts must repeat within over fresh servers (issue 25)."""
+
+
+def spread(groups: dict[tuple[str, str, str], list[dict[str, float]]]) -> int:
+    """One row per server x scenario: every run's instructions per transaction, (max - min) / mean, SD %."""
+    print("| server | scenario | runs | instructions/txn | max-min | SD |")
+    print("| --- | --- | ---: | --- | ---: | ---: |")
+    for (server, scenario, version), runs in sorted(groups.items()):
+        values = [r["instr_per_txn"] for r in runs]
+        mean = statistics.fmean(values)
+        width = (max(values) - min(values)) / mean * 100
+        sd = statistics.stdev(values) / mean * 100 if len(values) > 1 else 0.0
+        flag = " (over 0.1 %)" if width > SPREAD_LIMIT_PCT else ""
+        counts = " / ".join(f"{v:,.0f}" for v in values)
+        print(f"| {server} {version} | {scenario} | {len(values)} | {counts} | {width:.3f} %{flag} | {sd:.3f} % |")
     return 0
 
 

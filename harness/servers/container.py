@@ -82,13 +82,15 @@ def sweep_containers(only_dead_owners: bool = True) -> list[str]:
     """Remove containers labelled by dbperf whose owning process is gone (or all, if asked)."""
     client = docker_client()
     removed = []
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=true"}):
-        owner = container.labels.get(OWNER_LABEL, "")
+    # sparse: the labels come with the listing itself; a full listing inspects every container after it
+    # listed them all, and fails (404) when another process removes one of them in between
+    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL}=true"}):
+        owner = (container.attrs.get("Labels") or {}).get(OWNER_LABEL, "")
         if only_dead_owners and owner.isdigit() and Path(f"/proc/{owner}").exists():
             continue
         with contextlib.suppress(docker.errors.DockerException):
             container.remove(force=True)
-            removed.append(container.name)
+            removed.append(str((container.attrs.get("Names") or [container.id])[0]).lstrip("/"))
     return removed
 
 

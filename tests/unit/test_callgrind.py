@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import SysbenchError
 from harness.measure.cost_dump import parse_dump, read_dump, syscall_kind
-from harness.servers.callgrind import server_environment
+from harness.servers.callgrind import COUNTED_VARIABLES, Callgrind, server_environment
 
 DATA = Path(__file__).parents[1] / "data" / "callgrind"
 
@@ -140,7 +140,39 @@ def test_real_mysql_dump_with_systime_and_glibc_trampolines():
     assert calls["other"] == 2_073  # sched_getcpu 2,023 and the rest
 
 
-def test_counted_servers_pin_the_glibc_mmap_threshold_and_keep_the_users_tunables():
-    assert server_environment() == {"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=131072"}
-    own = {"GLIBC_TUNABLES": "glibc.malloc.arena_max=4", "PATH": "/usr/bin"}
-    assert server_environment(own) == {"GLIBC_TUNABLES": "glibc.malloc.arena_max=4:glibc.malloc.mmap_threshold=131072"}
+def test_counted_servers_pin_the_glibc_mmap_threshold_and_arenas_and_keep_the_users_tunables():
+    pinned = "glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=64"
+    assert server_environment() == {"GLIBC_TUNABLES": pinned}
+    own = {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", "PATH": "/usr/bin"}
+    assert server_environment(own) == {"GLIBC_TUNABLES": f"glibc.malloc.tcache_count=0:{pinned}"}
+
+
+def test_a_counted_mysql_server_neither_spins_nor_flushes_in_the_background():
+    variables = Callgrind.variables("mysql", {"max_connections": "80"})
+    assert variables == {
+        "innodb_spin_wait_delay": "0",
+        "innodb_sync_spin_loops": "0",
+        "innodb_max_dirty_pages_pct_lwm": "0",
+        "innodb_adaptive_flushing": "OFF",
+        "innodb_idle_flush_pct": "0",
+        "max_connections": "80",
+        "innodb_use_native_aio": "0",
+    }
+
+
+def test_the_servers_own_setting_of_a_counted_variable_stands_but_valgrinds_needs_do_not_yield():
+    variables = Callgrind.variables("mysql", {"innodb_sync_spin_loops": "30", "innodb_use_native_aio": "1"})
+    assert variables["innodb_sync_spin_loops"] == "30"
+    assert variables["innodb_spin_wait_delay"] == "0"
+    assert variables["innodb_use_native_aio"] == "0"
+
+
+def test_a_counted_mariadb_server_gets_no_innodb_tuning():
+    """MariaDB's remaining noise was the allocator's (the arenas), not spinning or flushing: nothing is set."""
+    assert "mariadb" not in COUNTED_VARIABLES
+    assert Callgrind.variables("mariadb", {"innodb_buffer_pool_size": "1G"}) == {
+        "innodb_buffer_pool_size": "1G",
+        "innodb_use_native_aio": "0",
+        "loose-innodb_buffer_pool_size_max": "1G",
+        "skip_ssl": "ON",
+    }
