@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,23 +88,24 @@ class StatusMark:
     own: dict[str, int]
 
 
-def status_mark(endpoint: Endpoint) -> StatusMark:
+def status_mark(read: Callable[[], dict[str, int]]) -> StatusMark:
     """Open a counter window: two reads back to back; their difference is the reading's own footprint.
 
     A window's delta (end read minus start read) holds exactly one read's footprint (the part of the
     start read after its snapshot and the part of the end read before its own), so :func:`status_deltas`
     subtracts it: ``Questions``, ``Com_show_status``, the handler writes and temporary table of MySQL's
     status table. The reads are made outside callgrind's window (before ``-z``, after the dump), so they
-    never count as instructions or system calls.
+    never count as instructions or system calls. ``read`` reads the counters (a cost run reads them over
+    one held connection: :func:`harness.servers.provider.held_status`).
     """
-    first = read_status(endpoint)
-    second = read_status(endpoint)
+    first = read()
+    second = read()
     return StatusMark(second, {k: second[k] - first[k] for k in STATUS_COUNTERS if k in first and k in second})
 
 
-def status_deltas(mark: StatusMark, endpoint: Endpoint) -> dict[str, int]:
+def status_deltas(mark: StatusMark, read: Callable[[], dict[str, int]]) -> dict[str, int]:
     """The kept counters' change since ``mark``, less one reading's own footprint."""
-    now = read_status(endpoint)
+    now = read()
     return {
         k: now[k] - mark.counters[k] - mark.own.get(k, 0) for k in STATUS_COUNTERS if k in now and k in mark.counters
     }

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -254,6 +255,35 @@ def read_status(endpoint: Endpoint) -> dict[str, int]:
         if value.isdigit():
             out[name] = int(value)
     return out
+
+
+@contextmanager
+def held_status(endpoint: Endpoint) -> Iterator[Callable[[], dict[str, int]]]:
+    """Numeric ``SHOW GLOBAL STATUS`` counters, read as often as asked over one connection held open.
+
+    A cost run reads the counters right before its window: a new connection for each read made the
+    server hand a cached thread (or a new one, when the last had not parked yet) to the reads and then
+    to the window's connection, and which thread served the window moved its heap (docs/cost-noise.md).
+    """
+    try:
+        conn = connect(endpoint.host, endpoint.port, endpoint.user, endpoint.password)
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot open the status connection to {endpoint.host}:{endpoint.port}: {exc}") from exc
+
+    def read() -> dict[str, int]:
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SHOW GLOBAL STATUS")
+                rows = cur.fetchall()
+        except pymysql.err.MySQLError as exc:
+            raise ServerError(f"cannot read 'SHOW GLOBAL STATUS' from {endpoint.host}:{endpoint.port}: {exc}") from exc
+        return {str(name).lower(): int(value) for name, value in rows if value is not None and str(value).isdigit()}
+
+    try:
+        yield read
+    finally:
+        with contextlib.suppress(pymysql.err.MySQLError):
+            conn.close()
 
 
 def _query_pairs(endpoint: Endpoint, sql: str) -> Iterator[tuple[str, str]]:
