@@ -24,10 +24,12 @@ until purge has emptied the history list (polled, :func:`wait_for_purge`), and h
 measured window, which then starts from an empty history whatever the warm-up's length: oltp_read_write's
 count followed the history's length without it and never reached a steady state
 (docs/work-vector.md, "Steady state").
-The server also runs with glibc's mmap threshold pinned at its default (``servers/callgrind.py``,
-``MALLOC_TUNABLES``): otherwise a background thread freeing a large block raised it at a moment that
-depends on thread timing, and the statement thread's heap layout, and the count, followed (up to 1 %,
-docs/cost-noise.md).
+Three things kept the count of writes from repeating, each a matter of thread timing
+(docs/cost-noise.md): glibc raising its mmap threshold when a background thread freed a large block
+(held at its default, and glibc's arena cap lifted: ``servers/callgrind.py``, ``MALLOC_TUNABLES``);
+MySQL's spin loops and page cleaner (``COUNTED_VARIABLES``); and which server thread served the window's
+connection, which dbperf's own status reads right before the window decided: they go over one
+connection held from before the warm-up.
 
 A cost run's QPS and latency are those of a server slowed 20-50x and are never reported: the record
 holds only instructions per transaction and per query, the profile (every function's self and

@@ -29,7 +29,10 @@ thread, at a moment that depends on thread timing), which moved the statement th
 and with it the instructions malloc and free execute: MariaDB 11.8 in a container counted
 oltp_update_non_index at 69,405 or 70,061 instructions per transaction (+0.9 %, one fresh server in
 three), oltp_update_index at 219,950 or 221,004. Held at glibc's default of 128 KiB the threshold no
-longer moves, and the count repeats (docs/cost-noise.md).
+longer moves, and the count repeats (docs/cost-noise.md). glibc's arena cap (8 per CPU) is lifted above
+the server's thread count too, so no connection thread shares an arena with a background thread by the
+order in which they first allocated. Counted MySQL servers neither spin nor flush pages in the
+background (:data:`COUNTED_VARIABLES`).
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ TOGGLE = "dispatch_command*"
 #: Start-up under valgrind takes 5-46 s on a quiet machine and several minutes on a loaded one.
 READY_TIMEOUT_S = 900.0
 #: glibc malloc tunables a counted server runs with: the mmap threshold held at glibc's default (128 KiB),
-#: which switches off its dynamic adjustment (see the module docstring). MySQL 9.7's tcmalloc ignores it.
+#: which switches off its dynamic adjustment, and room for an arena per thread (see the module docstring).
+#: MySQL 9.7's tcmalloc ignores them.
 MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=64"
 CONTROL_TIMEOUT_S = 300.0
 #: InnoDB settings a counted MySQL server runs with (docs/cost-noise.md): under valgrind only one thread

@@ -1,13 +1,13 @@
-"""Counted write runs repeat on fresh servers: glibc's malloc is pinned for servers under callgrind.
+"""Counted write runs repeat on fresh servers: what a counted server runs with.
 
-Without the pin, MariaDB 11.8 in a container counted oltp_update_non_index at 69,405 or 70,061
-instructions per transaction (about one fresh server in three, measured 9 of 34): glibc raises its mmap
-threshold when a background thread frees a large mapped block, at a moment that depends on thread timing,
-and the statement thread's heap layout (and what malloc executes) follows. docs/cost-noise.md has the
-measurements. The environment tests fail without the fix every time. The spread itself is not asserted
-here: a rarer heap-layout mode remains (about one run in twenty, docs/cost-noise.md), so a three-run
-spread test would fail about one CI run in seven; the table in docs/cost-noise.md is the measurement.
-"""
+Without glibc's mmap threshold pinned, MariaDB 11.8 in a container counted oltp_update_non_index at
+69,405 or 70,061 instructions per transaction (about one fresh server in three, measured 9 of 34): glibc
+raises its mmap threshold when a background thread frees a large mapped block, at a moment that depends
+on thread timing, and the statement thread's heap layout (and what malloc executes) follows. Without
+COUNTED_VARIABLES, MySQL 9.7's update counts spread 0.27 % (spin loops and the page cleaner).
+docs/cost-noise.md has the measurements. The environment and variable tests fail without the fixes every
+time. The spread itself is not asserted here (five fresh servers per scenario take minutes each); the
+table in docs/cost-noise.md is the measurement."""
 
 from __future__ import annotations
 
