@@ -147,9 +147,10 @@ def test_counted_servers_pin_the_glibc_mmap_threshold_and_arenas_and_keep_the_us
     assert server_environment(own) == {"GLIBC_TUNABLES": f"glibc.malloc.tcache_count=0:{pinned}"}
 
 
-def test_a_counted_mysql_server_neither_spins_nor_flushes_in_the_background():
+def test_a_counted_mysql_server_neither_spins_nor_flushes_nor_buffers_changes_in_the_background():
     variables = Callgrind.variables("mysql", {"max_connections": "80"})
     assert variables == {
+        "innodb_change_buffering": "none",
         "innodb_spin_wait_delay": "0",
         "innodb_sync_spin_loops": "0",
         "innodb_max_dirty_pages_pct_lwm": "0",
