@@ -24,10 +24,10 @@ until purge has emptied the history list (polled, :func:`wait_for_purge`), and h
 measured window, which then starts from an empty history whatever the warm-up's length: oltp_read_write's
 count followed the history's length without it and never reached a steady state
 (docs/work-vector.md, "Steady state").
-Three things kept the count of writes from repeating, each a matter of thread timing
+Four things kept the count of writes from repeating, each a matter of thread timing
 (docs/cost-noise.md): glibc raising its mmap threshold when a background thread freed a large block
 (held at its default, and glibc's arena cap lifted: ``servers/callgrind.py``, ``MALLOC_TUNABLES``);
-MySQL's spin loops and page cleaner (``COUNTED_VARIABLES``); and which server thread served the window's
+MySQL's spin loops, page cleaner and change buffer (``COUNTED_VARIABLES``); and which server thread served the window's
 connection, which dbperf's own status reads right before the window decided: they go over one
 connection held from before the warm-up.
 

@@ -31,8 +31,8 @@ oltp_update_non_index at 69,405 or 70,061 instructions per transaction (+0.9 %, 
 three), oltp_update_index at 219,950 or 221,004. Held at glibc's default of 128 KiB the threshold no
 longer moves, and the count repeats (docs/cost-noise.md). glibc's arena cap (8 per CPU) is lifted above
 the server's thread count too, so no connection thread shares an arena with a background thread by the
-order in which they first allocated. Counted MySQL servers neither spin nor flush pages in the
-background (:data:`COUNTED_VARIABLES`).
+order in which they first allocated. Counted MySQL servers neither spin, flush pages in the
+background nor buffer secondary-index changes (:data:`COUNTED_VARIABLES`).
 """
 
 from __future__ import annotations

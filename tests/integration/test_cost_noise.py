@@ -4,7 +4,8 @@ Without glibc's mmap threshold pinned, MariaDB 11.8 in a container counted oltp_
 69,405 or 70,061 instructions per transaction (about one fresh server in three, measured 9 of 34): glibc
 raises its mmap threshold when a background thread frees a large mapped block, at a moment that depends
 on thread timing, and the statement thread's heap layout (and what malloc executes) follows. Without
-COUNTED_VARIABLES, MySQL 9.7's update counts spread 0.27 % (spin loops and the page cleaner).
+COUNTED_VARIABLES, MySQL 9.7's update counts spread 0.27 % (spin loops and the page cleaner) and
+oltp_delete's 0.47 % (the change buffer).
 docs/cost-noise.md has the measurements. The environment and variable tests fail without the fixes every
 time. The spread itself is not asserted here (five fresh servers per scenario take minutes each); the
 table in docs/cost-noise.md is the measurement."""
