@@ -102,6 +102,17 @@ def _chi2(observed: np.ndarray, expected_p: np.ndarray) -> float:
     return float(stats.chisquare(obs, exp).pvalue)
 
 
+def _fits_again(folder: Path, dist: str, items: int, n: int, pmf: np.ndarray, flip: bool = False) -> bool:
+    """A second, fresh sample fits ``pmf`` (chi-square p above 0.001).
+
+    Asked only when the first sample did not fit: sysbench's ``--rand-seed`` does not seed a custom
+    command's main thread, so samples are not repeatable, and a right distribution fails one test at 0.001
+    about once in a thousand runs (twice in a row once in a million), while a wrong one fails both far below.
+    """
+    counts, _keys = _sample(folder, dist, items, n)
+    return _chi2(counts[::-1] if flip else counts, pmf) > 0.001
+
+
 def _scrambled_pmf(items: int, ranks_exact: int = 10_000_000) -> np.ndarray:
     ranks = np.arange(ranks_exact, dtype=np.int64)
     p = gray_pmf(YCSB_ITEMS, YCSB_ZETAN, ranks)
@@ -114,7 +125,8 @@ def test_zipfian_ranks_follow_the_definition(sampler: Path) -> None:
     counts, _ = _sample(sampler, "zipfian", items, n)
     ranks = np.arange(items)
     zetan = float(np.sum(1.0 / (ranks + 1.0) ** THETA))
-    assert _chi2(counts, gray_pmf(items, zetan, ranks)) > 0.001
+    pmf = gray_pmf(items, zetan, ranks)
+    assert _chi2(counts, pmf) > 0.001 or _fits_again(sampler, "zipfian", items, n, pmf)
     # the rank-frequency law itself: the two head ranks exactly, and a log-log slope of -theta
     assert counts[0] / n == pytest.approx(1 / zetan, rel=0.01)
     assert counts[1] / n == pytest.approx(0.5**THETA / zetan, rel=0.02)
@@ -130,7 +142,7 @@ def test_scrambled_zipfian_is_ycsbs(sampler: Path) -> None:
     items = 1000
     counts, keys = _sample(sampler, "scrambled", items, 1_000_000)
     pmf = _scrambled_pmf(items)
-    assert _chi2(counts, pmf) > 0.001
+    assert _chi2(counts, pmf) > 0.001 or _fits_again(sampler, "scrambled", items, 1_000_000, pmf)
     # the hottest record is where the hash sends rank 0, not record 0
     assert int(np.argmax(counts)) == int(fnvhash64(np.array([0]))[0] % np.uint64(items)) != 0
     # negative controls: unscrambled ranks, and uniform keys, are both told apart
@@ -148,5 +160,6 @@ def test_latest_favours_the_newest_records(sampler: Path) -> None:
     counts, _ = _sample(sampler, "latest", items, 300_000)
     ranks = np.arange(items)
     zetan = float(np.sum(1.0 / (ranks + 1.0) ** THETA))
-    assert _chi2(counts[::-1], gray_pmf(items, zetan, ranks)) > 0.001  # newest - rank
+    pmf = gray_pmf(items, zetan, ranks)  # of newest - rank
+    assert _chi2(counts[::-1], pmf) > 0.001 or _fits_again(sampler, "latest", items, 300_000, pmf, flip=True)
     assert int(np.argmax(counts)) == items - 1
