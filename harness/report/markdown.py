@@ -23,7 +23,7 @@ from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
 from harness.report.plans import plans_markdown
-from harness.report.pr_sections import change_section
+from harness.report.pr_sections import change_section, server_pairs
 from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     LEGEND,
@@ -68,11 +68,8 @@ def _headline(verdicts: Sequence[Verdict]) -> list[str]:
 
 
 def _comparison_line(verdicts: Sequence[Verdict]) -> list[str]:
-    pairs = sorted({(v.mode, v.base, v.base_version, v.head, v.head_version) for v in verdicts})
     lines = []
-    for mode, base, base_version, head, head_version in pairs:
-        b = f"`{base}`" + (f" ({base_version})" if base_version else "")
-        h = f"`{head}`" + (f" ({head_version})" if head_version else "")
+    for mode, b, h in server_pairs(verdicts):
         if mode == "ab":
             lines.append(f"- base {b} vs head {h}: A/B, interleaved runs")
         else:

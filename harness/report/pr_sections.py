@@ -58,15 +58,21 @@ def change_line(change: DefinitionChange) -> str:
     return f"{what} ({_where(change)})"
 
 
+def server_pairs(verdicts: Sequence[Verdict]) -> list[tuple[str, str, str]]:
+    """Each compared pair once, sorted: its mode and both servers as `name` (version)."""
+    seen = sorted({(v.mode, v.base, v.base_version, v.head, v.head_version) for v in verdicts})
+    return [
+        (mode, f"`{base}`" + (f" ({bv})" if bv else ""), f"`{head}`" + (f" ({hv})" if hv else ""))
+        for mode, base, bv, head, hv in seen
+    ]
+
+
 def versions_lines(verdicts: Sequence[Verdict]) -> list[str]:
     """One line per compared pair of servers, with the versions they reported."""
-    seen = sorted({(v.mode, v.base, v.base_version, v.head, v.head_version) for v in verdicts})
-    lines = []
-    for mode, base, base_version, head, head_version in seen:
-        b = f"`{base}`" + (f" ({base_version})" if base_version else "")
-        h = f"`{head}`" + (f" ({head_version})" if head_version else "")
-        lines.append(f"- {b} → {h}" if mode == "ab" else f"- {h} against the stored baseline")
-    return lines
+    return [
+        f"- {b} → {h}" if mode == "ab" else f"- {h} against the stored baseline"
+        for mode, b, h in server_pairs(verdicts)
+    ]
 
 
 def change_section(changes: Sequence[DefinitionChange], verdicts: Sequence[Verdict], shown: int) -> list[str]:
