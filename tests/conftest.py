@@ -4,7 +4,9 @@ Integration tests run real servers, so they share one dataset-snapshot cache for
 (each dataset is prepared once and restored for every run), while every test gets its own store.
 Nothing here starts a server: unit tests pay nothing for these fixtures. The one autouse fixture,
 ``_reap_started``, kills and reaps every dbperf process a test started and left running (a test that
-failed half-way), so no process, pipe or server outlives the test that made it.
+failed half-way), so no process, pipe or server outlives the test that made it. A passed test's
+``tmp_path`` is deleted when it is torn down (``pytest_runtest_makereport``), so the disk holds the
+folders of the running and the failed tests only.
 
 ``tools/test.sh`` runs the suite on several pytest-xdist workers (``--dist loadfile``: the tests of one
 file stay on one worker, so its module fixtures are made once; the longest files are handed out
@@ -25,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -75,9 +77,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
+#: The call report of each test, so that its teardown report can tell whether the test passed.
+_CALL_PASSED = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Delete a passed test's ``tmp_path`` as soon as it is torn down (a failed test's stays to look at).
+
+    The integration tests' folders hold copies of datasets, stores and profiles (hundreds of MB each);
+    kept to the session's end, they added up to many GB on a disk the servers and containers share.
+    """
+    del call
+    report = yield
+    if report.when == "setup" and not report.passed:
+        item.stash[_CALL_PASSED] = False
+    elif report.when == "call":
+        item.stash[_CALL_PASSED] = report.passed
+    elif report.when == "teardown" and report.passed and item.stash.get(_CALL_PASSED, False):
+        funcargs = getattr(item, "funcargs", None) or {}
+        folder = funcargs.get("tmp_path")
+        if isinstance(folder, Path):
+            shutil.rmtree(folder, ignore_errors=True)
+    return report
+
+
 @pytest.fixture(scope="session")
 def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One snapshot cache for the whole session (all xdist workers), so each dataset is prepared once."""
+    """One snapshot cache for the whole session (all xdist workers), so each dataset is prepared once.
+
+    ``DBPERF_TEST_CACHE_DIR`` (set by ``tools/test.sh``) names one cache for both of the suite's parts,
+    the parallel one and the serial one, so the serial part prepares no dataset again.
+    """
+    shared_env = os.environ.get("DBPERF_TEST_CACHE_DIR")
+    if shared_env:
+        shared = Path(shared_env)
+        shared.mkdir(parents=True, exist_ok=True)
+        return shared
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = tmp_path_factory.getbasetemp().parent / "dbperf-cache"
         shared.mkdir(exist_ok=True)
