@@ -26,7 +26,6 @@ from harness.report.plans import plans_markdown
 from harness.report.pr_sections import change_section, server_pairs
 from harness.report.tables import fmt_value
 from harness.report.verdicts import (
-    LEGEND,
     OUTCOME_EMOJI,
     OUTCOME_ORDER,
     OUTCOME_WORDS,
@@ -37,6 +36,7 @@ from harness.report.verdicts import (
     fmt_ci,
     fmt_pct,
     judged_section,
+    legend,
     metric_label,
     needs_attention,
     outcome_counts,
@@ -167,7 +167,7 @@ def render_markdown(
     if verdicts:
         lines += [*_verdict_tables(verdicts), ""]
     if any(mv.estimate_pct is not None for v in verdicts for mv in v.metrics):
-        lines += [f"<sub>{LEGEND} A positive change is worse for latency and cost metrics.</sub>", ""]
+        lines += [f"<sub>{legend(verdicts)} A positive change is worse for latency and cost metrics.</sub>", ""]
     lines += judged_section(verdicts)
     for verdict in explained(verdicts):
         lines += [f"**{explanation_title(verdict)}**", ""]

@@ -149,6 +149,19 @@ LEGEND = (
     "log ratios (A/B) or of one run (baseline)."
 )
 
+#: Added to the legend where a work-vector count has a row.
+WORK_LEGEND = (
+    "A count per transaction (system calls, server work) is tested on the count plus an offset (its floor over "
+    "its minimum effect), so a count that starts at 0 has a finite change: its change and interval are of that "
+    "sum, and verdicts.json's reason gives both counts and the offset."
+)
+
+
+def legend(verdicts: Sequence[Verdict]) -> str:
+    """What the columns hold, with the work-vector sentence when a count per transaction has a row."""
+    has_work = any(mv.metric in WORK and mv.estimate_pct is not None for v in verdicts for mv in v.metrics)
+    return f"{LEGEND} {WORK_LEGEND}" if has_work else LEGEND
+
 
 def verdict_rows(verdicts: Sequence[Verdict]) -> list[tuple[Verdict, MetricVerdict]]:
     """Every (comparison, metric) pair, ordered by scenario, threads and the order of the metrics."""
@@ -352,7 +365,7 @@ def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) ->
     """The verdict table, its warnings and a one-line headline (colour only on a terminal)."""
     out = console(stream)
     show(out, verdicts_table(verdicts))
-    out.print(Text(LEGEND, style="dim"))
+    out.print(Text(legend(verdicts), style="dim"))
     for line in judged_lines(verdicts):
         out.print(Text(line))
     if any(v.kind == "cost" for v in verdicts):

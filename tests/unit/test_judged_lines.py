@@ -49,3 +49,17 @@ def test_the_markdown_report_lists_what_was_judged_and_what_instructions_exclude
     text = render_markdown([COST, TIME])
     assert "**What was judged**" in text
     assert EXCLUDES in text
+
+
+def test_the_legend_explains_a_count_tested_with_its_offset_only_where_a_count_has_a_row():
+    from dataclasses import replace
+
+    from harness.report.verdicts import WORK_LEGEND, legend
+
+    fsync = replace(mv("sys_fsync", "regression"), estimate_pct=22.7, ci_low_pct=21.9, ci_high_pct=23.4)
+    instr = replace(mv("instr_per_txn"), estimate_pct=0.4, ci_low_pct=0.3, ci_high_pct=0.5)
+    with_count = [verdict("cost", instr, fsync)]
+    assert WORK_LEGEND in legend(with_count)
+    assert WORK_LEGEND in render_markdown(with_count)
+    assert WORK_LEGEND not in legend([verdict("cost", instr)])
+    assert WORK_LEGEND not in render_markdown([verdict("cost", instr)])
