@@ -10,7 +10,7 @@ folders of the running and the failed tests only.
 
 ``tools/test.sh`` runs the suite on several pytest-xdist workers (``--dist loadfile``: the tests of one
 file stay on one worker, so its module fixtures are made once; the longest files are handed out
-first), and the tests marked ``serial`` (timing verdicts that another worker's load could flip)
+first), and the tests marked ``serial`` (timing verdicts and fixed time limits that another worker's load could break)
 afterwards on their own. The snapshot cache is shared by the workers (its builds hold a file lock),
 so each dataset is still prepared once.
 """
