@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from harness.config.files import load_toml_model, unknown_name
 from harness.errors import ConfigError
-from harness.model import METRICS, POST_RUN_CHECKS, CostSettings, Scenario, stable_hash
+from harness.model import METRICS, POST_RUN_CHECKS, ROLLBACK_SCRIPTS, CostSettings, Scenario, stable_hash
 from harness.model.operations import is_operation_metric
 
 BUNDLED_DIR = Path("/usr/share/sysbench")
@@ -97,6 +97,7 @@ class _Cost(BaseModel):
     repetitions: int = Field(default=3, ge=1, le=100)
     read_view: bool | None = None
     purge_before_window: bool = False
+    warmup: Literal["commit", "rollback"] = "commit"
     warmup_seed: int = Field(default=1, ge=1, le=2**31 - 1)
     seed: int = Field(default=2, ge=1, le=2**31 - 1)
 
@@ -270,6 +271,12 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         raise ConfigError(
             f"{path}: [cost] purge_before_window needs a read view (read_view = true, the default for writes = true)"
         )
+    if spec.cost.warmup == "rollback" and spec.script not in ROLLBACK_SCRIPTS:
+        raise ConfigError(
+            f'{path}: [cost] warmup = "rollback" rolls each warm-up event back, which only the scripts whose '
+            "events are autocommit statements or one transaction ending in COMMIT, with no writes outside them, "
+            f"allow ({', '.join(ROLLBACK_SCRIPTS)}), not {spec.script}"
+        )
     cost = _cost_settings(spec)
     cost_definition = {
         key: definition[key] for key in ("script", "script_text", "rand_type", "options", "tables", "table_size")
@@ -323,12 +330,15 @@ def required_modules(script: Path) -> list[Path]:
 
 
 def _counted(cost: CostSettings) -> dict[str, object]:
-    """The cost settings a count depends on (event counts, seeds, read view, purge before the window): not how
-    many runs, nor threads (each run records its own). ``purge_before_window`` joins only when set, so the
-    scenarios without it keep the hash (and the baselines) they had before it existed."""
+    """The cost settings a count depends on (event counts, seeds, read view, purge before the window, how the
+    warm-up ends its transactions): not how many runs, nor threads (each run records its own).
+    ``purge_before_window`` and ``warmup`` join only when not their defaults, so the scenarios without them
+    keep the hash (and the baselines) they had before they existed."""
     counted = {k: v for k, v in dataclasses.asdict(cost).items() if k not in ("threads", "repetitions")}
     if not cost.purge_before_window:
         del counted["purge_before_window"]
+    if cost.warmup == "commit":
+        del counted["warmup"]
     return counted
 
 
@@ -349,6 +359,7 @@ def _cost_settings(spec: _ScenarioFile) -> CostSettings:
         warmup_seed=spec.cost.warmup_seed,
         seed=spec.cost.seed,
         purge_before_window=spec.cost.purge_before_window,
+        warmup=spec.cost.warmup,
     )
 
 

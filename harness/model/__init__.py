@@ -31,7 +31,7 @@ from harness.model.run import (
     Testbed,
     Totals,
 )
-from harness.model.scenario import POST_RUN_CHECKS, CostSettings, Scenario
+from harness.model.scenario import POST_RUN_CHECKS, ROLLBACK_SCRIPTS, WARMUP_MODES, CostSettings, Scenario
 from harness.model.server import Flavour, ProviderKind, Server
 from harness.model.verdict import (
     FunctionDelta,
@@ -50,6 +50,8 @@ __all__ = [
     "METRICS",
     "METRIC_LABELS",
     "POST_RUN_CHECKS",
+    "ROLLBACK_SCRIPTS",
+    "WARMUP_MODES",
     "ChangeStatus",
     "CostProfile",
     "CostSettings",

@@ -9,6 +9,16 @@ from pathlib import Path
 #: Post-run checks a scenario may declare (``check = "tpcc"``); measure/consistency.py runs them.
 POST_RUN_CHECKS = ("tpcc",)
 
+#: How a cost warm-up ends its transactions (``[cost] warmup``): committed, or rolled back so the tables stay as
+#: the snapshot had them.
+WARMUP_MODES = ("commit", "rollback")
+
+#: The scripts a rolled-back warm-up can take: each event is autocommit statements, or one transaction that
+#: ends with ``con:query("COMMIT")`` (sent as ``ROLLBACK``), and nothing outside an event writes. Not ycsb_d/e:
+#: their ``thread_done`` records the next record number, which a rolled-back warm-up would leave pointing past
+#: rows that do not exist; not oltp_read_write/write_only: their COMMIT is a prepared statement.
+ROLLBACK_SCRIPTS = ("oltp_insert", "oltp_delete", "oltp_update_index", "oltp_update_non_index", "lua/tpcc.lua")
+
 
 @dataclass(frozen=True)
 class CostSettings:
@@ -26,6 +36,11 @@ class CostSettings:
     800: purge leaves the pages the warm-up split half empty), so it is each scenario's choice, made by
     ``benchmarks/warmup_steady.py`` (docs/work-vector.md, "Steady state").
 
+    ``warmup = "rollback"`` runs every warm-up transaction inside ``BEGIN`` ... ``ROLLBACK``: the warm-up
+    executes the scenario's own statements on the same pages but leaves the tables as the snapshot had
+    them, so the measured window of a workload that grows or shrinks its tables (oltp_insert, oltp_delete)
+    starts from the same rows whatever the warm-up's length. ``"commit"`` (the default) commits them.
+
     ``warmup_seed`` and ``seed`` are sysbench's ``--rand-seed`` for the warm-up and the measured window:
     fixed, so every run issues the same statements, and different, so the measured window never replays
     the warm-up's statements (with one seed, a cache filled by the warm-up answered the measured window's
@@ -40,6 +55,7 @@ class CostSettings:
     warmup_seed: int = 1
     seed: int = 2
     purge_before_window: bool = False
+    warmup: str = "commit"
 
     def __post_init__(self) -> None:
         if not self.threads or any(t < 1 for t in self.threads):
@@ -48,6 +64,8 @@ class CostSettings:
             raise ValueError("cost: events >= 1, warmup_events >= 0, repetitions >= 1")
         if self.purge_before_window and not self.read_view:
             raise ValueError("cost: purge_before_window needs read_view (it is the read view that holds purge back)")
+        if self.warmup not in WARMUP_MODES:
+            raise ValueError(f"cost: warmup must be one of {', '.join(WARMUP_MODES)}, not {self.warmup!r}")
         if self.warmup_seed < 1 or self.seed < 1 or self.warmup_seed == self.seed:
             raise ValueError(
                 f"cost: warmup_seed ({self.warmup_seed}) and seed ({self.seed}) must be different positive numbers "

@@ -61,6 +61,46 @@ sysbench.hooks.report_cumulative = function(stat) emit("cumulative", stat) end
 -- the per-operation protocol's warm-up cut (scenarios/lua/dbperf_ops.lua reads it)
 sysbench.cmdline.options = sysbench.cmdline.options or {{}}
 sysbench.cmdline.options.dbperf_warmup_s = {{"dbperf: seconds of warm-up whose operations are not counted", 0}}
+
+-- cost mode's rolled-back warm-up ([cost] warmup = "rollback"): each event inside BEGIN ... ROLLBACK on the
+-- connection the script opened, and the script's own COMMIT sent as ROLLBACK: the tables stay as they were
+sysbench.cmdline.options.dbperf_rollback = {{"dbperf: roll back every event", false}}
+local dbperf_conn = nil
+local function dbperf_bind(object, member)
+  if type(member) == "function" then return function(_, ...) return member(object, ...) end end
+  return member
+end
+local function dbperf_connection(real)
+  return setmetatable({{}}, {{__index = function(_, key)
+    if key == "query" then
+      return function(_, sql, ...) return real:query(sql == "COMMIT" and "ROLLBACK" or sql, ...) end
+    end
+    return dbperf_bind(real, real[key])
+  end}})
+end
+local dbperf_driver = sysbench.sql.driver
+sysbench.sql.driver = function(...)
+  local drv = dbperf_driver(...)
+  if not sysbench.opt.dbperf_rollback then return drv end
+  return setmetatable({{}}, {{__index = function(_, key)
+    if key == "connect" then
+      return function(_, ...)
+        dbperf_conn = drv:connect(...)
+        return dbperf_connection(dbperf_conn)
+      end
+    end
+    return dbperf_bind(drv, drv[key])
+  end}})
+end
+if event ~= nil then
+  local dbperf_event = event
+  event = function(...)
+    if not sysbench.opt.dbperf_rollback then return dbperf_event(...) end
+    dbperf_conn:query("BEGIN")
+    dbperf_event(...)
+    dbperf_conn:query("ROLLBACK")
+  end
+end
 """
 
 
@@ -195,6 +235,7 @@ def cost_argv(
     client_cpuset: str | None,
     *,
     seed: int,
+    rollback: bool = False,
 ) -> list[str]:
     """A fixed number of transactions (``--events``, no time limit): a cost run counts work, not seconds.
 
@@ -203,7 +244,8 @@ def cost_argv(
     ``seed``: the warm-up and the measured window each pass their own fixed seed (``[cost]``
     ``warmup_seed`` and ``seed``), so both sides of a comparison issue the same statements and the
     measured window does not replay the warm-up's. A ``rand-seed`` in the scenario's ``[options]``
-    applies to timing runs only.
+    applies to timing runs only. ``rollback`` runs each event inside ``BEGIN`` ... ``ROLLBACK`` (a warm-up
+    that leaves the tables as they were, ``[cost] warmup = "rollback"``).
     """
     argv = [
         "sysbench",
@@ -220,6 +262,8 @@ def cost_argv(
     if "db-ps-mode" not in scenario.options:
         argv.append("--db-ps-mode=auto")
     argv.append(f"--rand-seed={seed}")  # the same rows on both sides (multi-threaded runs still interleave)
+    if rollback:
+        argv.append("--dbperf-rollback=on")
     argv.append("run")
     return ["taskset", "-c", client_cpuset, *argv] if client_cpuset else argv
 

@@ -13,7 +13,7 @@ from harness.config.scenarios import load_scenario, load_scenario_file
 from harness.config.servers import load_server
 from harness.errors import ConfigError
 from harness.measure.context import RunContext, build_result
-from harness.measure.cost import run_options
+from harness.measure.cost import ROLLBACK_NOTE, _read_view_notes, run_options
 from harness.model import CostSettings
 from harness.model.endpoint import Endpoint
 from harness.sysbench.driver import cost_argv
@@ -132,3 +132,56 @@ def test_purge_before_the_window_is_counted_only_where_a_scenario_sets_it(tmp_pa
     with pytest.raises(ConfigError, match="purge_before_window needs a read view"):
         load(original.replace("[cost]", "[cost]\npurge_before_window = true\nread_view = false", 1))
     assert load_scenario_file(ROOT / "scenarios/oltp_read_write.toml", "quick").cost.purge_before_window
+
+
+def test_a_rolled_back_warmup_is_counted_only_where_a_scenario_sets_it(tmp_path):
+    """``[cost] warmup = "rollback"`` changes the count, so it joins the cost hash and the run's options;
+    ``"commit"`` (the default) leaves every other scenario's hash as it was. Only scripts whose events are
+    autocommit statements or one transaction ending in ``COMMIT`` can be rolled back."""
+    original = (ROOT / "scenarios/oltp_update_index.toml").read_text()
+    path = tmp_path / "oltp_update_index.toml"
+
+    def load(text: str):
+        path.write_text(text)
+        return load_scenario_file(path, "quick")
+
+    plain = load(original)
+    assert plain.cost.warmup == "commit"
+    assert load(original.replace("[cost]", '[cost]\nwarmup = "commit"', 1)).cost_hash == plain.cost_hash
+    rolled = load(original.replace("[cost]", '[cost]\nwarmup = "rollback"', 1))
+    assert rolled.cost.warmup == "rollback" and rolled.cost_hash != plain.cost_hash
+    assert rolled.definition_hash == plain.definition_hash  # timing runs never warm up this way
+    with pytest.raises(ConfigError, match="warmup"):
+        load(original.replace("[cost]", '[cost]\nwarmup = "replay"', 1))
+    with pytest.raises(ValueError, match="warmup must be one of"):
+        CostSettings(warmup="replay")
+    (tmp_path / "lua").symlink_to(ROOT / "scenarios/lua")
+    for name in ("oltp_read_write", "ycsb_d"):  # a prepared COMMIT; a next record number kept after the events
+        other = tmp_path / f"{name}.toml"
+        text = (ROOT / f"scenarios/{name}.toml").read_text()
+        other.write_text(text.replace("[cost]", '[cost]\nwarmup = "rollback"', 1))
+        with pytest.raises(ConfigError, match="autocommit statements or one transaction ending in COMMIT"):
+            load_scenario_file(other, "quick")
+    settings = CostSettings(warmup_events=300, events=900, warmup_seed=5, seed=9, warmup="rollback")
+    assert run_options(settings, ["sysbench", "run"])["warmup"] == "rollback"
+
+
+def test_a_rolled_back_warmup_adds_one_option_to_the_warmup_command_only(tmp_path):
+    scenario = _scenario("oltp_delete")
+    plain = cost_argv(scenario, ENDPOINT, tmp_path / "x.lua", 1, 200, None, seed=1)
+    rolled = cost_argv(scenario, ENDPOINT, tmp_path / "x.lua", 1, 200, None, seed=1, rollback=True)
+    assert [a for a in rolled if a not in plain] == ["--dbperf-rollback=on"]
+    assert rolled[-1] == "run"
+
+
+def test_the_scenarios_that_grow_or_shrink_their_tables_roll_their_warmup_back():
+    """oltp_insert and oltp_delete drifted with the warm-up's length (the rows it added or removed) and are
+    steady with it rolled back (docs/work-vector.md, "Steady state"); a rolled-back warm-up is said in the
+    run's notes."""
+    for name in ("oltp_insert", "oltp_delete"):
+        assert _scenario(name).cost.warmup == "rollback", name
+    assert _scenario("oltp_update_index").cost.warmup == "commit"
+    notes = _read_view_notes(_scenario("oltp_delete").cost)
+    assert len(notes) == 2 and "rolled back" in notes[1]
+    assert _read_view_notes(CostSettings(warmup="rollback")) == (ROLLBACK_NOTE,)
+    assert _read_view_notes(CostSettings()) == ()

@@ -1,0 +1,124 @@
+"""``[cost] warmup = "rollback"`` on a throwaway MariaDB (oltp_insert, oltp_delete, tpcc): the warm-up runs
+the scenario's own statements (each event inside BEGIN ... ROLLBACK, and tpcc's own COMMIT sent as ROLLBACK,
+through dbperf's sysbench wrapper) and leaves the tables as they were; the same command without it changes
+them (the test can fail), and the measured window's command has no rollback."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pymysql
+import pytest
+
+from harness.config.scenarios import load_scenario
+from harness.model.endpoint import Endpoint
+from harness.sysbench.driver import _fill, cost_argv, prepare_argv
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    datadir = tmp_path_factory.mktemp("rollback-mariadb") / "d"
+    subprocess.run(
+        ["mariadb-install-db", "--no-defaults", f"--datadir={datadir}", "--auth-root-authentication-method=normal"],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            "mariadbd",
+            "--no-defaults",
+            f"--datadir={datadir}",
+            f"--port={port}",
+            "--bind-address=127.0.0.1",
+            f"--socket={datadir}/sock",
+            "--user=root",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True)
+                break
+            except pymysql.err.OperationalError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.3)
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE sbtest")
+        conn.close()
+        yield Endpoint("127.0.0.1", port, "root", "", "sbtest")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+#: What a scenario's events change: rows (and the sum of their ids) for sysbench's tables; for tpcc the rows
+#: new orders add and deliveries remove, the next order number and the year-to-date sums payments raise.
+STATE = {
+    "oltp_insert": "SELECT COUNT(*), SUM(id) FROM (SELECT id FROM sbtest1 UNION ALL SELECT id FROM sbtest2) AS t",
+    "tpcc": "SELECT (SELECT COUNT(*) FROM orders), (SELECT COUNT(*) FROM new_order), (SELECT COUNT(*) FROM "
+    "order_line), (SELECT COUNT(*) FROM history), (SELECT SUM(d_next_o_id) FROM district), "
+    "(SELECT SUM(w_ytd) FROM warehouse)",
+}
+STATE["oltp_delete"] = STATE["oltp_insert"]
+
+
+def _state(endpoint: Endpoint, name: str) -> tuple[object, ...]:
+    conn = pymysql.connect(host=endpoint.host, port=endpoint.port, user="root", password="", database="sbtest")
+    try:
+        with conn.cursor() as cur:
+            cur.execute(STATE[name])
+            return tuple(cur.fetchone() or ())
+    finally:
+        conn.close()
+
+
+def _run(argv: list[str], folder: Path) -> None:
+    done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", ["oltp_insert", "oltp_delete", "tpcc"])
+def test_a_rolled_back_warmup_leaves_the_tables_as_they_were(mariadb, tmp_path, name):
+    scenario = load_scenario(name, REPO / "scenarios", "quick")
+    if name != "tpcc":
+        scenario = replace(scenario, tables=2, table_size=300)
+    folder, wrapper = _fill(scenario, tmp_path)
+    _run(prepare_argv(scenario, mariadb, wrapper, 1), folder)
+    try:
+        before = _state(mariadb, name)
+        warmup = cost_argv(scenario, mariadb, wrapper, 1, 100, None, seed=1, rollback=True)
+        assert warmup[-2:] == ["--dbperf-rollback=on", "run"]
+        _run(warmup, folder)
+        assert _state(mariadb, name) == before  # 100 events, every one rolled back
+        measured = cost_argv(scenario, mariadb, wrapper, 1, 100, None, seed=2)
+        assert not any(a.startswith("--dbperf-rollback") for a in measured)
+        _run(measured, folder)
+        after = _state(mariadb, name)
+        assert after != before  # the same command without the rollback changes them: the test can fail
+        if name != "tpcc":
+            assert after[0] > before[0] if name == "oltp_insert" else after[0] < before[0]  # type: ignore[operator]
+    finally:
+        _run([*prepare_argv(scenario, mariadb, wrapper, 1)[:-1], "cleanup"], folder)
