@@ -23,10 +23,11 @@ said in every report. With ``[cost] purge_before_window`` it is released at the 
 until purge has emptied the history list (polled, :func:`wait_for_purge`), and held again for the
 measured window, which then starts from an empty history whatever the warm-up's length: oltp_read_write's
 count followed the history's length without it and never reached a steady state
-(docs/work-vector.md, "Steady state"). With ``[cost] warmup = "rollback"`` each warm-up event runs inside
-``BEGIN`` ... ``ROLLBACK`` (the scenario's own statements on the same pages, none of them kept): a workload
-that grows or shrinks its tables (oltp_insert, oltp_delete) then starts its window from the snapshot's rows
-whatever the warm-up's length, where it drifted by 0.26-1.35 % per 4x warm-up before.
+(docs/work-vector.md, "Steady state"). With ``[cost] warmup = "rollback"`` each warm-up event runs
+inside ``BEGIN`` ... ``ROLLBACK``, the script's own ``COMMIT`` sent as ``ROLLBACK`` (the scenario's own
+statements on the same pages, none of them kept): a workload that grows or shrinks its tables
+(oltp_insert, oltp_delete, tpcc) then starts its window from the snapshot's rows whatever the warm-up's
+length, where it drifted by 0.26-4.4 % per 4x warm-up before.
 Four things kept the count of writes from repeating, each a matter of thread timing
 (docs/cost-noise.md): glibc raising its mmap threshold when a background thread freed a large block
 (held at its default, and glibc's arena cap lifted: ``servers/callgrind.py``, ``MALLOC_TUNABLES``);

@@ -36,10 +36,11 @@ class CostSettings:
     800: purge leaves the pages the warm-up split half empty), so it is each scenario's choice, made by
     ``benchmarks/warmup_steady.py`` (docs/work-vector.md, "Steady state").
 
-    ``warmup = "rollback"`` runs every warm-up transaction inside ``BEGIN`` ... ``ROLLBACK``: the warm-up
-    executes the scenario's own statements on the same pages but leaves the tables as the snapshot had
-    them, so the measured window of a workload that grows or shrinks its tables (oltp_insert, oltp_delete)
-    starts from the same rows whatever the warm-up's length. ``"commit"`` (the default) commits them.
+    ``warmup = "rollback"`` runs every warm-up event inside ``BEGIN`` ... ``ROLLBACK`` (a script's own
+    ``COMMIT`` is sent as ``ROLLBACK``): the warm-up executes the scenario's own statements on the same pages
+    but leaves the tables as the snapshot had them, so the measured window of a workload that grows or
+    shrinks its tables (oltp_insert, oltp_delete, tpcc) starts from the same rows whatever the warm-up's
+    length. ``"commit"`` (the default) commits them.
 
     ``warmup_seed`` and ``seed`` are sysbench's ``--rand-seed`` for the warm-up and the measured window:
     fixed, so every run issues the same statements, and different, so the measured window never replays

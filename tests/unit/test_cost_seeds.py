@@ -175,10 +175,10 @@ def test_a_rolled_back_warmup_adds_one_option_to_the_warmup_command_only(tmp_pat
 
 
 def test_the_scenarios_that_grow_or_shrink_their_tables_roll_their_warmup_back():
-    """oltp_insert and oltp_delete drifted with the warm-up's length (the rows it added or removed) and are
+    """oltp_insert, oltp_delete and tpcc drifted with the warm-up's length (the rows it added or removed) and are
     steady with it rolled back (docs/work-vector.md, "Steady state"); a rolled-back warm-up is said in the
     run's notes."""
-    for name in ("oltp_insert", "oltp_delete"):
+    for name in ("oltp_insert", "oltp_delete", "tpcc"):
         assert _scenario(name).cost.warmup == "rollback", name
     assert _scenario("oltp_update_index").cost.warmup == "commit"
     notes = _read_view_notes(_scenario("oltp_delete").cost)
