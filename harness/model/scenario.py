@@ -14,10 +14,17 @@ POST_RUN_CHECKS = ("tpcc",)
 WARMUP_MODES = ("commit", "rollback")
 
 #: The scripts a rolled-back warm-up can take: each event is autocommit statements, or one transaction that
-#: ends with ``con:query("COMMIT")`` (sent as ``ROLLBACK``), and nothing outside an event writes. Not ycsb_d/e:
-#: their ``thread_done`` records the next record number, which a rolled-back warm-up would leave pointing past
-#: rows that do not exist; not oltp_read_write/write_only: their COMMIT is a prepared statement.
-ROLLBACK_SCRIPTS = ("oltp_insert", "oltp_delete", "oltp_update_index", "oltp_update_non_index", "lua/tpcc.lua")
+#: ends with ``con:query("COMMIT")`` (sent as ``ROLLBACK``), and what ``thread_done`` writes (ycsb_d's next
+#: record number) it writes before it disconnects (then rolled back too). Not oltp_read_write/write_only:
+#: their COMMIT is a prepared statement.
+ROLLBACK_SCRIPTS = (
+    "oltp_insert",
+    "oltp_delete",
+    "oltp_update_index",
+    "oltp_update_non_index",
+    "lua/tpcc.lua",
+    "lua/ycsb_d.lua",
+)
 
 
 @dataclass(frozen=True)

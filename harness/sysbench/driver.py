@@ -62,8 +62,9 @@ sysbench.hooks.report_cumulative = function(stat) emit("cumulative", stat) end
 sysbench.cmdline.options = sysbench.cmdline.options or {{}}
 sysbench.cmdline.options.dbperf_warmup_s = {{"dbperf: seconds of warm-up whose operations are not counted", 0}}
 
--- cost mode's rolled-back warm-up ([cost] warmup = "rollback"): each event inside BEGIN ... ROLLBACK on the
--- connection the script opened, and the script's own COMMIT sent as ROLLBACK: the tables stay as they were
+-- cost mode's rolled-back warm-up ([cost] warmup = "rollback"): each event, and thread_done, inside
+-- BEGIN ... ROLLBACK on the connection the script opened, the script's own COMMIT sent as ROLLBACK, and a
+-- ROLLBACK before it disconnects: the tables stay as they were
 sysbench.cmdline.options.dbperf_rollback = {{"dbperf: roll back every event", false}}
 local dbperf_conn = nil
 local function dbperf_bind(object, member)
@@ -74,6 +75,8 @@ local function dbperf_connection(real)
   return setmetatable({{}}, {{__index = function(_, key)
     if key == "query" then
       return function(_, sql, ...) return real:query(sql == "COMMIT" and "ROLLBACK" or sql, ...) end
+    elseif key == "disconnect" then
+      return function(_) real:query("ROLLBACK"); return real:disconnect() end
     end
     return dbperf_bind(real, real[key])
   end}})
@@ -91,6 +94,14 @@ sysbench.sql.driver = function(...)
     end
     return dbperf_bind(drv, drv[key])
   end}})
+end
+-- what thread_done writes (ycsb's next record number) is rolled back too, when it disconnects
+if thread_done ~= nil then
+  local dbperf_done = thread_done
+  thread_done = function(...)
+    if sysbench.opt.dbperf_rollback and dbperf_conn ~= nil then dbperf_conn:query("BEGIN") end
+    return dbperf_done(...)
+  end
 end
 if event ~= nil then
   local dbperf_event = event
