@@ -13,7 +13,8 @@
 -- Where this differs from YCSB (said in scenarios/README.md): operations run in autocommit as YCSB's
 -- JDBC binding does; a thread inserts the keys next + tid + k * threads, where `next` (the first record
 -- number never inserted) is kept in the table ycsb_meta so that a later sysbench process (cost mode's
--- measured run after its warm-up run) goes on where the last one stopped; "latest" takes the newest
+-- measured run after its warm-up run) goes on where the last one stopped (a rolled-back warm-up, dbperf's
+-- --dbperf-rollback, keeps no record: its inserts reuse one number); "latest" takes the newest
 -- key as if every thread had inserted as many records as this one; zipfian choices cover
 -- the loaded records only (not the keys inserted during the run); READ_MODIFY_WRITE is one operation
 -- (its read and update are not also counted as READ and UPDATE).
@@ -272,7 +273,11 @@ local function insert()
       stmt.insert_params[i]:set(field_value())
    end
    stmt.insert:execute()
-   inserted = inserted + 1
+   if not sysbench.opt.dbperf_rollback then
+      -- a rolled-back warm-up (dbperf's --dbperf-rollback) keeps no record: the next insert takes the same
+      -- number again, and "latest" stays the newest record the table really holds
+      inserted = inserted + 1
+   end
 end
 
 local function scan(n)

@@ -6,6 +6,7 @@ measured window's command has no rollback."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import time
@@ -125,4 +126,62 @@ def test_a_rolled_back_warmup_leaves_the_tables_as_they_were(mariadb, tmp_path, 
         if name.startswith("oltp_"):
             assert after[0] > before[0] if name == "oltp_insert" else after[0] < before[0]  # type: ignore[operator]
     finally:
+        _run([*prepare_argv(scenario, mariadb, wrapper, 1)[:-1], "cleanup"], folder)
+
+
+def _executed(endpoint: Endpoint, prefix: str) -> list[str]:
+    """The keys of the prepared statements starting with ``prefix`` that the general log holds, in order."""
+    conn = pymysql.connect(host=endpoint.host, port=endpoint.port, user="root", password="", autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(
+                "SELECT CONVERT(argument USING utf8mb4) FROM mysql.general_log WHERE command_type = 'Execute' "
+                "AND argument LIKE %s ORDER BY event_time",
+                (prefix + "%",),
+            )
+            return [re.findall(r"'(user\d+)'", str(row[0]))[0] for row in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def _general_log(endpoint: Endpoint, on: bool) -> None:
+    conn = pymysql.connect(host=endpoint.host, port=endpoint.port, user="root", password="", autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SET GLOBAL general_log = 0")
+            cur.execute("TRUNCATE TABLE mysql.general_log")
+            if on:
+                cur.execute("SET GLOBAL log_output = 'TABLE'")
+                cur.execute("SET GLOBAL general_log = 1")
+    finally:
+        conn.close()
+
+
+def test_a_rolled_back_ycsb_warmup_inserts_one_record_number_and_reads_records_that_exist(mariadb, tmp_path):
+    """Rolled back, ycsb_d's warm-up keeps no record, so its inserts take the same next record number again
+    and its "latest" reads choose among the records the table holds (docs/work-vector.md, "Steady state":
+    inserts of ever new keys, rolled back, left the table's pages split by W); the measured window, which
+    commits, inserts a new record number each time as before."""
+    scenario = replace(load_scenario("ycsb_d", REPO / "scenarios", "quick"), table_size=1000)
+    folder, wrapper = _fill(scenario, tmp_path)
+    _run(prepare_argv(scenario, mariadb, wrapper, 1), folder)
+    try:
+        conn = pymysql.connect(host=mariadb.host, port=mariadb.port, user="root", password="", database="sbtest")
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT YCSB_KEY FROM usertable")
+                held = {str(row[0]) for row in cur.fetchall()}
+        finally:
+            conn.close()
+        _general_log(mariadb, True)
+        _run(cost_argv(scenario, mariadb, wrapper, 1, 400, None, seed=1, rollback=True), folder)
+        inserted, read = _executed(mariadb, "INSERT INTO usertable"), _executed(mariadb, "SELECT * FROM usertable")
+        assert len(inserted) > 5 and len(set(inserted)) == 1 and inserted[0] not in held
+        assert len(read) > 300 and set(read) <= held  # every warm-up read finds a record
+        _general_log(mariadb, True)
+        _run(cost_argv(scenario, mariadb, wrapper, 1, 400, None, seed=2), folder)
+        window = _executed(mariadb, "INSERT INTO usertable")
+        assert len(window) > 5 and len(set(window)) == len(window) and inserted[0] in window
+    finally:
+        _general_log(mariadb, False)
         _run([*prepare_argv(scenario, mariadb, wrapper, 1)[:-1], "cleanup"], folder)
