@@ -28,12 +28,12 @@ inside ``BEGIN`` ... ``ROLLBACK``, the script's own ``COMMIT`` sent as ``ROLLBAC
 statements on the same pages, none of them kept): a workload that grows or shrinks its tables
 (oltp_insert, oltp_delete, tpcc) then starts its window from the snapshot's rows whatever the warm-up's
 length, where it drifted by 0.26-4.4 % per 4x warm-up before.
-Four things kept the count of writes from repeating, each a matter of thread timing
+Five things kept the count of writes from repeating, each a matter of thread timing
 (docs/cost-noise.md): glibc raising its mmap threshold when a background thread freed a large block
 (held at its default, and glibc's arena cap lifted: ``servers/callgrind.py``, ``MALLOC_TUNABLES``);
-MySQL's spin loops, page cleaner and change buffer (``COUNTED_VARIABLES``); and which server thread served the window's
-connection, which dbperf's own status reads right before the window decided: they go over one
-connection held from before the warm-up.
+MySQL's spin loops, page cleaner, change buffer and buffer-pool load at start-up (``COUNTED_VARIABLES``);
+and which server thread served the window's connection, which dbperf's own status reads right before the
+window decided: they go over one connection held from before the warm-up.
 
 A cost run's QPS and latency are those of a server slowed 20-50x and are never reported: the record
 holds only instructions per transaction and per query, the profile (every function's self and

@@ -150,6 +150,7 @@ def test_counted_servers_pin_the_glibc_mmap_threshold_and_arenas_and_keep_the_us
 def test_a_counted_mysql_server_neither_spins_nor_flushes_nor_buffers_changes_in_the_background():
     variables = Callgrind.variables("mysql", {"max_connections": "80"})
     assert variables == {
+        "innodb_buffer_pool_load_at_startup": "OFF",
         "innodb_change_buffering": "none",
         "innodb_spin_wait_delay": "0",
         "innodb_sync_spin_loops": "0",
