@@ -23,6 +23,8 @@ from harness.sysbench.driver import _fill, cost_argv, prepare_argv
 
 REPO = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.integration
+
 
 def _free_port() -> int:
     with socket.socket() as s:
