@@ -5,11 +5,16 @@ from __future__ import annotations
 import contextlib
 import re
 import signal
+import socket
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pymysql
+
 from harness.model import RunResult, Server
+from harness.model.endpoint import Endpoint
 
 REPO = Path(__file__).resolve().parents[2]
 SERVERS = REPO / "servers"
@@ -206,3 +211,42 @@ def processes_of(user: str) -> list[int]:
                 if proc.stat().st_uid == uid:
                     found.append(int(proc.name))
     return found
+
+
+@contextlib.contextmanager
+def throwaway_mariadb(datadir: Path, *options: str) -> Iterator[Endpoint]:
+    """A bare MariaDB (no dbperf) on a free loopback port with an empty ``sbtest`` database, root without a
+    password; stopped and reaped on exit, even when the body fails."""
+    subprocess.run(
+        ["mariadb-install-db", "--no-defaults", f"--datadir={datadir}", "--auth-root-authentication-method=normal"],
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    argv = ["mariadbd", "--no-defaults", f"--datadir={datadir}", f"--port={port}", "--bind-address=127.0.0.1"]
+    argv += [f"--socket={datadir}/sock", "--user=root", *options]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True)
+                break
+            except pymysql.err.OperationalError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.3)
+        with conn.cursor() as cur:
+            cur.execute("CREATE DATABASE sbtest")
+        conn.close()
+        yield Endpoint("127.0.0.1", port, "root", "", "sbtest")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -7,9 +7,7 @@ measured window's command has no rollback."""
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,61 +19,17 @@ from harness.config.scenarios import load_scenario
 from harness.model.endpoint import Endpoint
 from harness.sysbench.driver import _fill, cost_argv, prepare_argv
 
+from .helpers import throwaway_mariadb
+
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.integration
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    datadir = tmp_path_factory.mktemp("rollback-mariadb") / "d"
-    subprocess.run(
-        ["mariadb-install-db", "--no-defaults", f"--datadir={datadir}", "--auth-root-authentication-method=normal"],
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            "mariadbd",
-            "--no-defaults",
-            f"--datadir={datadir}",
-            f"--port={port}",
-            "--bind-address=127.0.0.1",
-            f"--socket={datadir}/sock",
-            "--user=root",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True)
-                break
-            except pymysql.err.OperationalError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.3)
-        with conn.cursor() as cur:
-            cur.execute("CREATE DATABASE sbtest")
-        conn.close()
-        yield Endpoint("127.0.0.1", port, "root", "", "sbtest")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with throwaway_mariadb(tmp_path_factory.mktemp("rollback-mariadb") / "d") as endpoint:
+        yield endpoint
 
 
 #: What a scenario's events change: rows (and the sum of their ids) for sysbench's tables; for tpcc the rows

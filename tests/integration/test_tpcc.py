@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -32,7 +31,7 @@ from harness.measure import consistency
 from harness.measure.session import QuietReporter
 from harness.model.endpoint import Endpoint
 
-from .helpers import SCENARIOS
+from .helpers import SCENARIOS, throwaway_mariadb
 
 pytestmark = pytest.mark.integration
 
@@ -100,66 +99,13 @@ def test_nurand_matches_its_definition(tmp_path):
 # -- a throwaway MariaDB with one small warehouse -----------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
     root = tmp_path_factory.mktemp("tpcc-mariadb")
-    datadir = root / "d"
-    subprocess.run(
-        [
-            "mariadb-install-db",
-            "--no-defaults",
-            f"--datadir={datadir}",
-            "--auth-root-authentication-method=normal",
-        ],
-        capture_output=True,
-        check=True,
-        timeout=120,
-    )
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            "mariadbd",
-            "--no-defaults",
-            f"--datadir={datadir}",
-            f"--port={port}",
-            "--bind-address=127.0.0.1",
-            f"--socket={datadir}/sock",
-            "--user=root",
-            "--innodb-lock-wait-timeout=1",
-            "--innodb-flush-log-at-trx-commit=2",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                conn = pymysql.connect(host="127.0.0.1", port=port, user="root", password="", autocommit=True)
-                break
-            except pymysql.err.OperationalError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.3)
-        with conn.cursor() as cur:
-            cur.execute("CREATE DATABASE sbtest")
-        conn.close()
-        endpoint = Endpoint("127.0.0.1", port, "root", "", "sbtest")
+    options = ("--innodb-lock-wait-timeout=1", "--innodb-flush-log-at-trx-commit=2")
+    with throwaway_mariadb(root / "d", *options) as endpoint:
         _sysbench(endpoint, root, "prepare", "--threads=1")
         yield endpoint
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _sysbench(endpoint: Endpoint, folder: Path, command: str, *args: str) -> str:

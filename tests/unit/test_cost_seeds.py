@@ -114,15 +114,21 @@ def test_a_cost_run_is_stored_under_the_cost_hash_a_timing_run_under_the_definit
         assert build_result(ctx, started, "failed", failure="x").scenario_hash == expected
 
 
-def test_purge_before_the_window_is_counted_only_where_a_scenario_sets_it(tmp_path):
-    """``purge_before_window`` changes the count, so it joins the cost hash; unset, it leaves the hash of
-    every scenario (and the baselines recorded by it) as it was before it existed."""
-    original = (ROOT / "scenarios/oltp_update_index.toml").read_text()
-    path = tmp_path / "oltp_update_index.toml"
+def _loader(path):
+    """Load oltp_update_index's text, edited, as a scenario file at ``path``."""
 
     def load(text: str):
         path.write_text(text)
         return load_scenario_file(path, "quick")
+
+    return load
+
+
+def test_purge_before_the_window_is_counted_only_where_a_scenario_sets_it(tmp_path):
+    """``purge_before_window`` changes the count, so it joins the cost hash; unset, it leaves the hash of
+    every scenario (and the baselines recorded by it) as it was before it existed."""
+    original = (ROOT / "scenarios/oltp_update_index.toml").read_text()
+    load = _loader(tmp_path / "oltp_update_index.toml")
 
     plain = load(original)
     assert not plain.cost.purge_before_window and plain.cost.read_view
@@ -139,11 +145,7 @@ def test_a_rolled_back_warmup_is_counted_only_where_a_scenario_sets_it(tmp_path)
     ``"commit"`` (the default) leaves every other scenario's hash as it was. Only scripts whose events are
     autocommit statements or one transaction ending in ``COMMIT`` can be rolled back."""
     original = (ROOT / "scenarios/oltp_update_index.toml").read_text()
-    path = tmp_path / "oltp_update_index.toml"
-
-    def load(text: str):
-        path.write_text(text)
-        return load_scenario_file(path, "quick")
+    load = _loader(tmp_path / "oltp_update_index.toml")
 
     plain = load(original)
     assert plain.cost.warmup == "commit"
