@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import workspace
+from harness.config.scenarios import DATASET_LOADER
 from harness.errors import HarnessError, ServerError
 from harness.model import Scenario, Server, stable_hash
 from harness.servers.provider import DatasetCredentials, Launch, Provider
@@ -68,6 +69,7 @@ def snapshot_key(server: Server, build_id: str, scenario: Scenario, sysbench_ver
         "sysbench": sysbench_version,
         "shaping": shaping,
         "format": 1,
+        "loader": DATASET_LOADER,
     }
 
 

@@ -41,6 +41,10 @@ from harness.model import METRICS, POST_RUN_CHECKS, ROLLBACK_SCRIPTS, CostSettin
 from harness.model.operations import is_operation_metric
 
 BUNDLED_DIR = Path("/usr/share/sysbench")
+#: How ``prepare`` draws the rows it loads. 2: dbperf's wrapper seeds the generators per table
+#: (``--dbperf-seeded-load``), so every preparation, on every server, loads the same rows; 1 (before): each
+#: preparation drew its own. Part of every cost count's identity and of each dataset snapshot's key.
+DATASET_LOADER = 2
 BUNDLED_SCRIPTS = (
     "oltp_point_select",
     "oltp_read_only",
@@ -303,7 +307,7 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         source=path.resolve(),
         definition_hash=stable_hash(definition),
         cost=cost,
-        cost_hash=stable_hash({**cost_definition, "cost": _counted(cost), "kind": "cost"}),
+        cost_hash=stable_hash({**cost_definition, "cost": _counted(cost), "kind": "cost", "loader": DATASET_LOADER}),
         check=spec.check,
         table_names=tuple(spec.table_names),
         # a shared dataset is loaded by the modules the scripts share: a change to them is a new dataset

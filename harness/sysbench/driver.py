@@ -103,6 +103,61 @@ if thread_done ~= nil then
     return dbperf_done(...)
   end
 end
+-- dbperf's seeded load (prepare with --dbperf-seeded-load=on). sysbench 1.0.20 seeds each thread's generator
+-- from the C library's in whatever order its threads start, so --rand-seed does not make prepare repeat.
+-- While a table is filled, the generators the scripts draw rows from are replaced by a Park-Miller
+-- generator seeded with the table's number (oltp's create_table), or with the thread's (any other prepare
+-- command): every preparation loads the same rows, on every server and with any thread count.
+sysbench.cmdline.options.dbperf_seeded_load = {{"dbperf: load the same rows on every preparation", false}}
+local dbperf_state = 1
+local function dbperf_uniform_double()
+  dbperf_state = dbperf_state * 16807 % 2147483647
+  return (dbperf_state - 1) / 2147483646
+end
+local function dbperf_uniform(a, b) return a + math.floor(dbperf_uniform_double() * (b - a + 1)) end
+-- sysbench's default distribution, "special" with its default --rand-spec-* (iter 12, pct 1, res 75):
+-- 75 % of the values uniform over the middle 1 % of the range, the others the mean of 12 uniform draws
+local function dbperf_special(a, b)
+  local t = b - a
+  if dbperf_uniform_double() < 0.75 then
+    return a + math.floor(t / 2 - t * 0.005 + dbperf_uniform_double() * (t * 0.01 + 1))
+  end
+  local sum = 0
+  for _ = 1, 12 do sum = sum + dbperf_uniform_double() end
+  return a + math.floor(sum / 12 * t)
+end
+local function dbperf_char(c)
+  if c == "#" then return string.char(48 + math.floor(dbperf_uniform_double() * 10)) end
+  return string.char(97 + math.floor(dbperf_uniform_double() * 26))
+end
+local function dbperf_string(template) return (template:gsub("[#@]", dbperf_char)) end
+local dbperf_saved = nil
+local function dbperf_restore(ok, ...)
+  local rand = sysbench.rand
+  sb_rand, rand.default, rand.uniform, rand.uniform_double, rand.string = unpack(dbperf_saved, 1, 5)
+  dbperf_saved = nil
+  if not ok then error((...), 0) end
+  return ...
+end
+local function dbperf_seeded(seed, fill, ...)
+  if not sysbench.opt.dbperf_seeded_load or dbperf_saved ~= nil then return fill(...) end
+  local rand = sysbench.rand
+  dbperf_saved = {{sb_rand, rand.default, rand.uniform, rand.uniform_double, rand.string}}
+  dbperf_state = (seed * 7919 + 1) % 2147483646 + 1
+  sb_rand, rand.default, rand.uniform, rand.uniform_double, rand.string =
+    dbperf_special, dbperf_special, dbperf_uniform, dbperf_uniform_double, dbperf_string
+  return dbperf_restore(pcall(fill, ...))
+end
+if create_table ~= nil then
+  local dbperf_create_table = create_table
+  create_table = function(drv, con, table_num, ...)
+    return dbperf_seeded(table_num, dbperf_create_table, drv, con, table_num, ...)
+  end
+elseif sysbench.cmdline.commands ~= nil and sysbench.cmdline.commands.prepare ~= nil then
+  local dbperf_prepare = sysbench.cmdline.commands.prepare[1]
+  sysbench.cmdline.commands.prepare[1] = function(...) return dbperf_seeded(sysbench.tid + 1, dbperf_prepare, ...) end
+end
+
 if event ~= nil then
   local dbperf_event = event
   event = function(...)
@@ -287,6 +342,7 @@ def prepare_argv(scenario: Scenario, endpoint: Endpoint, wrapper: Path, threads:
         *dataset_args(scenario),
         f"--threads={max(1, min(threads, scenario.tables))}",
         *(f"--{k}={v}" for k, v in scenario.options.items()),
+        "--dbperf-seeded-load=on",  # the same rows on every preparation (the wrapper's seeded load)
         "prepare",
     ]
 
