@@ -8,6 +8,10 @@ folder dbperf controls (sysbench searches the working directory first for ``requ
 Warm-up is measured but excluded: ``--report-checkpoints=<warm-up>`` makes sysbench emit (and reset)
 the cumulative statistics and the latency histogram at the end of the warm-up, so the final cumulative
 record and ``--histogram=on`` cover exactly the measured window. p50/p95/p99 come from that histogram.
+
+``prepare`` loads the same rows every time: sysbench 1.0.20's ``--rand-seed`` does not make it repeat, so the
+wrapper replaces the generators a loader draws from with a seeded one while each table is filled
+(``--dbperf-seeded-load``; ``DATASET_LOADER`` in harness.config.scenarios names this version of the rows).
 """
 
 from __future__ import annotations
@@ -598,7 +602,7 @@ def run(
 
 
 def prepare(scenario: Scenario, endpoint: Endpoint, threads: int = 2) -> float:
-    """Create and fill the scenario's tables; returns the seconds it took."""
+    """Create and fill the scenario's tables (the same rows every time); returns the seconds it took."""
     with workdir(scenario) as (folder, wrapper):
         argv = prepare_argv(scenario, endpoint, wrapper, threads)
         started = time.monotonic()
