@@ -239,6 +239,13 @@ class DatasetCache:
                 shutil.rmtree(stale, ignore_errors=True)
             need = snapshot_bytes(server, scenario)
             _check_space(self.root, need, scenario, server)
+            outdated = self.outdated()
+            if outdated:
+                size = sum(folder_bytes(f) for f in outdated)
+                say(
+                    f"note: {len(outdated)} dataset snapshot(s) in {self.root} ({_mb(size)}) hold the rows of an "
+                    "earlier dbperf loader and are never restored again; `dbperf cache clear` removes them"
+                )
             say(
                 f"preparing dataset {scenario.tables} x {scenario.table_size:,} rows for {server.flavour} "
                 f"({scenario.script}); it is kept as a snapshot and reused"
@@ -298,6 +305,18 @@ class DatasetCache:
                     ) from exc
                 raise
             yield copy
+
+    def outdated(self) -> list[Path]:
+        """Snapshots an earlier loader prepared (another ``DATASET_LOADER``): no run restores them again."""
+        found = []
+        for meta_path in sorted(self.root.glob("*/meta.json")):
+            try:
+                parts = json.loads(meta_path.read_text()).get("key_parts")
+            except (OSError, ValueError, AttributeError):
+                continue  # damaged: ensure() says so and prepares it again when its key is asked for
+            if isinstance(parts, dict) and parts.get("loader", 1) != DATASET_LOADER:
+                found.append(meta_path.parent)
+        return found
 
     def clear(self) -> int:
         """Remove every snapshot; returns how many."""

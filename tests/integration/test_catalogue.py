@@ -361,6 +361,17 @@ def test_snapshots_reused_and_invalidated(tmp_path, settings_factory, store_path
     assert len(_snapshots(cache)) == 2
     assert third.ok and first.ok
 
+    # snapshots an earlier loader prepared (other rows) are never restored again: preparing says so
+    for folder in _snapshots(cache):
+        meta = json.loads((folder / "meta.json").read_text())
+        del meta["key_parts"]["loader"]
+        (folder / "meta.json").write_text(json.dumps(meta))
+    scenario_file.write_text(TINY.format(size=3000))
+    log = PhaseLog()
+    assert pipeline.run(settings, "tiny_point_select", log, server="mariadb-local").runs[0].ok
+    notes = [p for p in log.phases if "earlier dbperf loader" in p]
+    assert len(notes) == 1 and "2 dataset snapshot(s)" in notes[0] and "dbperf cache clear" in notes[0], log.phases
+
     # and the pieces of the key that are not the shape: server build, sysbench version, datadir vars
     server = load_server("mariadb-local", SERVERS)
     scenario = load_scenario("tiny_point_select", scenarios, "quick")
