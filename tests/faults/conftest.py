@@ -148,9 +148,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     rows = list(MATRIX)
     if worker is not None:
         import fcntl
-        import tempfile
 
-        shared = Path(tempfile.gettempdir()) / f"dbperf-fault-matrix-{worker['testrunuid']}"
+        # the run's own base folder (xdist's workers each have popen-gwN inside it): removed with the run's
+        # temporary files (tools/test.sh) or rotated by pytest, never left behind in /tmp
+        shared = session.config._tmp_path_factory.getbasetemp().parent / "fault-matrix"
         shared.mkdir(exist_ok=True)
         (shared / f"{worker['workerid']}.json").write_text(json.dumps(MATRIX))
         with (shared / "lock").open("w") as lock:
