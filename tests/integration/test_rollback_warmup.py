@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,17 +18,9 @@ from harness.config.scenarios import load_scenario
 from harness.model.endpoint import Endpoint
 from harness.sysbench.driver import _fill, cost_argv, prepare_argv
 
-from .helpers import throwaway_mariadb
-
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    with throwaway_mariadb(tmp_path_factory.mktemp("rollback-mariadb") / "d") as endpoint:
-        yield endpoint
 
 
 #: What a scenario's events change: rows (and the sum of their ids) for sysbench's tables; for tpcc the rows

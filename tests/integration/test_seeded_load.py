@@ -8,7 +8,6 @@ are distinct."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,17 +19,9 @@ from harness.model import Scenario
 from harness.model.endpoint import Endpoint
 from harness.sysbench.driver import _fill, prepare_argv
 
-from .helpers import throwaway_mariadb
-
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def mariadb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    with throwaway_mariadb(tmp_path_factory.mktemp("seeded-mariadb") / "d") as endpoint:
-        yield endpoint
 
 
 def _query(endpoint: Endpoint, database: str, sql: str) -> list[tuple[object, ...]]:
