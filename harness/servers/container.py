@@ -37,7 +37,7 @@ from harness.model import Server
 from harness.model.endpoint import Endpoint
 from harness.servers.callgrind import Control, server_environment
 from harness.servers.elf import build_id
-from harness.servers.local import free_port, summarise_log
+from harness.servers.local import free_port, init_failure, summarise_log
 from harness.servers.provider import (
     DatasetCredentials,
     Launch,
@@ -229,7 +229,7 @@ class ContainerProvider:
             result = container.get_wrapped_container().wait(timeout=300)
             if int(result.get("StatusCode", 1)) != 0:
                 out, err = container.get_logs()
-                tail = " | ".join((out + err).decode(errors="replace").strip().splitlines()[-5:])
+                tail = init_failure((out + err).decode(errors="replace"))
                 raise ServerError(f"initialising {self.image} datadir failed: {tail}")
         finally:
             container.stop()

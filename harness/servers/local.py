@@ -76,6 +76,29 @@ def summarise_log(text: list[str], lines: int = 6, *, errors_only: bool = False)
     return " | ".join((errors or text)[-lines:]) or "(empty log)"
 
 
+def private_tmpdir(run_dir: Path) -> Path:
+    """A server's own tmpdir, in its run folder.
+
+    A starting mariadbd or mysqld deletes every ``#sql*`` file in its tmpdir (``mysql_rm_tmp_tables``):
+    with the shared ``$TMPDIR``, one server starting (or ``mariadb-install-db``'s bootstrap) removed the
+    temporary tables another was using, and that one failed ("Unknown table 'mysql.tmp_user_sys'").
+    """
+    folder = run_dir / "tmp"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def init_failure(output: str) -> str:
+    """What a failed datadir initialisation said: its error lines, not its last ones.
+
+    mariadb-install-db ends every failure with the same paragraphs of advice; the bootstrap server's own
+    errors ("ERROR: 1051 Unknown table ...", "[ERROR] ...") come before them.
+    """
+    lines = output.strip().splitlines()
+    errors = [ln.strip() for ln in lines if "[ERROR]" in ln or ln.lstrip().startswith("ERROR")]
+    return " | ".join((errors or lines)[-5:]) or "(no output)"
+
+
 def exit_description(code: int | None) -> str:
     if code is None:
         return ""
@@ -205,10 +228,11 @@ class LocalProvider:
         datadir.mkdir(parents=True, exist_ok=True)
         tool = find_binary("mariadb-install-db") if self.server.flavour == "mariadb" else self.binary
         argv = [tool, *init_args(self.server.flavour, datadir, as_root=os.geteuid() == 0)]
-        code, output = _run_group(argv, f"{self.server.name} initialisation")
+        with workspace.current().temp("init-tmp") as tmp:
+            # a private tmpdir (see private_tmpdir); mariadb-install-db hands the option to its bootstrap server
+            code, output = _run_group([*argv, f"--tmpdir={tmp}"], f"{self.server.name} initialisation")
         if code != 0:
-            tail = " | ".join(output.strip().splitlines()[-5:])
-            raise ServerError(f"initialising a {self.server.flavour} datadir failed: {tail}")
+            raise ServerError(f"initialising a {self.server.flavour} datadir failed: {init_failure(output)}")
         bootstrap(self, datadir, credentials)
 
     @contextmanager
@@ -219,7 +243,8 @@ class LocalProvider:
         run_dir = space.make("local")
         process: subprocess.Popen[bytes] | None = None
         try:
-            cnf = write_cnf(run_dir / "my.cnf", self.server, launch.server_variables(self.server.flavour))
+            variables = launch.server_variables(self.server.flavour)
+            cnf = write_cnf(run_dir / "my.cnf", self.server, variables, tmpdir=private_tmpdir(run_dir))
             port = free_port()
             log_path = run_dir / "error.log"
             argv = [

@@ -219,6 +219,8 @@ def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExternalServe
     """A MariaDB dbperf did not start: own datadir, a free port, a user with a password and no SUPER."""
     folder = tmp_path_factory.mktemp("external-mariadb")
     datadir = folder / "data"
+    tmpdir = folder / "tmp"  # its own: a starting server deletes every #sql* file in its tmpdir
+    tmpdir.mkdir()
     subprocess.run(
         [
             "mariadb-install-db",
@@ -227,6 +229,7 @@ def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExternalServe
             "--auth-root-authentication-method=normal",
             "--skip-test-db",
             "--user=root",
+            f"--tmpdir={tmpdir}",
         ],
         check=True,
         capture_output=True,
@@ -242,6 +245,7 @@ def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExternalServe
             f"--port={port}",
             "--bind-address=127.0.0.1",
             f"--socket={folder / 'sock'}",
+            f"--tmpdir={tmpdir}",
             "--user=root",
             "--innodb-buffer-pool-size=64M",
             "--innodb-log-file-size=16M",

@@ -217,8 +217,14 @@ def processes_of(user: str) -> list[int]:
 def throwaway_mariadb(datadir: Path, *options: str) -> Iterator[Endpoint]:
     """A bare MariaDB (no dbperf) on a free loopback port with an empty ``sbtest`` database, root without a
     password; stopped and reaped on exit, even when the body fails."""
+    # its own tmpdir: a starting server deletes every #sql* file in its tmpdir, other servers' included
+    tmpdir = datadir.parent / f"{datadir.name}-tmp"
+    tmpdir.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        ["mariadb-install-db", "--no-defaults", f"--datadir={datadir}", "--auth-root-authentication-method=normal"],
+        [
+            *("mariadb-install-db", "--no-defaults", f"--datadir={datadir}"),
+            *("--auth-root-authentication-method=normal", f"--tmpdir={tmpdir}"),
+        ],
         capture_output=True,
         check=True,
         timeout=120,
@@ -227,7 +233,7 @@ def throwaway_mariadb(datadir: Path, *options: str) -> Iterator[Endpoint]:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     argv = ["mariadbd", "--no-defaults", f"--datadir={datadir}", f"--port={port}", "--bind-address=127.0.0.1"]
-    argv += [f"--socket={datadir}/sock", "--user=root", *options]
+    argv += [f"--socket={datadir}/sock", f"--tmpdir={tmpdir}", "--user=root", *options]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

@@ -3,11 +3,17 @@ the store with plausible numbers and the pinned server version (issue 2, "What i
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from harness import pipeline
 from harness.config.servers import load_server
 from harness.measure.session import QuietReporter
+from harness.model import Server
+from harness.servers.local import LocalProvider
+from harness.servers.provider import DatasetCredentials, Launch, connect
 from harness.store import Store
 
 from .helpers import ALL_TARGETS, SERVERS, assert_plausible
@@ -53,3 +59,46 @@ def test_runs_land_in_store(server_name, scenario, store_path, settings_factory)
     assert stored.server_cpuset == (server.cpuset or "")
     assert stored.client_cpuset == (server.client_cpuset or "")
     assert "--rand-type=uniform" in stored.options.get("argv", "")
+
+
+def test_a_starting_local_server_leaves_another_servers_temporary_tables(tmp_path: Path):
+    """A starting mariadbd deletes every ``#sql*`` file in its tmpdir. With the shared $TMPDIR, a second
+    server starting (or a datadir being initialised) deleted the first one's temporary tables: parallel
+    initialisations failed with "Unknown table 'mysql.tmp_user_sys'". Each local server has its own."""
+    server = Server(name="tmp", flavour="mariadb", version="10.11", provider="local", binary="mariadbd")
+    provider = LocalProvider(server)
+    credentials = DatasetCredentials.generate()
+    for name in ("a", "b"):
+        provider.initialize(tmp_path / name, credentials)
+    with provider.serve(Launch(tmp_path / "a", credentials)) as first:
+        conn = connect(
+            first.endpoint.host,
+            first.endpoint.port,
+            first.endpoint.user,
+            first.endpoint.password,
+            first.endpoint.database,
+        )
+        try:
+            with conn.cursor() as cur:
+                cur.execute("CREATE TEMPORARY TABLE scratch (a INT) ENGINE=MyISAM")
+                cur.execute("SELECT @@tmpdir")
+                row = cur.fetchone()
+                assert row is not None
+                tmpdir = Path(row[0])
+            files = sorted(p.name for p in tmpdir.glob("#sql*"))
+            assert files, f"the temporary table's files are not in {tmpdir}"
+            with provider.serve(Launch(tmp_path / "b", credentials)) as second:
+                # the second server has started: the first one's temporary table is still on disk
+                assert sorted(p.name for p in tmpdir.glob("#sql*")) == files
+                with (
+                    connect(
+                        second.endpoint.host, second.endpoint.port, second.endpoint.user, second.endpoint.password
+                    ) as other,
+                    other.cursor() as cur,
+                ):
+                    cur.execute("SELECT @@tmpdir")
+                    row = cur.fetchone()
+                    assert row is not None and Path(row[0]) != tmpdir
+            assert tmpdir != Path(tempfile.gettempdir()), tmpdir
+        finally:
+            conn.close()
