@@ -55,6 +55,7 @@ import pymysql
 from harness.errors import ServerError, SysbenchError
 from harness.measure.context import RunContext, build_result
 from harness.measure.cost_dump import read_dump
+from harness.measure.prewarm import Prewarm, prewarmed, wanted
 from harness.measure.probes import status_deltas, status_mark
 from harness.measure.session import Live, Session
 from harness.model import CostSettings, Metrics, Probes, RunResult
@@ -136,14 +137,16 @@ def wait_for_purge(endpoint: Endpoint, timeout_s: float = PURGE_TIMEOUT_S, poll_
             conn.close()
 
 
-def run_options(settings: CostSettings, measured_argv: Sequence[str]) -> dict[str, str]:
-    """What a cost run records of how it ran: the measured command line, the warm-up's length and both seeds."""
+def run_options(settings: CostSettings, measured_argv: Sequence[str], prewarmed: str = "") -> dict[str, str]:
+    """What a cost run records of how it ran: the measured command line, the warm-up's length and both seeds,
+    and what the prewarm read (when the server was prewarmed)."""
     return {
         "argv": " ".join(measured_argv),
         "warmup_events": str(settings.warmup_events),
         "warmup_seed": str(settings.warmup_seed),
         "seed": str(settings.seed),
         **({"warmup": settings.warmup} if settings.warmup != "commit" else {}),
+        **({"prewarm": prewarmed} if prewarmed else {}),
     }
 
 
@@ -196,7 +199,13 @@ def _count(live: Live) -> RunResult:
     # the status reads share one connection opened before the warm-up: no connection comes or goes
     # between the warm-up and the window but sysbench's own (docs/cost-noise.md, the third cause), unless
     # the scenario purges before its window (a new read view is opened after purge)
-    with held_status(endpoint) as read, contextlib.ExitStack() as held:
+    with held_status(endpoint) as read, contextlib.ExitStack() as kept, contextlib.ExitStack() as held:
+        # a server that does not load its buffer pool at start-up (MySQL, COUNTED_VARIABLES) first reads every
+        # index once, on a connection held to the end, so the window finds every page in the pool whatever W
+        warm: Prewarm | None = None
+        if wanted(served.variables):
+            warm = kept.enter_context(prewarmed(endpoint, ctx.scenario.created_tables))
+            clock.lap("prewarm")
         if settings.read_view:
             held.enter_context(read_view(endpoint, table))
         if settings.warmup_events:
@@ -226,7 +235,7 @@ def _count(live: Live) -> RunResult:
         server_version=served.version,
         config=served.config,
         variables=served.variables,
-        options=run_options(settings, measured.argv),
+        options=run_options(settings, measured.argv, warm.describe() if warm else ""),
         totals=totals,
         probes=probes,
         metrics=Metrics.cost(totals, profile.total_ir, probes),
@@ -263,5 +272,12 @@ class _Clock:
         self._last = now
 
     def describe(self) -> str:
-        names = {"ready": "server ready", "warmup": "warm-up", "purge": "purge", "measured": "window", "dump": "dump"}
+        names = {
+            "ready": "server ready",
+            "prewarm": "prewarm",
+            "warmup": "warm-up",
+            "purge": "purge",
+            "measured": "window",
+            "dump": "dump",
+        }
         return "seconds: " + ", ".join(f"{names[k]} {v:.1f}" for k, v in self.laps.items())

@@ -138,7 +138,13 @@ def bootstrap(provider: Provider, datadir: Path, credentials: DatasetCredentials
 
 
 def connect(
-    host: str, port: int, user: str, password: str, database: str | None = None, timeout: float = 5.0
+    host: str,
+    port: int,
+    user: str,
+    password: str,
+    database: str | None = None,
+    timeout: float = 5.0,
+    read_timeout: float = 60,
 ) -> pymysql.connections.Connection:
     return pymysql.connect(
         host=host,
@@ -147,7 +153,7 @@ def connect(
         password=password,
         database=database,
         connect_timeout=timeout,
-        read_timeout=60,
+        read_timeout=read_timeout,
         write_timeout=60,
         autocommit=True,
     )

@@ -1,0 +1,153 @@
+"""Cost runs' prewarm: every index of the scenario's tables read once into the buffer pool, before the warm-up.
+
+A counted MySQL server starts with ``innodb_buffer_pool_load_at_startup`` off (``COUNTED_VARIABLES``:
+the background load raced the statement thread), so its buffer pool starts empty and the measured
+window read from disk every page the warm-up had not touched yet: each read about 16,400 instructions of
+``memset`` (the frame zeroed) and 4,200 of ``crc32`` (its checksum), at a rate that fell with the warm-up's
+length (MySQL 9.7: oltp_point_select -1.87 % from 500 to 2,000 warm-up transactions, ycsb_a -7.0 %;
+docs/work-vector.md, "Prewarm"). Reading every index once, on one connection, before the warm-up makes
+the pool hold every page of the scenario's tables whatever W, so the window reads none from disk (when
+the tables fit the pool).
+
+Each index is scanned in full by a statement no optimiser can answer without reading every leaf page:
+``SELECT SUM(LENGTH(col)) FROM t FORCE INDEX (idx)``, ``col`` the index's first column (a ``COUNT(*)``
+may be answered by InnoDB's parallel reader or from another index). Then the prewarm waits until no read
+is pending (read-ahead the scans started completes in I/O threads), so no page arrives during the window.
+
+Servers that load their buffer pool at start-up themselves (MariaDB: its windows read no pages from
+disk) are not prewarmed, so their counts stay what they were: :func:`wanted` decides from the server's
+own ``innodb_buffer_pool_load_at_startup``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pymysql
+
+from harness.errors import ServerError
+from harness.model.endpoint import Endpoint
+from harness.servers.provider import connect
+
+PREWARM_TIMEOUT_S = 3600.0
+"""How long the scans may take (uninstrumented under valgrind: seconds for the quick and ci datasets)."""
+_OFF = {"OFF", "0"}
+
+
+def wanted(variables: dict[str, str]) -> bool:
+    """Whether a counted server needs the prewarm: it does not load its buffer pool at start-up."""
+    value = variables.get("innodb_buffer_pool_load_at_startup")
+    return value is not None and value.strip().upper() in _OFF
+
+
+@dataclass(frozen=True)
+class Prewarm:
+    """What a prewarm read: the indexes scanned and the pages they brought in from disk."""
+
+    indexes: int
+    pages_read: int
+    seconds: float
+
+    def describe(self) -> str:
+        return f"{self.indexes} indexes, {self.pages_read} pages read"
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def index_query(database: str, tables: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The query (and its parameters) listing every index of ``tables`` with the index's first column,
+    each table's primary key first."""
+    sql = (
+        "SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+        "WHERE TABLE_SCHEMA = %s AND SEQ_IN_INDEX = 1 AND TABLE_NAME IN ("
+        + ", ".join(["%s"] * len(tables))
+        + ") ORDER BY TABLE_NAME, INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME"
+    )
+    return sql, (database, *tables)
+
+
+def scan_statements(indexes: Sequence[tuple[str, str, str]]) -> list[str]:
+    """One full scan per (table, index, first column): ``SELECT SUM(LENGTH(col)) ... FORCE INDEX``."""
+    return [
+        f"SELECT SUM(LENGTH({_quote(column)})) FROM {_quote(table)} FORCE INDEX ({_quote(index)})"
+        for table, index, column in indexes
+    ]
+
+
+@contextmanager
+def prewarmed(
+    endpoint: Endpoint, tables: Sequence[str], timeout_s: float = PREWARM_TIMEOUT_S, poll_s: float = 0.2
+) -> Iterator[Prewarm]:
+    """Scan every index of ``tables`` once on one connection, wait until no page read is pending, and hold
+    the connection open until the run ends: no connection the prewarm opened goes away between the warm-up
+    and the window (which server thread serves the window's connection moves its count, docs/cost-noise.md)."""
+    started = time.monotonic()
+    try:
+        conn = connect(
+            endpoint.host,
+            endpoint.port,
+            endpoint.user,
+            endpoint.password,
+            endpoint.database,
+            timeout=60,
+            read_timeout=timeout_s,
+        )
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot connect to prewarm the buffer pool: {exc}") from exc
+    try:
+        done = _scan(conn, endpoint.database, tables, started + timeout_s, poll_s)
+    except BaseException:
+        with contextlib.suppress(pymysql.err.MySQLError):
+            conn.close()
+        raise
+    try:
+        yield done
+    finally:
+        with contextlib.suppress(pymysql.err.MySQLError):
+            conn.close()
+
+
+def _scan(
+    conn: pymysql.connections.Connection, database: str, tables: Sequence[str], deadline: float, poll_s: float
+) -> Prewarm:
+    started = time.monotonic()
+    try:
+        with conn.cursor() as cur:
+            cur.execute(*index_query(database, tables))
+            indexes = [(str(t), str(i), str(c)) for t, i, c in cur.fetchall()]
+            before = _reads(cur)
+            for statement in scan_statements(indexes):
+                cur.execute(statement)
+                cur.fetchall()
+            while _pending(cur) > 0 and time.monotonic() < deadline:
+                time.sleep(poll_s)
+            pending, pages = _pending(cur), _reads(cur) - before
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"the buffer pool prewarm failed: {exc}") from exc
+    missing = sorted(set(tables) - {t for t, _, _ in indexes})
+    if missing:
+        raise ServerError(f"cannot prewarm: no index found for table(s) {', '.join(missing)}")
+    if pending:
+        raise ServerError(f"{pending} page reads were still pending when the prewarm timed out")
+    return Prewarm(len(indexes), pages, time.monotonic() - started)
+
+
+def _status(cur: pymysql.cursors.Cursor, name: str) -> int:
+    cur.execute("SHOW GLOBAL STATUS LIKE %s", (name,))
+    row = cur.fetchone()
+    return int(row[1]) if row and str(row[1]).isdigit() else 0
+
+
+def _reads(cur: pymysql.cursors.Cursor) -> int:
+    """Pages read from disk: on demand plus read-ahead."""
+    return _status(cur, "Innodb_buffer_pool_reads") + _status(cur, "Innodb_buffer_pool_read_ahead")
+
+
+def _pending(cur: pymysql.cursors.Cursor) -> int:
+    return _status(cur, "Innodb_data_pending_reads")

@@ -1,0 +1,129 @@
+"""Cost runs' prewarm: a counted server that does not load its buffer pool at start-up (MySQL, whose counted
+servers run with the load off) reads every index of the scenario's tables once before the warm-up, so the
+window reads no page from disk whatever the warm-up's length (MySQL 9.7's counts fell 1.9-7 % per 4x
+warm-up without it; docs/work-vector.md, "Prewarm"). Servers that load their pool themselves (MariaDB)
+are left as they were, so their counts do not change."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from harness.errors import ServerError
+from harness.measure import prewarm as module
+from harness.measure.cost import run_options
+from harness.measure.prewarm import Prewarm, index_query, scan_statements, wanted
+from harness.model import CostSettings
+from harness.servers.callgrind import Callgrind
+
+
+def test_only_servers_that_do_not_load_their_pool_at_start_up_are_prewarmed():
+    assert wanted({"innodb_buffer_pool_load_at_startup": "OFF"})
+    assert wanted({"innodb_buffer_pool_load_at_startup": "off"})
+    assert not wanted({"innodb_buffer_pool_load_at_startup": "ON"})
+    assert not wanted({})  # not InnoDB's variable at all: nothing to prewarm
+    # a counted MySQL server is (COUNTED_VARIABLES); a counted MariaDB server keeps its own load (ON)
+    assert wanted(Callgrind.variables("mysql", {}))
+    assert "innodb_buffer_pool_load_at_startup" not in Callgrind.variables("mariadb", {})
+    # a MySQL server whose own configuration loads the pool is not prewarmed either
+    assert not wanted(Callgrind.variables("mysql", {"innodb_buffer_pool_load_at_startup": "ON"}))
+
+
+def test_every_index_is_listed_with_its_first_column_primary_key_first():
+    sql, params = index_query("sbtest", ["sbtest1", "sbtest2"])
+    assert params == ("sbtest", "sbtest1", "sbtest2")
+    assert sql.count("%s") == 3
+    assert "SEQ_IN_INDEX = 1" in sql
+    assert "INDEX_NAME = 'PRIMARY' DESC" in sql
+
+
+def test_each_index_is_scanned_by_a_statement_that_must_read_every_leaf_page():
+    statements = scan_statements([("sbtest1", "PRIMARY", "id"), ("sbtest1", "k_1", "k"), ("we`ird", "i`x", "c`ol")])
+    assert statements == [
+        "SELECT SUM(LENGTH(`id`)) FROM `sbtest1` FORCE INDEX (`PRIMARY`)",
+        "SELECT SUM(LENGTH(`k`)) FROM `sbtest1` FORCE INDEX (`k_1`)",
+        "SELECT SUM(LENGTH(`c``ol`)) FROM `we``ird` FORCE INDEX (`i``x`)",
+    ]
+    # never COUNT(*): MySQL may answer it with InnoDB's parallel reader or from the smallest index
+    assert not any("COUNT" in s for s in statements)
+
+
+class _Cursor:
+    """A server with the given indexes whose scans read ``pages`` pages and leave reads pending a while."""
+
+    def __init__(self, server: _Server) -> None:
+        self.server = server
+        self.row: Any = None
+        self.rows: list[Any] = []
+
+    def __enter__(self) -> _Cursor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def execute(self, sql: str, params: tuple[str, ...] = ()) -> None:
+        s = self.server
+        s.log.append(sql)
+        if "information_schema.STATISTICS" in sql:
+            self.rows = [row for row in s.indexes if row[0] in params[1:]]
+        elif sql.startswith("SELECT SUM"):
+            s.reads += s.pages
+            s.pending = s.pending_polls
+            self.rows = [(1,)]
+        elif params == ("Innodb_buffer_pool_reads",):
+            self.row = (params[0], str(s.reads))
+        elif params == ("Innodb_buffer_pool_read_ahead",):
+            self.row = (params[0], str(s.read_ahead))
+        elif params == ("Innodb_data_pending_reads",):
+            s.log.append("pending")
+            self.row = (params[0], str(s.pending))
+            s.pending = max(0, s.pending - 1)
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+    def fetchone(self) -> Any:
+        return self.row
+
+
+class _Server:
+    def __init__(self, indexes: list[tuple[str, str, str]], pages: int = 10, pending_polls: int = 0) -> None:
+        self.indexes, self.pages, self.pending_polls = indexes, pages, pending_polls
+        self.log: list[str] = []
+        self.reads, self.read_ahead, self.pending = 100, 7, 0
+
+    def cursor(self) -> _Cursor:
+        return _Cursor(self)
+
+
+INDEXES = [("sbtest1", "PRIMARY", "id"), ("sbtest1", "k_1", "k"), ("sbtest2", "PRIMARY", "id"), ("sbtest2", "k_1", "k")]
+
+
+def test_the_prewarm_scans_every_index_then_waits_for_pending_reads():
+    server = _Server(INDEXES, pages=10, pending_polls=3)
+    done = module._scan(server, "sbtest", ["sbtest1", "sbtest2"], time.monotonic() + 60, poll_s=0)  # type: ignore[arg-type]
+    scans = [s for s in server.log if s.startswith("SELECT SUM")]
+    assert len(scans) == 4
+    assert done.indexes == 4 and done.pages_read == 40
+    assert server.pending == 0  # polled until nothing was pending, after the last scan
+    assert server.log.count("pending") == 3 + 1 + 1
+    assert server.log.index("pending") > server.log.index(scans[-1])
+    assert done.describe() == "4 indexes, 40 pages read"
+
+
+def test_a_table_without_an_index_or_reads_that_never_end_fail_the_run():
+    with pytest.raises(ServerError, match=r"no index found for table.*sbtest3"):
+        module._scan(_Server(INDEXES), "sbtest", ["sbtest1", "sbtest3"], time.monotonic() + 60, 0)  # type: ignore[arg-type]
+    with pytest.raises(ServerError, match="still pending"):
+        module._scan(_Server(INDEXES, pending_polls=10**9), "sbtest", ["sbtest1"], time.monotonic() + 0.05, 0)  # type: ignore[arg-type]
+
+
+def test_a_prewarmed_cost_run_records_what_the_prewarm_read():
+    settings = CostSettings(warmup_events=300, events=900, warmup_seed=5, seed=9)
+    assert run_options(settings, ["sysbench", "run"], Prewarm(4, 1234, 2.0).describe())["prewarm"] == (
+        "4 indexes, 1234 pages read"
+    )
+    assert "prewarm" not in run_options(settings, ["sysbench", "run"])
