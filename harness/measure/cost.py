@@ -206,6 +206,11 @@ def _count(live: Live) -> RunResult:
         if wanted(served.variables):
             warm = kept.enter_context(prewarmed(endpoint, ctx.scenario.created_tables))
             clock.lap("prewarm")
+            once = f"prewarm: {ctx.server.name} {ctx.scenario.name} does not fit the buffer pool"
+            if not warm.fits and once not in live.ledger.warned:
+                live.ledger.warned.add(once)
+                live.ledger.warnings.append(warm.warning())
+                live.reporter.phase(f"{label}: {warm.warning()}")
         if settings.read_view:
             held.enter_context(read_view(endpoint, table))
         if settings.warmup_events:

@@ -46,14 +46,31 @@ def wanted(variables: dict[str, str]) -> bool:
 
 @dataclass(frozen=True)
 class Prewarm:
-    """What a prewarm read: the indexes scanned and the pages they brought in from disk."""
+    """What a prewarm read: the indexes scanned, the pages they brought in from disk, and the pool's pages
+    left free after it (0: the tables did not fit, the scans evicted pages of their own)."""
 
     indexes: int
     pages_read: int
     seconds: float
+    free_pages: int = 1
+    pool_pages: int = 0
+
+    @property
+    def fits(self) -> bool:
+        return self.free_pages > 0
 
     def describe(self) -> str:
-        return f"{self.indexes} indexes, {self.pages_read} pages read"
+        return f"{self.indexes} indexes, {self.pages_read} pages read" + ("" if self.fits else ", pool full")
+
+    def warning(self) -> str:
+        """What a run whose tables do not fit the buffer pool says (empty when they fit)."""
+        if self.fits:
+            return ""
+        return (
+            f"the scenario's tables do not fit the server's buffer pool ({self.pages_read:,} pages read by the "
+            f"prewarm, {self.pool_pages:,} in the pool, none left free): the measured window still reads pages "
+            'from disk, and its count follows the warm-up\'s length (docs/work-vector.md, "Prewarm")'
+        )
 
 
 def _quote(name: str) -> str:
@@ -128,6 +145,7 @@ def _scan(
             while _pending(cur) > 0 and time.monotonic() < deadline:
                 time.sleep(poll_s)
             pending, pages = _pending(cur), _reads(cur) - before
+            free, total = _status(cur, "Innodb_buffer_pool_pages_free"), _status(cur, "Innodb_buffer_pool_pages_total")
     except pymysql.err.MySQLError as exc:
         raise ServerError(f"the buffer pool prewarm failed: {exc}") from exc
     missing = sorted(set(tables) - {t for t, _, _ in indexes})
@@ -135,7 +153,7 @@ def _scan(
         raise ServerError(f"cannot prewarm: no index found for table(s) {', '.join(missing)}")
     if pending:
         raise ServerError(f"{pending} page reads were still pending when the prewarm timed out")
-    return Prewarm(len(indexes), pages, time.monotonic() - started)
+    return Prewarm(len(indexes), pages, time.monotonic() - started, free, total)
 
 
 def _status(cur: pymysql.cursors.Cursor, name: str) -> int:

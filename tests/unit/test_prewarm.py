@@ -77,6 +77,10 @@ class _Cursor:
             self.row = (params[0], str(s.reads))
         elif params == ("Innodb_buffer_pool_read_ahead",):
             self.row = (params[0], str(s.read_ahead))
+        elif params == ("Innodb_buffer_pool_pages_free",):
+            self.row = (params[0], str(s.free))
+        elif params == ("Innodb_buffer_pool_pages_total",):
+            self.row = (params[0], "8191")
         elif params == ("Innodb_data_pending_reads",):
             s.log.append("pending")
             self.row = (params[0], str(s.pending))
@@ -93,7 +97,7 @@ class _Server:
     def __init__(self, indexes: list[tuple[str, str, str]], pages: int = 10, pending_polls: int = 0) -> None:
         self.indexes, self.pages, self.pending_polls = indexes, pages, pending_polls
         self.log: list[str] = []
-        self.reads, self.read_ahead, self.pending = 100, 7, 0
+        self.reads, self.read_ahead, self.pending, self.free = 100, 7, 0, 8000
 
     def cursor(self) -> _Cursor:
         return _Cursor(self)
@@ -127,3 +131,16 @@ def test_a_prewarmed_cost_run_records_what_the_prewarm_read():
         "4 indexes, 1234 pages read"
     )
     assert "prewarm" not in run_options(settings, ["sysbench", "run"])
+
+
+def test_tables_that_do_not_fit_the_pool_are_said_so():
+    """A pool with no free page left after the prewarm evicted pages the scans read: the window reads from
+    disk again (the full profile's 8 x 1,000,000 rows against MySQL's 512 MiB)."""
+    fits = module._scan(_Server(INDEXES), "sbtest", ["sbtest1"], time.monotonic() + 60, 0)  # type: ignore[arg-type]
+    assert fits.fits and fits.warning() == "" and fits.pool_pages == 8191
+    full = _Server(INDEXES)
+    full.free = 0
+    done = module._scan(full, "sbtest", ["sbtest1"], time.monotonic() + 60, 0)  # type: ignore[arg-type]
+    assert not done.fits
+    assert "do not fit the server's buffer pool" in done.warning() and "8,191 in the pool" in done.warning()
+    assert done.describe().endswith("pool full")
