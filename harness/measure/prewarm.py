@@ -14,6 +14,15 @@ Each index is scanned in full by a statement no optimiser can answer without rea
 may be answered by InnoDB's parallel reader or from another index). Then the prewarm waits until no read
 is pending (read-ahead the scans started completes in I/O threads), so no page arrives during the window.
 
+Before the scans, the undo prewarm: a rollback segment creates an undo log segment (a new page, zeroed
+and logged: ``fseg_create_general``, ``memset``, ``mlog_write_ulint``) the first time a transaction writes
+through it, and caches it for the next; MySQL 9.7 hands out its 256 rollback segments (128 in each of 2
+undo tablespaces) in turn, so a window after fewer than 256 writing warm-up transactions still created
+segments, fewer the longer the warm-up (oltp_update_index -1.2 % from 200 to 800 with the page prewarm
+alone). Twice per rollback segment, one transaction inserts a row into and updates a row of the
+prewarm's own table (:data:`UNDO_TABLE`), and rolls back: every rollback segment then holds a cached
+insert and update undo segment before the warm-up starts, and the scenario's tables are not touched.
+
 Servers that load their buffer pool at start-up themselves (MariaDB: its windows read no pages from
 disk) are not prewarmed, so their counts stay what they were: :func:`wanted` decides from the server's
 own ``innodb_buffer_pool_load_at_startup``.
@@ -54,13 +63,15 @@ class Prewarm:
     seconds: float
     free_pages: int = 1
     pool_pages: int = 0
+    undo_transactions: int = 0  # rolled-back write transactions of the undo prewarm
 
     @property
     def fits(self) -> bool:
         return self.free_pages > 0
 
     def describe(self) -> str:
-        return f"{self.indexes} indexes, {self.pages_read} pages read" + ("" if self.fits else ", pool full")
+        undo = f", {self.undo_transactions} undo transactions" if self.undo_transactions else ""
+        return f"{self.indexes} indexes, {self.pages_read} pages read{undo}" + ("" if self.fits else ", pool full")
 
     def warning(self) -> str:
         """What a run whose tables do not fit the buffer pool says (empty when they fit)."""
@@ -99,7 +110,12 @@ def scan_statements(indexes: Sequence[tuple[str, str, str]]) -> list[str]:
 
 @contextmanager
 def prewarmed(
-    endpoint: Endpoint, tables: Sequence[str], timeout_s: float = PREWARM_TIMEOUT_S, poll_s: float = 0.2
+    endpoint: Endpoint,
+    tables: Sequence[str],
+    timeout_s: float = PREWARM_TIMEOUT_S,
+    poll_s: float = 0.2,
+    *,
+    undo: bool = False,
 ) -> Iterator[Prewarm]:
     """Scan every index of ``tables`` once on one connection, wait until no page read is pending, and hold
     the connection open until the run ends: no connection the prewarm opened goes away between the warm-up
@@ -118,7 +134,7 @@ def prewarmed(
     except pymysql.err.MySQLError as exc:
         raise ServerError(f"cannot connect to prewarm the buffer pool: {exc}") from exc
     try:
-        done = _scan(conn, endpoint.database, tables, started + timeout_s, poll_s)
+        done = _scan(conn, endpoint.database, tables, started + timeout_s, poll_s, undo=undo)
     except BaseException:
         with contextlib.suppress(pymysql.err.MySQLError):
             conn.close()
@@ -130,12 +146,50 @@ def prewarmed(
             conn.close()
 
 
+UNDO_TABLE = "dbperf_prewarm"
+"""The prewarm's own table (in the scenario's database of the restored copy, gone with it): the undo prewarm
+writes there, never on the scenario's tables."""
+
+
+def undo_statements(segments: int) -> list[str]:
+    """Statements that make each of ``segments`` rollback segments create (and cache) an insert and an update
+    undo segment: one transaction per rollback segment (InnoDB hands them out in turn), rolled back."""
+    table = _quote(UNDO_TABLE)
+    head = [
+        f"CREATE TABLE IF NOT EXISTS {table} (id INT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB",
+        f"REPLACE INTO {table} VALUES (1, 0)",
+    ]
+    one = ["BEGIN", f"INSERT INTO {table} VALUES (2, 0)", f"UPDATE {table} SET v = v + 1 WHERE id = 1", "ROLLBACK"]
+    return head + one * segments
+
+
+def _segments(cur: pymysql.cursors.Cursor) -> int:
+    """Rollback segments InnoDB hands out in turn: ``innodb_rollback_segments`` per undo tablespace."""
+    cur.execute("SELECT @@innodb_rollback_segments")
+    row = cur.fetchone()
+    per_space = int(row[0]) if row else 128
+    cur.execute("SELECT COUNT(*) FROM information_schema.INNODB_TABLESPACES WHERE SPACE_TYPE = 'Undo'")
+    row = cur.fetchone()
+    return per_space * max(1, int(row[0]) if row else 1)
+
+
 def _scan(
-    conn: pymysql.connections.Connection, database: str, tables: Sequence[str], deadline: float, poll_s: float
+    conn: pymysql.connections.Connection,
+    database: str,
+    tables: Sequence[str],
+    deadline: float,
+    poll_s: float,
+    *,
+    undo: bool = False,
 ) -> Prewarm:
     started = time.monotonic()
+    transactions = 0
     try:
         with conn.cursor() as cur:
+            if undo:  # twice round: the prewarm's own first transactions take rollback segments too
+                transactions = 2 * _segments(cur)
+                for statement in undo_statements(transactions):
+                    cur.execute(statement)
             cur.execute(*index_query(database, tables))
             indexes = [(str(t), str(i), str(c)) for t, i, c in cur.fetchall()]
             before = _reads(cur)
@@ -153,7 +207,7 @@ def _scan(
         raise ServerError(f"cannot prewarm: no index found for table(s) {', '.join(missing)}")
     if pending:
         raise ServerError(f"{pending} page reads were still pending when the prewarm timed out")
-    return Prewarm(len(indexes), pages, time.monotonic() - started, free, total)
+    return Prewarm(len(indexes), pages, time.monotonic() - started, free, total, transactions)
 
 
 def _status(cur: pymysql.cursors.Cursor, name: str) -> int:

@@ -144,3 +144,38 @@ def test_tables_that_do_not_fit_the_pool_are_said_so():
     assert not done.fits
     assert "do not fit the server's buffer pool" in done.warning() and "8,191 in the pool" in done.warning()
     assert done.describe().endswith("pool full")
+
+
+def test_the_undo_prewarm_writes_once_per_rollback_segment_on_its_own_table_and_keeps_nothing():
+    statements = module.undo_statements(3)
+    assert statements[0].startswith("CREATE TABLE IF NOT EXISTS `dbperf_prewarm`")
+    body = statements[2:]
+    assert len(body) == 3 * 4 and body.count("BEGIN") == 3 and body.count("ROLLBACK") == 3
+    assert all("sbtest" not in s and "usertable" not in s for s in statements)  # never the scenario's tables
+    # an insert (insert undo) and an update (update undo) in each transaction
+    assert any(s.startswith("INSERT") for s in body) and any(s.startswith("UPDATE") for s in body)
+
+
+def test_the_undo_prewarm_goes_twice_round_the_rollback_segments_before_the_scans():
+    class _Undo(_Server):
+        def cursor(self) -> _Cursor:
+            cursor = _Cursor(self)
+            execute = cursor.execute
+
+            def answer(sql: str, params: tuple[str, ...] = ()) -> None:
+                execute(sql, params)
+                if sql == "SELECT @@innodb_rollback_segments":
+                    cursor.row = (128,)
+                elif "SPACE_TYPE = 'Undo'" in sql:
+                    cursor.row = (2,)
+
+            cursor.execute = answer  # type: ignore[method-assign]
+            return cursor
+
+    server = _Undo(INDEXES)
+    done = module._scan(server, "sbtest", ["sbtest1"], time.monotonic() + 60, 0, undo=True)  # type: ignore[arg-type]
+    assert done.undo_transactions == 512 and server.log.count("ROLLBACK") == 512
+    assert max(i for i, s in enumerate(server.log) if s == "ROLLBACK") < server.log.index(
+        next(s for s in server.log if s.startswith("SELECT SUM"))
+    )
+    assert done.describe() == "2 indexes, 20 pages read, 512 undo transactions"
