@@ -3,7 +3,8 @@
 One cost run::
 
     restore the snapshot ─► start the server under callgrind
-      ─► [prewarm: every index read once, servers that do not load their buffer pool at start-up (MySQL)]
+      ─► [prewarm, servers that do not load their buffer pool at start-up (MySQL): every rollback segment
+          written through and rolled back, every index read once]
       ─► [hold a read view, writes]
       ─► warm-up: sysbench --events=W [warmup = "rollback": each event rolled back]
       ─► [purge_before_window: release it, wait for purge to empty the history list, hold a new one]
@@ -38,7 +39,8 @@ and which server thread served the window's connection, which dbperf's own statu
 window decided: they go over one connection held from before the warm-up. A MySQL server that does not
 load its buffer pool then starts it empty, so every counted MySQL server is prewarmed
 (:mod:`harness.measure.prewarm`): without it, the window read from disk the pages its warm-up had not
-touched, and the count fell with the warm-up's length (point selects -1.9 %, ycsb_a -7.0 % per 4x).
+touched and created the undo segments of rollback segments it had not written through, and the count fell
+with the warm-up's length (point selects -1.9 %, ycsb_a -7.0 % per 4x).
 
 A cost run's QPS and latency are those of a server slowed 20-50x and are never reported: the record
 holds only instructions per transaction and per query, the profile (every function's self and
