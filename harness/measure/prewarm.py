@@ -1,4 +1,5 @@
-"""Cost runs' prewarm: every index of the scenario's tables read once into the buffer pool, before the warm-up.
+"""Cost runs' prewarm, before the warm-up: every rollback segment written through once, and every index of
+the scenario's tables read once into the buffer pool.
 
 A counted MySQL server starts with ``innodb_buffer_pool_load_at_startup`` off (``COUNTED_VARIABLES``:
 the background load raced the statement thread), so its buffer pool starts empty and the measured
@@ -10,9 +11,11 @@ the pool hold every page of the scenario's tables whatever W, so the window read
 the tables fit the pool).
 
 Each index is scanned in full by a statement no optimiser can answer without reading every leaf page:
-``SELECT SUM(LENGTH(col)) FROM t FORCE INDEX (idx)``, ``col`` the index's first column (a ``COUNT(*)``
-may be answered by InnoDB's parallel reader or from another index). Then the prewarm waits until no read
-is pending (read-ahead the scans started completes in I/O threads), so no page arrives during the window.
+``SELECT SUM(LENGTH(col)) FROM t FORCE INDEX (idx)``, ``col`` the index's first column, a covering scan on
+the statement's own thread (MySQL 9.7 answers ``COUNT(*)`` with InnoDB's parallel reader, which reads the
+same pages there, but what another version's optimiser does with it is its own affair). Then the prewarm
+waits until no read is pending (read-ahead the scans started completes in I/O threads), so no page arrives
+during the window.
 
 Before the scans, the undo prewarm: a rollback segment creates an undo log segment (a new page, zeroed
 and logged: ``fseg_create_general``, ``memset``, ``mlog_write_ulint``) the first time a transaction writes
