@@ -13,7 +13,9 @@ the tables fit the pool).
 Each index is scanned in full by a statement no optimiser can answer without reading every leaf page:
 ``SELECT SUM(LENGTH(col)) FROM t FORCE INDEX (idx)``, ``col`` the index's first column, a covering scan on
 the statement's own thread (MySQL 9.7 answers ``COUNT(*)`` with InnoDB's parallel reader, which reads the
-same pages there, but what another version's optimiser does with it is its own affair). Then the prewarm
+same pages there, but what another version's optimiser does with it is its own affair). A table without an
+index of its own (TPC-C's ``history``) is scanned whole, ``SELECT SUM(LENGTH(col)) FROM t`` on its first
+column: InnoDB keeps its rows in a hidden clustered index that ``information_schema`` does not list. Then the prewarm
 waits until no read is pending (read-ahead the scans started completes in I/O threads), so no page arrives
 during the window.
 
@@ -103,10 +105,25 @@ def index_query(database: str, tables: Sequence[str]) -> tuple[str, tuple[str, .
     return sql, (database, *tables)
 
 
+def column_query(database: str, tables: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The query (and its parameters) listing the first column of each of ``tables``: for tables with no
+    index of their own (TPC-C's ``history``), whose rows InnoDB keeps in a hidden clustered index
+    (``GEN_CLUST_INDEX``) that ``information_schema.STATISTICS`` does not list."""
+    sql = (
+        "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS "
+        "WHERE TABLE_SCHEMA = %s AND ORDINAL_POSITION = 1 AND TABLE_NAME IN ("
+        + ", ".join(["%s"] * len(tables))
+        + ") ORDER BY TABLE_NAME"
+    )
+    return sql, (database, *tables)
+
+
 def scan_statements(indexes: Sequence[tuple[str, str, str]]) -> list[str]:
-    """One full scan per (table, index, first column): ``SELECT SUM(LENGTH(col)) ... FORCE INDEX``."""
+    """One full scan per (table, index, first column): ``SELECT SUM(LENGTH(col)) ... FORCE INDEX``; an empty
+    index name is a table without an index of its own, scanned whole (its hidden clustered index)."""
     return [
-        f"SELECT SUM(LENGTH({_quote(column)})) FROM {_quote(table)} FORCE INDEX ({_quote(index)})"
+        f"SELECT SUM(LENGTH({_quote(column)})) FROM {_quote(table)}"
+        + (f" FORCE INDEX ({_quote(index)})" if index else "")
         for table, index, column in indexes
     ]
 
@@ -195,6 +212,10 @@ def _scan(
                     cur.execute(statement)
             cur.execute(*index_query(database, tables))
             indexes = [(str(t), str(i), str(c)) for t, i, c in cur.fetchall()]
+            bare = sorted(set(tables) - {t for t, _, _ in indexes})
+            if bare:  # no index of their own: the whole table (its hidden clustered index)
+                cur.execute(*column_query(database, bare))
+                indexes += [(str(t), "", str(c)) for t, c in cur.fetchall()]
             before = _reads(cur)
             for statement in scan_statements(indexes):
                 cur.execute(statement)
@@ -207,7 +228,7 @@ def _scan(
         raise ServerError(f"the buffer pool prewarm failed: {exc}") from exc
     missing = sorted(set(tables) - {t for t, _, _ in indexes})
     if missing:
-        raise ServerError(f"cannot prewarm: no index found for table(s) {', '.join(missing)}")
+        raise ServerError(f"cannot prewarm: no such table(s) {', '.join(missing)}")
     if pending:
         raise ServerError(f"{pending} page reads were still pending when the prewarm timed out")
     return Prewarm(len(indexes), pages, time.monotonic() - started, free, total, transactions)

@@ -48,6 +48,7 @@ def test_each_index_is_scanned_by_a_statement_that_must_read_every_leaf_page():
     ]
     # never COUNT(*): MySQL may answer it with InnoDB's parallel reader or from the smallest index
     assert not any("COUNT" in s for s in statements)
+    assert scan_statements([("history", "", "h_c_id")]) == ["SELECT SUM(LENGTH(`h_c_id`)) FROM `history`"]
 
 
 class _Cursor:
@@ -69,6 +70,8 @@ class _Cursor:
         s.log.append(sql)
         if "information_schema.STATISTICS" in sql:
             self.rows = [row for row in s.indexes if row[0] in params[1:]]
+        elif "information_schema.COLUMNS" in sql:
+            self.rows = [row for row in s.columns if row[0] in params[1:]]
         elif sql.startswith("SELECT SUM"):
             s.reads += s.pages
             s.pending = s.pending_polls
@@ -96,6 +99,7 @@ class _Cursor:
 class _Server:
     def __init__(self, indexes: list[tuple[str, str, str]], pages: int = 10, pending_polls: int = 0) -> None:
         self.indexes, self.pages, self.pending_polls = indexes, pages, pending_polls
+        self.columns = [("sbtest1", "id"), ("sbtest2", "id"), ("history", "h_c_id")]
         self.log: list[str] = []
         self.reads, self.read_ahead, self.pending, self.free = 100, 7, 0, 8000
 
@@ -118,8 +122,19 @@ def test_the_prewarm_scans_every_index_then_waits_for_pending_reads():
     assert done.describe() == "4 indexes, 40 pages read"
 
 
-def test_a_table_without_an_index_or_reads_that_never_end_fail_the_run():
-    with pytest.raises(ServerError, match=r"no index found for table.*sbtest3"):
+def test_a_table_without_an_index_is_scanned_whole():
+    """TPC-C's ``history`` has no index: InnoDB's hidden clustered index holds its rows, unlisted."""
+    server = _Server(INDEXES)
+    done = module._scan(server, "tpcc", ["sbtest1", "history"], time.monotonic() + 60, 0)  # type: ignore[arg-type]
+    scans = [s for s in server.log if s.startswith("SELECT SUM")]
+    assert scans[-1] == "SELECT SUM(LENGTH(`h_c_id`)) FROM `history`"
+    assert len(scans) == 3 and done.indexes == 3
+    sql, params = module.column_query("tpcc", ["history"])
+    assert params == ("tpcc", "history") and "ORDINAL_POSITION = 1" in sql
+
+
+def test_a_missing_table_or_reads_that_never_end_fail_the_run():
+    with pytest.raises(ServerError, match=r"no such table.*sbtest3"):
         module._scan(_Server(INDEXES), "sbtest", ["sbtest1", "sbtest3"], time.monotonic() + 60, 0)  # type: ignore[arg-type]
     with pytest.raises(ServerError, match="still pending"):
         module._scan(_Server(INDEXES, pending_polls=10**9), "sbtest", ["sbtest1"], time.monotonic() + 0.05, 0)  # type: ignore[arg-type]
