@@ -211,7 +211,7 @@ def _count(live: Live) -> RunResult:
         # index once, on a connection held to the end, so the window finds every page in the pool whatever W
         warm: Prewarm | None = None
         if wanted(served.variables):
-            warm = kept.enter_context(prewarmed(endpoint, ctx.scenario.created_tables, undo=True))
+            warm = kept.enter_context(prewarmed(endpoint, ctx.scenario.created_tables, undo=True, analyze=True))
             clock.lap("prewarm")
             once = f"prewarm: {ctx.server.name} {ctx.scenario.name} does not fit the buffer pool"
             if not warm.fits and once not in live.ledger.warned:

@@ -28,6 +28,17 @@ alone). Twice per rollback segment, one transaction inserts a row into and updat
 prewarm's own table (:data:`UNDO_TABLE`), and rolls back: every rollback segment then holds a cached
 insert and update undo segment before the warm-up starts, and the scenario's tables are not touched.
 
+After the scans, the statistics: ``ANALYZE TABLE`` of each of the scenario's tables, from every leaf page
+(:data:`EXACT_SAMPLE_PAGES`), so the optimiser's row estimates are the same on every fresh server whatever W.
+A dataset snapshot keeps the statistics InnoDB sampled while the table was being loaded (the quick YCSB
+table's of 120-129 rows: its first recalculation was queued at the 13th insert), and a counted MySQL server
+used to replace them in a background thread during the warm-up (``innodb_stats_auto_recalc``, now off:
+``COUNTED_VARIABLES``), from 20 random pages, at a moment that followed thread timing. ycsb_e's scans
+(``ORDER BY ... LIMIT``) size MySQL's record buffer, the rows InnoDB reads ahead past the LIMIT, from those
+estimates: 543,619 or 575,318 instructions per operation on two fresh servers at the same W, and 715,597
+against 541,417 from W to 4W in another pair (docs/work-vector.md, "The other MySQL scenarios with the
+prewarm").
+
 Servers that load their buffer pool at start-up themselves (MariaDB: its windows read no pages from
 disk) are not prewarmed, so their counts stay what they were: :func:`wanted` decides from the server's
 own ``innodb_buffer_pool_load_at_startup``.
@@ -69,6 +80,7 @@ class Prewarm:
     free_pages: int = 1
     pool_pages: int = 0
     undo_transactions: int = 0  # rolled-back write transactions of the undo prewarm
+    analyzed: int = 0  # tables whose statistics were computed exactly (every leaf page) after the scans
 
     @property
     def fits(self) -> bool:
@@ -76,7 +88,9 @@ class Prewarm:
 
     def describe(self) -> str:
         undo = f", {self.undo_transactions} undo transactions" if self.undo_transactions else ""
-        return f"{self.indexes} indexes, {self.pages_read} pages read{undo}" + ("" if self.fits else ", pool full")
+        stats = f", exact statistics of {self.analyzed} tables" if self.analyzed else ""
+        full = "" if self.fits else ", pool full"
+        return f"{self.indexes} indexes, {self.pages_read} pages read{undo}{stats}{full}"
 
     def warning(self) -> str:
         """What a run whose tables do not fit the buffer pool says (empty when they fit)."""
@@ -136,6 +150,7 @@ def prewarmed(
     poll_s: float = 0.2,
     *,
     undo: bool = False,
+    analyze: bool = False,
 ) -> Iterator[Prewarm]:
     """Scan every index of ``tables`` once on one connection, wait until no page read is pending, and hold
     the connection open until the run ends: no connection the prewarm opened goes away between the warm-up
@@ -154,7 +169,7 @@ def prewarmed(
     except pymysql.err.MySQLError as exc:
         raise ServerError(f"cannot connect to prewarm the buffer pool: {exc}") from exc
     try:
-        done = _scan(conn, endpoint.database, tables, started + timeout_s, poll_s, undo=undo)
+        done = _scan(conn, endpoint.database, tables, started + timeout_s, poll_s, undo=undo, analyze=analyze)
     except BaseException:
         with contextlib.suppress(pymysql.err.MySQLError):
             conn.close()
@@ -201,9 +216,10 @@ def _scan(
     poll_s: float,
     *,
     undo: bool = False,
+    analyze: bool = False,
 ) -> Prewarm:
     started = time.monotonic()
-    transactions = 0
+    transactions = analyzed = 0
     try:
         with conn.cursor() as cur:
             if undo:  # twice round: the prewarm's own first transactions take rollback segments too
@@ -220,6 +236,8 @@ def _scan(
             for statement in scan_statements(indexes):
                 cur.execute(statement)
                 cur.fetchall()
+            if analyze and not (set(tables) - {t for t, _, _ in indexes}):
+                analyzed = _analyze(cur, tables)
             while _pending(cur) > 0 and time.monotonic() < deadline:
                 time.sleep(poll_s)
             pending, pages = _pending(cur), _reads(cur) - before
@@ -231,7 +249,40 @@ def _scan(
         raise ServerError(f"cannot prewarm: no such table(s) {', '.join(missing)}")
     if pending:
         raise ServerError(f"{pending} page reads were still pending when the prewarm timed out")
-    return Prewarm(len(indexes), pages, time.monotonic() - started, free, total, transactions)
+    return Prewarm(len(indexes), pages, time.monotonic() - started, free, total, transactions, analyzed)
+
+
+EXACT_SAMPLE_PAGES = 1 << 32
+"""``innodb_stats_persistent_sample_pages`` for the prewarm's ``ANALYZE TABLE``: more pages than any index has,
+so InnoDB reads every leaf page (``dict_stats_analyze_index``: a full scan when the pages to sample are at
+least the index's leaf pages) and the statistics are exact, the same on every fresh server."""
+
+
+def analyze_statements(tables: Sequence[str]) -> list[str]:
+    """``ANALYZE TABLE`` of each of ``tables``, one statement each."""
+    return [f"ANALYZE TABLE {_quote(table)}" for table in tables]
+
+
+def _analyze(cur: pymysql.cursors.Cursor, tables: Sequence[str]) -> int:
+    """Compute the persistent statistics of ``tables`` from every leaf page (not InnoDB's 20 random ones), and
+    put the server's sample size back: the optimiser's row estimates (the table's row count, and every range
+    estimate, which InnoDB caps at half of it) are then the same on every fresh server, and no background
+    recalculation replaces them during the run (``innodb_stats_auto_recalc`` is off on a counted MySQL
+    server, ``COUNTED_VARIABLES``). The dataset snapshot's own statistics were sampled during its load, some
+    of them from a nearly empty table."""
+    cur.execute("SELECT @@GLOBAL.innodb_stats_persistent_sample_pages")
+    row = cur.fetchone()
+    before = int(row[0]) if row else 20
+    cur.execute("SET GLOBAL innodb_stats_persistent_sample_pages = %s", (EXACT_SAMPLE_PAGES,))
+    try:
+        for statement in analyze_statements(tables):
+            cur.execute(statement)
+            failed = [str(r[3]) for r in cur.fetchall() if str(r[2]).lower() == "error"]
+            if failed:
+                raise ServerError(f"the prewarm's {statement} failed: {'; '.join(failed)}")
+    finally:
+        cur.execute("SET GLOBAL innodb_stats_persistent_sample_pages = %s", (before,))
+    return len(tables)
 
 
 def _status(cur: pymysql.cursors.Cursor, name: str) -> int:

@@ -157,6 +157,7 @@ def test_a_counted_mysql_server_neither_spins_nor_flushes_nor_buffers_changes_in
         "innodb_max_dirty_pages_pct_lwm": "0",
         "innodb_adaptive_flushing": "OFF",
         "innodb_idle_flush_pct": "0",
+        "innodb_stats_auto_recalc": "OFF",
         "max_connections": "80",
         "innodb_use_native_aio": "0",
     }
