@@ -102,6 +102,7 @@ class _Cost(BaseModel):
     read_view: bool | None = None
     purge_before_window: bool = False
     warmup: Literal["commit", "rollback"] = "commit"
+    rebuild_before_window: bool = False
     warmup_seed: int = Field(default=1, ge=1, le=2**31 - 1)
     seed: int = Field(default=2, ge=1, le=2**31 - 1)
 
@@ -335,14 +336,16 @@ def required_modules(script: Path) -> list[Path]:
 
 def _counted(cost: CostSettings) -> dict[str, object]:
     """The cost settings a count depends on (event counts, seeds, read view, purge before the window, how the
-    warm-up ends its transactions): not how many runs, nor threads (each run records its own).
-    ``purge_before_window`` and ``warmup`` join only when not their defaults, so the scenarios without them
-    keep the hash (and the baselines) they had before they existed."""
+    warm-up ends its transactions, a rebuild before the window): not how many runs, nor threads (each run records
+    its own). ``purge_before_window``, ``warmup`` and ``rebuild_before_window`` join only when not their defaults,
+    so the scenarios without them keep the hash (and the baselines) they had before they existed."""
     counted = {k: v for k, v in dataclasses.asdict(cost).items() if k not in ("threads", "repetitions")}
     if not cost.purge_before_window:
         del counted["purge_before_window"]
     if cost.warmup == "commit":
         del counted["warmup"]
+    if not cost.rebuild_before_window:
+        del counted["rebuild_before_window"]
     return counted
 
 
@@ -364,6 +367,7 @@ def _cost_settings(spec: _ScenarioFile) -> CostSettings:
         seed=spec.cost.seed,
         purge_before_window=spec.cost.purge_before_window,
         warmup=spec.cost.warmup,
+        rebuild_before_window=spec.cost.rebuild_before_window,
     )
 
 

@@ -8,6 +8,7 @@ One cost run::
       ─► [hold a read view, writes]
       ─► warm-up: sysbench --events=W [warmup = "rollback": each event rolled back]
       ─► [purge_before_window: release it, wait for purge to empty the history list, hold a new one]
+      ─► [rebuild_before_window: release it, ALTER TABLE ... FORCE each table, read every index back, hold a new one]
       ─► callgrind_control -z ─► measured: sysbench --events=M
       ─► callgrind_control -d ─► parse the dump ─► instructions / transactions
 
@@ -30,7 +31,11 @@ count followed the history's length without it and never reached a steady state
 inside ``BEGIN`` ... ``ROLLBACK``, the script's own ``COMMIT`` sent as ``ROLLBACK`` (the scenario's own
 statements on the same pages, none of them kept): a workload that grows or shrinks its tables
 (oltp_insert, oltp_delete, tpcc) then starts its window from the snapshot's rows whatever the warm-up's
-length, where it drifted by 0.26-4.4 % per 4x warm-up before.
+length, where it drifted by 0.26-4.4 % per 4x warm-up before. With ``[cost] rebuild_before_window`` the
+scenario's tables are rebuilt (``ALTER TABLE t FORCE``) after the warm-up (and the purge), so the window starts
+from index pages laid out by a fresh build whatever pages the warm-up split or left with free space: on MySQL
+9.7 oltp_read_write and threadpool_read_write reorganised fewer pages in their window the longer the warm-up
+(-0.58 % from W to 4W; docs/work-vector.md, "Rebuilt before the window").
 Five things kept the count of writes from repeating, each a matter of thread timing
 (docs/cost-noise.md): glibc raising its mmap threshold when a background thread freed a large block
 (held at its default, and glibc's arena cap lifted: ``servers/callgrind.py``, ``MALLOC_TUNABLES``);
@@ -65,7 +70,7 @@ import pymysql
 from harness.errors import ServerError, SysbenchError
 from harness.measure.context import RunContext, build_result
 from harness.measure.cost_dump import read_dump
-from harness.measure.prewarm import Prewarm, prewarmed, wanted
+from harness.measure.prewarm import Prewarm, index_query, pending_reads, prewarmed, scan_statements, wanted
 from harness.measure.probes import status_deltas, status_mark
 from harness.measure.session import Live, Session
 from harness.model import CostSettings, Metrics, Probes, RunResult
@@ -83,9 +88,16 @@ ROLLBACK_NOTE = (
     "warm-up transactions rolled back (the measured window starts from the snapshot's rows, whatever the "
     "warm-up's length; on both sides alike)"
 )
+REBUILD_NOTE = (
+    "tables rebuilt (ALTER TABLE ... FORCE) between the warm-up and the measured window (the window's index pages "
+    "as a fresh build lays them out, whatever the warm-up's length; on both sides alike)"
+)
 PURGE_TIMEOUT_S = 600.0
 """How long purge may take to empty the history list after the warm-up (it runs uninstrumented under
 valgrind: seconds for the catalogue's warm-ups; a timeout means a transaction is held open elsewhere)."""
+REBUILD_TIMEOUT_S = 3600.0
+"""How long ``rebuild_before_window``'s ``ALTER TABLE ... FORCE`` may take (under valgrind: seconds on the quick
+dataset)."""
 _HISTORY = re.compile(r"History list length (\d+)")
 
 
@@ -156,6 +168,7 @@ def run_options(settings: CostSettings, measured_argv: Sequence[str], prewarmed:
         "warmup_seed": str(settings.warmup_seed),
         "seed": str(settings.seed),
         **({"warmup": settings.warmup} if settings.warmup != "commit" else {}),
+        **({"rebuild_before_window": "true"} if settings.rebuild_before_window else {}),
         **({"prewarm": prewarmed} if prewarmed else {}),
     }
 
@@ -230,8 +243,15 @@ def _count(live: Live) -> RunResult:
         if purge:  # the measured window starts from an empty history, whatever the warm-up's length
             held.close()
             wait_for_purge(endpoint)
-            held.enter_context(read_view(endpoint, table))
+            if not settings.rebuild_before_window:
+                held.enter_context(read_view(endpoint, table))
             clock.lap("purge")
+        if settings.rebuild_before_window:  # the window's pages as a fresh build lays them out, whatever W
+            held.close()  # the read view's transaction holds the table's metadata lock
+            rebuild_tables(endpoint, ctx.scenario.created_tables)
+            if settings.read_view:
+                held.enter_context(read_view(endpoint, table))
+            clock.lap("rebuild")
         mark = status_mark(read)  # outside the counted window: before -z, after the dump
         control.zero()
         measured = _sysbench(ctx, live.instance, settings.events, settings.seed, "measured")
@@ -267,8 +287,57 @@ def _count(live: Live) -> RunResult:
     return result
 
 
+def rebuild_statements(tables: Sequence[str]) -> list[str]:
+    """``ALTER TABLE t FORCE`` for each table: InnoDB rebuilds it and every index of it from its rows."""
+    return ["ALTER TABLE `" + t.replace("`", "``") + "` FORCE" for t in tables]
+
+
+def rebuild_tables(endpoint: Endpoint, tables: Sequence[str], timeout_s: float = REBUILD_TIMEOUT_S) -> None:
+    """Rebuild ``tables`` after the warm-up (``[cost] rebuild_before_window``), on a connection of its own.
+
+    No read view may be open: its transaction holds a metadata lock on the table the rebuild waits for."""
+    try:
+        conn = connect(
+            endpoint.host,
+            endpoint.port,
+            endpoint.user,
+            endpoint.password,
+            endpoint.database,
+            timeout=60,
+            read_timeout=timeout_s,
+        )
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot connect to rebuild the tables before the window: {exc}") from exc
+    try:
+        rebuild_on(conn, endpoint.database, tables, time.monotonic() + timeout_s)
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot rebuild the tables before the window: {exc}") from exc
+    finally:
+        with contextlib.suppress(pymysql.err.MySQLError):
+            conn.close()
+
+
+def rebuild_on(
+    conn: pymysql.connections.Connection, database: str, tables: Sequence[str], deadline: float, poll_s: float = 0.2
+) -> None:
+    """``ALTER TABLE t FORCE`` for each table, then every index of them scanned once (the prewarm's scans), then a
+    wait until no page read is pending: MySQL 9.7 leaves a rebuilt index's pages out of the buffer pool (a
+    window right after the rebuild read 2.3 pages from disk per threadpool_read_write transaction)."""
+    with conn.cursor() as cur:
+        for statement in rebuild_statements(tables):
+            cur.execute(statement)
+        cur.execute(*index_query(database, tables))
+        indexes = [(str(t), str(i), str(c)) for t, i, c in cur.fetchall()]
+        for statement in scan_statements(indexes):
+            cur.execute(statement)
+            cur.fetchall()
+        while pending_reads(cur) > 0 and time.monotonic() < deadline:  # no read-ahead lands in the window
+            time.sleep(poll_s)
+
+
 def _read_view_notes(settings: CostSettings) -> tuple[str, ...]:
-    rollback = (ROLLBACK_NOTE,) if settings.warmup == "rollback" else ()
+    rollback: tuple[str, ...] = (ROLLBACK_NOTE,) if settings.warmup == "rollback" else ()
+    rollback += (REBUILD_NOTE,) if settings.rebuild_before_window else ()
     if not settings.read_view:
         return rollback
     return ((PURGED_NOTE,) if settings.purge_before_window else (READ_VIEW_NOTE,)) + rollback
@@ -292,6 +361,7 @@ class _Clock:
             "prewarm": "prewarm",
             "warmup": "warm-up",
             "purge": "purge",
+            "rebuild": "rebuild",
             "measured": "window",
             "dump": "dump",
         }

@@ -238,9 +238,9 @@ def _scan(
                 cur.fetchall()
             if analyze and not (set(tables) - {t for t, _, _ in indexes}):
                 analyzed = _analyze(cur, tables)
-            while _pending(cur) > 0 and time.monotonic() < deadline:
+            while pending_reads(cur) > 0 and time.monotonic() < deadline:
                 time.sleep(poll_s)
-            pending, pages = _pending(cur), _reads(cur) - before
+            pending, pages = pending_reads(cur), _reads(cur) - before
             free, total = _status(cur, "Innodb_buffer_pool_pages_free"), _status(cur, "Innodb_buffer_pool_pages_total")
     except pymysql.err.MySQLError as exc:
         raise ServerError(f"the buffer pool prewarm failed: {exc}") from exc
@@ -296,5 +296,5 @@ def _reads(cur: pymysql.cursors.Cursor) -> int:
     return _status(cur, "Innodb_buffer_pool_reads") + _status(cur, "Innodb_buffer_pool_read_ahead")
 
 
-def _pending(cur: pymysql.cursors.Cursor) -> int:
+def pending_reads(cur: pymysql.cursors.Cursor) -> int:
     return _status(cur, "Innodb_data_pending_reads")

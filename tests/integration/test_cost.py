@@ -154,7 +154,8 @@ def test_cost_in_containers(dbperf, store_path, server):
 
 def test_read_write_is_counted_from_a_purged_history(dbperf, store_path, tmp_path):
     """oltp_read_write sets ``purge_before_window``: the read view is released after the warm-up, purge
-    empties the history list (read from the server), and a new one holds it back for the window."""
+    empties the history list (read from the server), and a new one holds it back for the window; and
+    ``rebuild_before_window``: its tables are rebuilt after the purge, before the new read view."""
     scenarios = tmp_path / "scenarios"
     shutil.copytree(REPO / "scenarios", scenarios)
     path = scenarios / "oltp_read_write.toml"
@@ -165,6 +166,8 @@ def test_read_write_is_counted_from_a_purged_history(dbperf, store_path, tmp_pat
         "--repetitions", "1", "--store", store_path, timeout_s=900,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
-    assert re.search(r"seconds: server ready [\d.]+, warm-up [\d.]+, purge [\d.]+, window", out.stderr), out.stderr
+    seconds = r"seconds: server ready [\d.]+, warm-up [\d.]+, purge [\d.]+, rebuild [\d.]+, window"
+    assert re.search(seconds, out.stderr), out.stderr
     (run,) = cost_runs(dbperf, store_path)
     assert any("run until the history list was empty" in note for note in run["notes"])  # type: ignore[union-attr]
+    assert any("tables rebuilt" in note for note in run["notes"])  # type: ignore[union-attr]

@@ -13,7 +13,7 @@ from harness.config.scenarios import load_scenario, load_scenario_file
 from harness.config.servers import load_server
 from harness.errors import ConfigError
 from harness.measure.context import RunContext, build_result
-from harness.measure.cost import ROLLBACK_NOTE, _read_view_notes, run_options
+from harness.measure.cost import REBUILD_NOTE, ROLLBACK_NOTE, _read_view_notes, rebuild_statements, run_options
 from harness.model import CostSettings
 from harness.model.endpoint import Endpoint
 from harness.sysbench.driver import cost_argv
@@ -193,3 +193,32 @@ def test_the_scenarios_that_grow_or_shrink_their_tables_roll_their_warmup_back()
     assert len(notes) == 2 and "rolled back" in notes[1]
     assert _read_view_notes(CostSettings(warmup="rollback")) == (ROLLBACK_NOTE,)
     assert _read_view_notes(CostSettings()) == ()
+
+
+def test_a_rebuild_before_the_window_is_counted_only_where_a_scenario_sets_it(tmp_path):
+    """``[cost] rebuild_before_window`` changes the count, so it joins the cost hash, the run's options and its
+    notes; unset, every other scenario keeps its hash. oltp_read_write and threadpool_read_write set it: on
+    MySQL 9.7 their windows reorganised fewer pages the longer the warm-up (docs/work-vector.md)."""
+    original = (ROOT / "scenarios/oltp_update_index.toml").read_text()
+    load = _loader(tmp_path / "oltp_update_index.toml")
+
+    plain = load(original)
+    assert not plain.cost.rebuild_before_window
+    assert load(original.replace("[cost]", "[cost]\nrebuild_before_window = false", 1)).cost_hash == plain.cost_hash
+    rebuilt = load(original.replace("[cost]", "[cost]\nrebuild_before_window = true", 1))
+    assert rebuilt.cost.rebuild_before_window and rebuilt.cost_hash != plain.cost_hash
+    assert rebuilt.definition_hash == plain.definition_hash  # timing runs never rebuild
+    settings = CostSettings(warmup_events=80, events=50, read_view=True, rebuild_before_window=True)
+    assert run_options(settings, ["sysbench", "run"])["rebuild_before_window"] == "true"
+    assert "rebuild_before_window" not in run_options(CostSettings(), ["sysbench", "run"])
+    assert _read_view_notes(settings)[-1] == REBUILD_NOTE
+    assert _read_view_notes(CostSettings(rebuild_before_window=True)) == (REBUILD_NOTE,)
+    for name in ("oltp_read_write", "threadpool_read_write"):
+        assert _scenario(name).cost.rebuild_before_window, name
+
+
+def test_the_rebuild_alters_each_table_by_its_quoted_name():
+    assert rebuild_statements(["sbtest1", "odd`name"]) == [
+        "ALTER TABLE `sbtest1` FORCE",
+        "ALTER TABLE `odd``name` FORCE",
+    ]

@@ -13,7 +13,7 @@ import pytest
 
 from harness.errors import ServerError
 from harness.measure import prewarm as module
-from harness.measure.cost import run_options
+from harness.measure.cost import rebuild_on, run_options
 from harness.measure.prewarm import Prewarm, index_query, scan_statements, wanted
 from harness.model import CostSettings
 from harness.servers.callgrind import Callgrind
@@ -266,3 +266,14 @@ def test_an_analyze_that_fails_fails_the_run_and_still_puts_the_sample_size_back
 def test_a_counted_mysql_server_never_recalculates_statistics_in_the_background():
     assert Callgrind.variables("mysql", {})["innodb_stats_auto_recalc"] == "OFF"
     assert "innodb_stats_auto_recalc" not in Callgrind.variables("mariadb", {})
+
+
+def test_a_rebuild_before_the_window_alters_each_table_then_reads_every_index_of_them_back():
+    """MySQL 9.7 leaves a rebuilt index's pages out of the buffer pool: the rebuild scans them back in and
+    waits for pending reads, as the prewarm does, so the window reads no page from disk."""
+    server = _Server(INDEXES, pages=10, pending_polls=2)
+    rebuild_on(server, "sbtest", ["sbtest1", "sbtest2"], time.monotonic() + 60, poll_s=0)  # type: ignore[arg-type]
+    assert server.log[:2] == ["ALTER TABLE `sbtest1` FORCE", "ALTER TABLE `sbtest2` FORCE"]
+    scans = [s for s in server.log if s.startswith("SELECT SUM")]
+    assert len(scans) == 4 and server.log.index(scans[0]) > 1
+    assert server.pending == 0 and server.log.index("pending") > server.log.index(scans[-1])
