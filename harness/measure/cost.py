@@ -70,7 +70,7 @@ import pymysql
 from harness.errors import ServerError, SysbenchError
 from harness.measure.context import RunContext, build_result
 from harness.measure.cost_dump import read_dump
-from harness.measure.prewarm import Prewarm, index_query, pending_reads, prewarmed, scan_statements, wanted
+from harness.measure.prewarm import Prewarm, list_indexes, pending_reads, prewarmed, scan_statements, wanted
 from harness.measure.probes import status_deltas, status_mark
 from harness.measure.session import Live, Session
 from harness.model import CostSettings, Metrics, Probes, RunResult
@@ -326,9 +326,7 @@ def rebuild_on(
     with conn.cursor() as cur:
         for statement in rebuild_statements(tables):
             cur.execute(statement)
-        cur.execute(*index_query(database, tables))
-        indexes = [(str(t), str(i), str(c)) for t, i, c in cur.fetchall()]
-        for statement in scan_statements(indexes):
+        for statement in scan_statements(list_indexes(cur, database, tables)):
             cur.execute(statement)
             cur.fetchall()
         while pending_reads(cur) > 0 and time.monotonic() < deadline:  # no read-ahead lands in the window

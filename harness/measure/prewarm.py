@@ -226,12 +226,7 @@ def _scan(
                 transactions = 2 * _segments(cur)
                 for statement in undo_statements(transactions):
                     cur.execute(statement)
-            cur.execute(*index_query(database, tables))
-            indexes = [(str(t), str(i), str(c)) for t, i, c in cur.fetchall()]
-            bare = sorted(set(tables) - {t for t, _, _ in indexes})
-            if bare:  # no index of their own: the whole table (its hidden clustered index)
-                cur.execute(*column_query(database, bare))
-                indexes += [(str(t), "", str(c)) for t, c in cur.fetchall()]
+            indexes = list_indexes(cur, database, tables)
             before = _reads(cur)
             for statement in scan_statements(indexes):
                 cur.execute(statement)
@@ -283,6 +278,18 @@ def _analyze(cur: pymysql.cursors.Cursor, tables: Sequence[str]) -> int:
     finally:
         cur.execute("SET GLOBAL innodb_stats_persistent_sample_pages = %s", (before,))
     return len(tables)
+
+
+def list_indexes(cur: pymysql.cursors.Cursor, database: str, tables: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(table, index, first column) of every index of ``tables``; ``(table, "", column)`` for a table without an
+    index of its own (scanned whole: its hidden clustered index)."""
+    cur.execute(*index_query(database, tables))
+    indexes = [(str(t), str(i), str(c)) for t, i, c in cur.fetchall()]
+    bare = sorted(set(tables) - {t for t, _, _ in indexes})
+    if bare:
+        cur.execute(*column_query(database, bare))
+        indexes += [(str(t), "", str(c)) for t, c in cur.fetchall()]
+    return indexes
 
 
 def _status(cur: pymysql.cursors.Cursor, name: str) -> int:
