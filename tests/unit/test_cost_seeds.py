@@ -213,8 +213,9 @@ def test_a_rebuild_before_the_window_is_counted_only_where_a_scenario_sets_it(tm
     assert "rebuild_before_window" not in run_options(CostSettings(), ["sysbench", "run"])
     assert _read_view_notes(settings)[-1] == REBUILD_NOTE
     assert _read_view_notes(CostSettings(rebuild_before_window=True)) == (REBUILD_NOTE,)
-    for name in ("oltp_read_write", "threadpool_read_write"):
+    for name in ("oltp_read_write", "threadpool_read_write", "ycsb_e"):
         assert _scenario(name).cost.rebuild_before_window, name
+    assert not _scenario("ycsb_d").cost.rebuild_before_window
 
 
 def test_the_rebuild_alters_each_table_by_its_quoted_name():
