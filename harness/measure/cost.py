@@ -70,7 +70,15 @@ import pymysql
 from harness.errors import ServerError, SysbenchError
 from harness.measure.context import RunContext, build_result
 from harness.measure.cost_dump import read_dump
-from harness.measure.prewarm import Prewarm, list_indexes, pending_reads, prewarmed, scan_statements, wanted
+from harness.measure.prewarm import (
+    Prewarm,
+    list_indexes,
+    long_connection,
+    pending_reads,
+    prewarmed,
+    scan_statements,
+    wanted,
+)
 from harness.measure.probes import status_deltas, status_mark
 from harness.measure.session import Live, Session
 from harness.model import CostSettings, Metrics, Probes, RunResult
@@ -296,18 +304,7 @@ def rebuild_tables(endpoint: Endpoint, tables: Sequence[str], timeout_s: float =
     """Rebuild ``tables`` after the warm-up (``[cost] rebuild_before_window``), on a connection of its own.
 
     No read view may be open: its transaction holds a metadata lock on the table the rebuild waits for."""
-    try:
-        conn = connect(
-            endpoint.host,
-            endpoint.port,
-            endpoint.user,
-            endpoint.password,
-            endpoint.database,
-            timeout=60,
-            read_timeout=timeout_s,
-        )
-    except pymysql.err.MySQLError as exc:
-        raise ServerError(f"cannot connect to rebuild the tables before the window: {exc}") from exc
+    conn = long_connection(endpoint, timeout_s, "rebuild the tables before the window")
     try:
         rebuild_on(conn, endpoint.database, tables, time.monotonic() + timeout_s)
     except pymysql.err.MySQLError as exc:

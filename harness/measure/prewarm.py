@@ -107,29 +107,38 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def _schema_query(
+    select: str, where: str, order: str, database: str, tables: Sequence[str]
+) -> tuple[str, tuple[str, ...]]:
+    """``SELECT <select> WHERE TABLE_SCHEMA = database AND <where> AND TABLE_NAME IN (tables) ORDER BY <order>``."""
+    names = ", ".join(["%s"] * len(tables))
+    sql = f"SELECT {select} WHERE TABLE_SCHEMA = %s AND {where} AND TABLE_NAME IN ({names}) ORDER BY {order}"
+    return sql, (database, *tables)
+
+
 def index_query(database: str, tables: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     """The query (and its parameters) listing every index of ``tables`` with the index's first column,
     each table's primary key first."""
-    sql = (
-        "SELECT TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
-        "WHERE TABLE_SCHEMA = %s AND SEQ_IN_INDEX = 1 AND TABLE_NAME IN ("
-        + ", ".join(["%s"] * len(tables))
-        + ") ORDER BY TABLE_NAME, INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME"
+    return _schema_query(
+        "TABLE_NAME, INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS",
+        "SEQ_IN_INDEX = 1",
+        "TABLE_NAME, INDEX_NAME = 'PRIMARY' DESC, INDEX_NAME",
+        database,
+        tables,
     )
-    return sql, (database, *tables)
 
 
 def column_query(database: str, tables: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     """The query (and its parameters) listing the first column of each of ``tables``: for tables with no
     index of their own (TPC-C's ``history``), whose rows InnoDB keeps in a hidden clustered index
     (``GEN_CLUST_INDEX``) that ``information_schema.STATISTICS`` does not list."""
-    sql = (
-        "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS "
-        "WHERE TABLE_SCHEMA = %s AND ORDINAL_POSITION = 1 AND TABLE_NAME IN ("
-        + ", ".join(["%s"] * len(tables))
-        + ") ORDER BY TABLE_NAME"
+    return _schema_query(
+        "TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS",
+        "ORDINAL_POSITION = 1",
+        "TABLE_NAME",
+        database,
+        tables,
     )
-    return sql, (database, *tables)
 
 
 def scan_statements(indexes: Sequence[tuple[str, str, str]]) -> list[str]:
@@ -140,6 +149,23 @@ def scan_statements(indexes: Sequence[tuple[str, str, str]]) -> list[str]:
         + (f" FORCE INDEX ({_quote(index)})" if index else "")
         for table, index, column in indexes
     ]
+
+
+def long_connection(endpoint: Endpoint, timeout_s: float, purpose: str) -> pymysql.connections.Connection:
+    """A connection whose statements may run ``timeout_s`` (scans and rebuilds under valgrind); a failure to
+    connect is a :class:`ServerError` that says what it was for."""
+    try:
+        return connect(
+            endpoint.host,
+            endpoint.port,
+            endpoint.user,
+            endpoint.password,
+            endpoint.database,
+            timeout=60,
+            read_timeout=timeout_s,
+        )
+    except pymysql.err.MySQLError as exc:
+        raise ServerError(f"cannot connect to {purpose}: {exc}") from exc
 
 
 @contextmanager
@@ -156,18 +182,7 @@ def prewarmed(
     the connection open until the run ends: no connection the prewarm opened goes away between the warm-up
     and the window (which server thread serves the window's connection moves its count, docs/cost-noise.md)."""
     started = time.monotonic()
-    try:
-        conn = connect(
-            endpoint.host,
-            endpoint.port,
-            endpoint.user,
-            endpoint.password,
-            endpoint.database,
-            timeout=60,
-            read_timeout=timeout_s,
-        )
-    except pymysql.err.MySQLError as exc:
-        raise ServerError(f"cannot connect to prewarm the buffer pool: {exc}") from exc
+    conn = long_connection(endpoint, timeout_s, "prewarm the buffer pool")
     try:
         done = _scan(conn, endpoint.database, tables, started + timeout_s, poll_s, undo=undo, analyze=analyze)
     except BaseException:

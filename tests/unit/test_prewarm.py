@@ -88,6 +88,7 @@ class _Cursor:
             s.log.append("pending")
             self.row = (params[0], str(s.pending))
             s.pending = max(0, s.pending - 1)
+        s.answer(self, sql, params)
 
     def fetchall(self) -> list[Any]:
         return self.rows
@@ -105,6 +106,9 @@ class _Server:
 
     def cursor(self) -> _Cursor:
         return _Cursor(self)
+
+    def answer(self, cursor: _Cursor, sql: str, params: tuple[Any, ...]) -> None:
+        """What a test's own server adds to the answer of ``sql`` (nothing here)."""
 
 
 INDEXES = [("sbtest1", "PRIMARY", "id"), ("sbtest1", "k_1", "k"), ("sbtest2", "PRIMARY", "id"), ("sbtest2", "k_1", "k")]
@@ -173,19 +177,11 @@ def test_the_undo_prewarm_writes_once_per_rollback_segment_on_its_own_table_and_
 
 def test_the_undo_prewarm_goes_twice_round_the_rollback_segments_before_the_scans():
     class _Undo(_Server):
-        def cursor(self) -> _Cursor:
-            cursor = _Cursor(self)
-            execute = cursor.execute
-
-            def answer(sql: str, params: tuple[str, ...] = ()) -> None:
-                execute(sql, params)
-                if sql == "SELECT @@innodb_rollback_segments":
-                    cursor.row = (128,)
-                elif "SPACE_TYPE = 'Undo'" in sql:
-                    cursor.row = (2,)
-
-            cursor.execute = answer  # type: ignore[method-assign]
-            return cursor
+        def answer(self, cursor: _Cursor, sql: str, params: tuple[Any, ...]) -> None:
+            if sql == "SELECT @@innodb_rollback_segments":
+                cursor.row = (128,)
+            elif "SPACE_TYPE = 'Undo'" in sql:
+                cursor.row = (2,)
 
     server = _Undo(INDEXES)
     done = module._scan(server, "sbtest", ["sbtest1"], time.monotonic() + 60, 0, undo=True)  # type: ignore[arg-type]
@@ -203,22 +199,14 @@ def test_the_prewarm_computes_exact_statistics_after_the_scans_and_puts_the_samp
     575,318 instructions per operation at the same W (docs/work-vector.md)."""
 
     class _Stats(_Server):
-        def cursor(self) -> _Cursor:
-            cursor = _Cursor(self)
-            execute = cursor.execute
-
-            def answer(sql: str, params: tuple[Any, ...] = ()) -> None:
-                execute(sql, params)
-                if sql == "SELECT @@GLOBAL.innodb_stats_persistent_sample_pages":
-                    cursor.row = (20,)
-                elif sql.startswith("SET GLOBAL"):
-                    self.log[-1] = f"{sql} -> {params[0]}"
-                elif sql.startswith("ANALYZE"):
-                    table = sql.split("`")[1]
-                    cursor.rows = [(f"sbtest.{table}", "analyze", "status", "OK")]
-
-            cursor.execute = answer  # type: ignore[method-assign]
-            return cursor
+        def answer(self, cursor: _Cursor, sql: str, params: tuple[Any, ...]) -> None:
+            if sql == "SELECT @@GLOBAL.innodb_stats_persistent_sample_pages":
+                cursor.row = (20,)
+            elif sql.startswith("SET GLOBAL"):
+                self.log[-1] = f"{sql} -> {params[0]}"
+            elif sql.startswith("ANALYZE"):
+                table = sql.split("`")[1]
+                cursor.rows = [(f"sbtest.{table}", "analyze", "status", "OK")]
 
     server = _Stats(INDEXES)
     done = module._scan(server, "sbtest", ["sbtest1", "sbtest2"], time.monotonic() + 60, 0, analyze=True)  # type: ignore[arg-type]
@@ -241,21 +229,13 @@ def test_the_prewarm_computes_exact_statistics_after_the_scans_and_puts_the_samp
 
 def test_an_analyze_that_fails_fails_the_run_and_still_puts_the_sample_size_back():
     class _Broken(_Server):
-        def cursor(self) -> _Cursor:
-            cursor = _Cursor(self)
-            execute = cursor.execute
-
-            def answer(sql: str, params: tuple[Any, ...] = ()) -> None:
-                execute(sql, params)
-                if sql == "SELECT @@GLOBAL.innodb_stats_persistent_sample_pages":
-                    cursor.row = (20,)
-                elif sql.startswith("ANALYZE"):
-                    cursor.rows = [("sbtest.sbtest1", "analyze", "Error", "Table is read only")]
-                elif sql.startswith("SET GLOBAL"):
-                    self.log[-1] = f"SET GLOBAL -> {params[0]}"
-
-            cursor.execute = answer  # type: ignore[method-assign]
-            return cursor
+        def answer(self, cursor: _Cursor, sql: str, params: tuple[Any, ...]) -> None:
+            if sql == "SELECT @@GLOBAL.innodb_stats_persistent_sample_pages":
+                cursor.row = (20,)
+            elif sql.startswith("ANALYZE"):
+                cursor.rows = [("sbtest.sbtest1", "analyze", "Error", "Table is read only")]
+            elif sql.startswith("SET GLOBAL"):
+                self.log[-1] = f"SET GLOBAL -> {params[0]}"
 
     server = _Broken(INDEXES)
     with pytest.raises(ServerError, match="read only"):
