@@ -262,3 +262,27 @@ def test_a_rebuild_before_the_window_alters_each_table_then_reads_every_index_of
     rebuild_on(bare, "tpcc", ["sbtest1", "history"], time.monotonic() + 60, poll_s=0)  # type: ignore[arg-type]
     assert "ALTER TABLE `history` FORCE" in bare.log
     assert [s for s in bare.log if s.startswith("SELECT SUM")][-1] == "SELECT SUM(LENGTH(`h_c_id`)) FROM `history`"
+
+
+def test_a_rebuild_that_fails_names_the_step_and_closes_its_connection(monkeypatch: pytest.MonkeyPatch):
+    import pymysql
+
+    from harness.measure import cost
+    from harness.model.endpoint import Endpoint
+
+    class _Refusing(_Server):
+        closed = False
+
+        def answer(self, cursor: _Cursor, sql: str, params: tuple[Any, ...]) -> None:
+            if sql.startswith("ALTER TABLE"):
+                raise pymysql.err.OperationalError(1205, "Lock wait timeout exceeded")
+
+        def close(self) -> None:
+            self.closed = True
+
+    server = _Refusing(INDEXES)
+    monkeypatch.setattr(cost, "long_connection", lambda *_: server)
+    endpoint = Endpoint("127.0.0.1", 3306, "u", "p", "sbtest")
+    with pytest.raises(ServerError, match=r"cannot rebuild the tables before the window: .*Lock wait timeout"):
+        cost.rebuild_tables(endpoint, ["sbtest1"])
+    assert server.closed
