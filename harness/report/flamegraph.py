@@ -215,4 +215,6 @@ def markdown_lines(graphs: Sequence[FlameGraph], *, link: bool = True, top: int 
                     f"| {frame.self_delta:+,.1f} |"
                 )
             lines.append("")
+        else:  # the same instructions in every frame: no table and no chart, and the reader is told why
+            lines += ["No frame's own instructions per transaction moved.", ""]
     return lines

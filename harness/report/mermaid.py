@@ -8,7 +8,8 @@ the summary's charts are Mermaid bar charts written from the verdicts:
 * one per judged metric: each scenario x threads (x kind) comparison's change, % (head against base);
   a metric with no estimate gets no chart, and the metrics that did not move at all (0.00 % everywhere:
   most server counters) are named in one line, so no chart is ever empty;
-* one per differential flame graph: the frames whose own instructions per transaction moved most.
+* one per differential flame graph where a frame moved: the frames whose own instructions per
+  transaction moved most (when none moved, the flame graph's section says so and draws no chart).
 
 Mermaid draws a bar from the bottom of the plot, not from zero, so when a chart has a negative value
 its axis starts below it, a line marks zero, and every category's label carries its signed value.

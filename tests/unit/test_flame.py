@@ -209,6 +209,16 @@ def test_markdown_and_mermaid_name_the_frame_that_moved() -> None:
     assert chart[5] == "    bar [9]"
 
 
+def test_a_flame_graph_where_nothing_moved_says_so_and_draws_no_chart() -> None:
+    tree = stacks(graph("flame-base.callgrind"), per=10)
+    fg = FlameGraph("oltp_point_select", 1, "b", "h", merge(tree, tree), "r1", "r2", 0.0)
+    lines = markdown_lines([fg], link=False)
+    assert "No frame's own instructions per transaction moved." in lines
+    assert not any(line.startswith("| frame ") for line in lines)
+    assert flame_chart(fg) == []
+    assert "```mermaid" not in "\n".join(summary_charts([], [fg]))
+
+
 def test_bar_charts_are_never_empty_and_mark_zero() -> None:
     assert bar_chart("t", "y", []) == []
     lines = bar_chart("t", "change, %", [("a", 1.5), ("b", -0.5)], " %")
