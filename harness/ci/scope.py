@@ -80,6 +80,8 @@ SENSITIVITY: tuple[Sensitivity, ...] = (
     Sensitivity("innodb_io_capacity*", True, "background flushing rate"),
     Sensitivity("innodb_page_cleaners", True, "background flushing threads"),
     Sensitivity("innodb_purge_threads", True, "background purge threads"),
+    # the optimiser's statistics: a counted MySQL server's prewarm computes them exactly, whatever the sampling
+    Sensitivity("innodb_stats_*", True, "table statistics (exact in MySQL cost runs)"),
     # what the work vector counts per transaction (docs/work-vector.md)
     Sensitivity("innodb_buffer_pool_size", False, "buffer-pool reads/txn (bp_reads)"),
     Sensitivity("innodb_flush_log_at_trx_commit", False, "fsyncs/txn (log_fsyncs, sys_fsync)"),
