@@ -22,7 +22,7 @@ from typing import Any
 
 import pymysql
 import pytest
-from integration.helpers import PROGRESS_AT, REPO, containers_of, processes_mentioning
+from integration.helpers import PROGRESS_AT, REPO, containers_of, processes_mentioning, stop_process
 
 pytestmark = pytest.mark.integration
 
@@ -282,10 +282,5 @@ def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExternalServe
         )
         yield ext
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_process(server)
         log.close()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from integration.helpers import command_lines
 
 from .conftest import ExternalServer, Fault, closing_line, quick, record, wait_for_progress
 
@@ -31,13 +31,7 @@ def test_external_run_end_to_end_keeps_the_password_out_of_every_command_line(fa
 
     def watch() -> None:  # every process's command line, all through the run
         while not done.is_set():
-            for proc in Path("/proc").iterdir():
-                if not proc.name.isdigit():
-                    continue
-                try:
-                    cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                except OSError:
-                    continue
+            for _, cmdline in command_lines():
                 ours = str(fault.tmpdir) in cmdline  # (other dbperf versions on this machine are not ours)
                 if external.password in cmdline or (ours and "--mysql-password" in cmdline):
                     seen["leaks"].append(cmdline)

@@ -137,9 +137,8 @@ def containers_of(owner_pid: int) -> list[str]:
     return [line for line in out.stdout.splitlines() if line.strip()]
 
 
-def processes_mentioning(text: str) -> list[str]:
-    """Command lines of live processes that mention ``text`` (e.g. a private TMPDIR)."""
-    found = []
+def command_lines() -> Iterator[tuple[str, str]]:
+    """(pid, command line) of every live process (one that ends while it is read is left out)."""
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -147,9 +146,22 @@ def processes_mentioning(text: str) -> list[str]:
             cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if text in cmdline:
-            found.append(f"{proc.name}: {cmdline.strip()}")
-    return found
+        yield proc.name, cmdline
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that mention ``text`` (e.g. a private TMPDIR)."""
+    return [f"{pid}: {cmdline.strip()}" for pid, cmdline in command_lines() if text in cmdline]
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace_s: float = 60) -> None:
+    """End a server a test started: SIGTERM (a clean shutdown), SIGKILL after ``grace_s``; always reaped."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def server_pids_under(folder: Path) -> list[int]:
@@ -250,9 +262,4 @@ def throwaway_mariadb(datadir: Path, *options: str) -> Iterator[Endpoint]:
         conn.close()
         yield Endpoint("127.0.0.1", port, "root", "", "sbtest")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
