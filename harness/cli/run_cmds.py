@@ -21,6 +21,7 @@ from harness.store import open_store
 
 if TYPE_CHECKING:
     from harness.imports.runs import ImportedRun
+    from harness.model.run import RunResult
 
 
 def scenario_names(settings: Settings) -> tuple[str, ...]:
@@ -61,7 +62,7 @@ def run_cmd(as_json: bool, **kwargs: Any) -> int:
     outcomes = [pipeline.run(settings, name, reporter, server=server, session=session) for name in names]
     runs = [r for o in outcomes for r in o.runs]
     if as_json:
-        docs = [r.summary_dict() for r in runs]
+        docs = [{**r.summary_dict(), "headline": _headline(r)} for r in runs]
         click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
     else:
         print_summary(runs)
@@ -73,6 +74,15 @@ def run_cmd(as_json: bool, **kwargs: Any) -> int:
     for error in errors:
         click.echo(f"dbperf: error: {error}", err=True)
     return max(o.exit_code for o in outcomes)
+
+
+def _headline(run: RunResult) -> dict[str, object] | None:
+    """The figure the scenario leads with (``headline`` in its TOML; tpcc: NOPM), as the report shows it."""
+    metric = str(run.options.get("headline", ""))
+    if not metric:
+        return None
+    label = str(run.options.get("headline_label") or metric)
+    return {"metric": metric, "label": label, "value": run.metric(metric)}
 
 
 @click.command("runs")
