@@ -51,6 +51,12 @@ def frame_name(name: str) -> str:
     return "0x" + (name[2:].lstrip("0") or "0") if name.startswith("0x") else name
 
 
+def unnamed_share(graph: CallGraph) -> float:
+    """The share of the dump's instructions spent in unnamed functions (callgrind's ``0x...`` names)."""
+    unnamed = sum(ir for name, ir in graph.self_ir.items() if name.startswith("0x"))
+    return unnamed / graph.total if graph.total > 0 else 0.0
+
+
 def roots(graph: CallGraph) -> dict[str, int]:
     """Functions with instructions no caller's edge accounts for, and how many (the stacks' bottoms)."""
     incoming: dict[str, int] = defaultdict(int)

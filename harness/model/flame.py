@@ -78,3 +78,6 @@ class FlameGraph:
     #: tells apart the flame graphs of one scenario and thread count in an invocation with several
     #: comparisons (the head server's name, made file-name safe); "" when there is one
     tag: str = ""
+    #: the share of each side's instructions in unnamed functions (``0x...`` addresses: no symbol for them)
+    base_unnamed: float = 0.0
+    head_unnamed: float = 0.0

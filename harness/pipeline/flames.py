@@ -4,6 +4,12 @@ For every A/B cost verdict, :func:`harness.judge.flame.representative` picks eac
 run's stored callgrind dump becomes a call graph (:func:`harness.measure.cost_dump.call_graph`), and
 :func:`harness.judge.flame.differential` merges the two sides' stacks. A comparison whose runs kept
 no dump (imported, or read from an older store) gets no flame graph and a note saying so.
+
+A changed scenario is compared on one server with itself: its base side is stored as ``S@base``
+(:data:`harness.ci.records.BASE_SUFFIX`), so the base side's runs are that scenario's when the outcome
+holds any, and the scenario's own otherwise. Each graph with instructions in unnamed functions (raw
+addresses of a binary without symbols for them) gets a note with their share on each side: such frames
+line up between runs of one build only (docs/pull-request-checks.md).
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from harness.ci.records import BASE_SUFFIX
 from harness.errors import HarnessError
-from harness.judge.flame import differential, representative
+from harness.judge.flame import differential, representative, unnamed_share
 from harness.measure.cost_dump import call_graph
 from harness.model import Outcome, RunResult, Verdict
 from harness.model.flame import FlameGraph
@@ -22,12 +29,29 @@ from harness.servers.callgrind import TOGGLE
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
-def _side(runs: Sequence[RunResult], verdict: Verdict, server: str) -> list[RunResult]:
+def _side(runs: Sequence[RunResult], verdict: Verdict, server: str, scenario: str) -> list[RunResult]:
     return [
         r
         for r in runs
-        if r.kind == "cost" and r.server == server and r.threads == verdict.threads and r.scenario == verdict.scenario
+        if r.kind == "cost" and r.server == server and r.threads == verdict.threads and r.scenario == scenario
     ]
+
+
+def _base_side(runs: Sequence[RunResult], verdict: Verdict) -> list[RunResult]:
+    """The base side's cost runs: the ``S@base`` scenario's (a changed scenario), else the scenario's own."""
+    changed = _side(runs, verdict, verdict.base, verdict.scenario + BASE_SUFFIX)
+    return changed or _side(runs, verdict, verdict.base, verdict.scenario)
+
+
+def unnamed_note(graph: FlameGraph) -> str:
+    """One line on the share of instructions in unnamed functions, "" when neither side has any."""
+    if graph.base_unnamed <= 0 and graph.head_unnamed <= 0:
+        return ""
+    return (
+        f"flame graph of {graph.scenario} {graph.threads}t: {graph.base_unnamed * 100:.1f} % of base's and "
+        f"{graph.head_unnamed * 100:.1f} % of head's instructions are in unnamed functions (addresses of a "
+        "binary without symbols for them); their frames line up between runs of one build only"
+    )
 
 
 def flame_graphs(outcome: Outcome) -> tuple[tuple[FlameGraph, ...], tuple[str, ...]]:
@@ -37,8 +61,8 @@ def flame_graphs(outcome: Outcome) -> tuple[tuple[FlameGraph, ...], tuple[str, .
     for verdict in outcome.verdicts:
         if verdict.kind != "cost" or verdict.mode != "ab":
             continue
-        base_run = representative(_side(outcome.runs, verdict, verdict.base))
-        head_run = representative(_side(outcome.runs, verdict, verdict.head))
+        base_run = representative(_base_side(outcome.runs, verdict))
+        head_run = representative(_side(outcome.runs, verdict, verdict.head, verdict.scenario))
         label = f"{verdict.scenario} {verdict.threads}t"
         if base_run is None or head_run is None or base_run.cost_profile is None or head_run.cost_profile is None:
             notes.append(f"no flame graph for {label}: its cost runs kept no callgrind dump")
@@ -49,14 +73,16 @@ def flame_graphs(outcome: Outcome) -> tuple[tuple[FlameGraph, ...], tuple[str, .
         except HarnessError as exc:
             notes.append(f"no flame graph for {label}: {exc}")
             continue
-        graphs.append(
-            differential(
-                verdict.scenario,
-                verdict.threads,
-                ((verdict.base, base_run, base_graph), (verdict.head, head_run, head_graph)),
-                anchor=TOGGLE,  # stacks start where collection does: statement dispatch
-            )
+        graph = differential(
+            verdict.scenario,
+            verdict.threads,
+            ((verdict.base, base_run, base_graph), (verdict.head, head_run, head_graph)),
+            anchor=TOGGLE,  # stacks start where collection does: statement dispatch
         )
+        graph = replace(graph, base_unnamed=unnamed_share(base_graph), head_unnamed=unnamed_share(head_graph))
+        graphs.append(graph)
+        if note := unnamed_note(graph):
+            notes.append(note)
     if len({(g.base, g.head) for g in graphs}) > 1:  # several comparisons: the head names the file too
         graphs = [replace(g, tag=_UNSAFE.sub("_", g.head).strip("_")[:60]) for g in graphs]
     return tuple(graphs), tuple(notes)

@@ -271,14 +271,15 @@ def test_an_outcome_gets_one_flame_graph_per_cost_comparison() -> None:
     one = Verdict("ab", "oltp_point_select", 1, "base", "head", (), kind="cost")
     timing = replace(one, kind="time")
     graphs, notes = flame_graphs(Outcome(runs, (one, timing)))
-    assert [file_name(g) for g in graphs] == ["flamegraph-oltp_point_select-1t.svg"] and not notes
+    assert [file_name(g) for g in graphs] == ["flamegraph-oltp_point_select-1t.svg"]
+    assert [n.split(":")[0] for n in notes] == ["flame graph of oltp_point_select 1t"]  # its unnamed share
     assert graphs[0].root.head == pytest.approx(109.0)  # the handmade head: 1,090 instructions, 10 transactions
     # two comparisons of one scenario: the head server names each file; a side without dumps gets a note
     other = replace(one, head="mariadb-local+performance_schema=ON")
     stripped = tuple(replace(r, server=other.head, cost_profile=CostProfile(total_ir=1090)) for r in runs[3:])
     graphs, notes = flame_graphs(Outcome((*runs, *stripped), (one, other)))
     assert [file_name(g) for g in graphs] == ["flamegraph-oltp_point_select-1t.svg"]
-    assert notes == ("no flame graph for oltp_point_select 1t: its cost runs kept no callgrind dump",)
+    assert notes[-1] == "no flame graph for oltp_point_select 1t: its cost runs kept no callgrind dump"
     twice = replace(other, head="head2")
     again = tuple(replace(r, server="head2") for r in runs[3:])
     graphs, _ = flame_graphs(Outcome((*runs, *again), (one, twice)))
@@ -286,3 +287,27 @@ def test_an_outcome_gets_one_flame_graph_per_cost_comparison() -> None:
         "flamegraph-oltp_point_select-head-1t.svg",
         "flamegraph-oltp_point_select-head2-1t.svg",
     ]
+
+
+def test_a_changed_scenarios_flame_graph_compares_its_base_definition_with_its_head() -> None:
+    """A changed scenario runs on one server with itself: its base side is stored as ``S@base``, and the
+    flame graph must take that side's runs (head against head showed nothing, under a table that moved)."""
+    from harness.model import Outcome, Verdict
+    from harness.pipeline.flames import flame_graphs
+
+    def side(scenario: str, dump: str) -> list[RunResult]:
+        return [replace(run(f"{scenario}-{i}", dump), scenario=scenario) for i in range(3)]
+
+    runs = (*side("oltp_point_select@base", "flame-base.callgrind"), *side("oltp_point_select", "flame-head.callgrind"))
+    one = Verdict("ab", "oltp_point_select", 1, "mariadb-local", "mariadb-local", (), kind="cost")
+    (flame,), notes = flame_graphs(Outcome(runs, (one,)))
+    assert flame.base_run.startswith("oltp_point_select@base-") and flame.head_run.startswith("oltp_point_select-")
+    assert (flame.root.base, flame.root.head) == (pytest.approx(100.0), pytest.approx(109.0))
+    assert top_changes(flame)[0][1].self_delta == pytest.approx(9.0)  # execute's 90 more instructions
+    # the handmade dumps' one unnamed function (100 of 1,000 and of 1,090 instructions) is stated
+    assert (flame.base_unnamed, flame.head_unnamed) == (pytest.approx(0.1), pytest.approx(100 / 1090))
+    assert notes == (
+        "flame graph of oltp_point_select 1t: 10.0 % of base's and 9.2 % of head's instructions are in unnamed "
+        "functions (addresses of a binary without symbols for them); their frames line up between runs of one "
+        "build only",
+    )
