@@ -32,13 +32,27 @@ from harness.config.servers import load_server
 from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.model import RunKind
+from harness.model.operations import is_operation_metric
+from harness.model.run import METRICS
 from harness.pipeline.design_check import DesignError
 
 #: Timing is kept where its best wall-clock test (QPS or the latency percentile) would find a change of
 #: the minimum effect at least this often; below, a timing verdict would be INCONCLUSIVE anyway.
 MIN_POWER = 0.5
-#: The wall-clock metrics cost cannot stand in for: the power that decides whether timing runs.
-WALL_METRICS = ("qps", "p95_ms", "p99_ms")
+
+
+def wall_clock(metric: str) -> bool:
+    """Whether a gating metric is measured on the wall clock, which cost cannot stand in for (its power
+    decides whether timing runs): the judged metrics of :data:`harness.model.run.METRICS` that are not
+    a cost per transaction (QPS, the percentiles, capacity at the SLO), and every per-operation metric
+    (:data:`harness.model.operations.OPERATION_FIELDS`: operations per second or minute, latencies in ms,
+    ``ops_per_s`` and ``NEW_ORDER.p95_ms`` alike)."""
+    if is_operation_metric(metric):
+        return True
+    return metric in METRICS and not metric.endswith(_PER_TXN)
+
+
+_PER_TXN = "_per_txn"  # instructions, CPU time and the work vector per transaction: cost's own measures
 #: The ``--servers`` word for every server that dbperf starts from a local binary.
 LOCAL = "local"
 
@@ -241,7 +255,7 @@ def decide(settings: Settings, the_plan: CiPlan) -> CiPlan:
             continue
         prefix = f"{c.head_server} {c.scenario} "
         own = [
-            a for a in tests if a.label.startswith(prefix) and a.label.endswith(" time") and a.metric in WALL_METRICS
+            a for a in tests if a.label.startswith(prefix) and a.label.endswith(" time") and wall_clock(a.metric)
         ]
         best = max(own, key=lambda a: a.power, default=None)
         if best is not None and best.power >= MIN_POWER:

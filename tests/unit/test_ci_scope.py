@@ -249,3 +249,34 @@ def test_the_docs_show_the_table_as_it_is() -> None:
             for pattern in cells[0].split(", "):
                 shown[pattern.strip("`")] = (cells[2] != "cost", cells[1])
     assert shown == {row.pattern: (row.timing, row.why) for row in SENSITIVITY}
+
+
+def test_wall_clock_metrics_come_from_the_metric_definitions() -> None:
+    from harness.ci.scope import wall_clock
+
+    assert all(wall_clock(m) for m in ("qps", "p95_ms", "p99_ms", "capacity_qps", "ops_per_s"))
+    assert all(wall_clock(m) for m in ("READ.p99_ms", "NEW_ORDER.ops_per_min", "NEW_ORDER.p95_ms", "SCAN.p99_ms"))
+    assert not any(wall_clock(m) for m in ("instr_per_txn", "cpu_per_txn", "sys_fsync", "bp_reads", "READ.nope"))
+
+
+def test_a_per_operation_workload_change_is_timed_on_its_own_metrics(cli_env: Path) -> None:
+    """ycsb-like scenarios gate ops_per_s and READ.p99_ms: timing's power is computed on them, not "no
+    wall-clock metric gates it"."""
+    from test_ciplan import git, scenario_toml
+
+    ops = scenario_toml("ops", "lua/ops.lua").replace(
+        "writes = false\n", 'writes = false\ngate = ["ops_per_s", "READ.p99_ms", "instr_per_txn"]\n'
+    )
+    commit(cli_env, "a per-operation scenario", {"scenarios/ops.toml": ops, "scenarios/lua/ops.lua": "-- v1\n"})
+    git(cli_env, "branch", "-f", "main", "HEAD")
+    commit(cli_env, "heavier", {"scenarios/lua/ops.lua": "-- v2\n"})
+    from harness.cli import cli
+
+    result = CliRunner().invoke(cli, ["ci", "plan", "--base", "main", "--head", "change", "-s", "ops", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert kinds(doc) == [("local-a ops", ["cost"])]
+    (line,) = doc["left_out"]
+    assert "no wall-clock metric gates it" not in line
+    assert line.startswith("timing on local-a ops: power ")
+    assert "(ops_per_s, noise" in line or "(READ.p99_ms, noise" in line
