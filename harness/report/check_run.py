@@ -9,7 +9,10 @@ scenario, the metric, the change and its interval. A regression of a comparison 
 (a removed setting) is listed in the summary instead.
 
 Everything comes from the checked verdicts of :mod:`harness.report.trusted_comment` (names, numbers,
-paths, lines), never from the run's own text. GitHub takes at most :data:`PER_REQUEST` annotations per
+paths, lines), never from the run's own text. The summary is Markdown: every name in it is inert (a code
+span, or :func:`harness.report.mdtable.inert`), so it mentions nobody and links nowhere but the run page;
+titles and annotation messages are plain text, which GitHub does not render as Markdown.
+GitHub takes at most :data:`PER_REQUEST` annotations per
 request: the first request creates the check run with the first batch, each further batch is a
 ``PATCH repos/{owner}/{repo}/check-runs/{id}`` (GitHub appends annotations).
 
@@ -27,7 +30,7 @@ from pathlib import Path
 
 from harness.errors import ReportError
 from harness.model import DefinitionChange, MetricVerdict, Verdict
-from harness.report.mdtable import cell
+from harness.report.mdtable import cell, inert
 from harness.report.pr_sections import change_line
 from harness.report.trusted_comment import RUN_URL, SHA, load_changes, load_verdicts
 from harness.report.verdicts import (
@@ -110,7 +113,7 @@ def _summary(
         lines += ["**Change under test**", "", *(f"- {change_line(c)}" for c in shown), ""]
     if unplaced:
         lines += ["**Regressions not tied to a changed line**", ""]
-        lines += [f"- {cell(_message(v, mv, None))}" for v, mv in unplaced]
+        lines += [f"- {cell(inert(_message(v, mv, None)))}" for v, mv in unplaced]
         lines.append("")
     if run_url:
         lines.append(f"[Full report, verdicts and charts]({run_url}) (artifact `perf-results`)")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Verdict
 from harness.model.plan import PlanCheck
-from harness.report.mdtable import cell
+from harness.report.mdtable import cell, inert
 from harness.report.plans import plans_comment
 from harness.report.pr_sections import change_section, culprit_section, regressed_explained, worst_rows
 from harness.report.verdicts import (
@@ -77,7 +77,7 @@ def _row(verdict: Verdict, mv: MetricVerdict, several: bool) -> str:
         f"{OUTCOME_EMOJI.get(mv.outcome, '')} {outcome_word(mv)}".strip(),
         short_reason(mv),
     ]
-    return "| " + " | ".join(cell(c) for c in cells) + " |"
+    return "| " + " | ".join(cell(inert(c)) for c in cells) + " |"
 
 
 def _links(links: Links) -> list[str]:
@@ -134,7 +134,7 @@ def render_comment(
         lines += culprit_section(verdicts, n["culprits"])
         # links: the full report, then whatever else the run publishes (trend site, flame graphs)
         lines += [*_links(links), ""]
-        judged = judged_section(verdicts)
+        judged = [inert(line) for line in judged_section(verdicts)]
         shown = folded[: n["folded"]] if len(rows) > len(worst) else []
         if judged or shown:
             summary = f"What was judged, and all {len(rows)} rows" if shown else "What was judged"
@@ -148,7 +148,7 @@ def render_comment(
         lines += plans_comment(plans, n["plans"])
         if notes[: n["notes"]]:
             lines += ["<details>", f"<summary>⚠️ {len(notes[: n['notes']])} warning(s)</summary>", ""]
-            lines += [f"- {cell(note)}" for note in notes[: n["notes"]]]
+            lines += [f"- {cell(inert(note))}" for note in notes[: n["notes"]]]
             lines += ["", "</details>", ""]
         if n["notes"] < len(notes):
             lines += [f"{len(notes) - n['notes']} more warning(s) in the full report.", ""]

@@ -6,6 +6,7 @@ attention in view and puts everything else in a collapsible ``<details>`` block 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 COLLAPSE_ABOVE = 20
@@ -20,6 +21,32 @@ def cell(text: object) -> str:
     """Text made safe for one Markdown table cell (pipes escaped, no line breaks)."""
     value = " ".join(str(text).split())
     return value.replace("\\", "\\\\").replace("|", "\\|") or " "
+
+
+#: GitHub turns these into mentions (``@user``, ``@org/team``), emails (``user@host.tld``), issue references
+#: (``#12``) and links (``https://``, ``www.``) in text outside code spans. An ``@`` between a word and a
+#: part without a dot (``mariadb-local@base``, the harness's own labels) is neither mention nor email.
+_LIVE = re.compile(r"(?<![A-Za-z0-9_])@|@(?=[A-Za-z0-9_.+-]*\.)|#|:(?=//)|(?i:www)(?=\.)")
+
+
+def inert(text: object) -> str:
+    """Text GitHub shows as written, outside a code span: a zero-width space after each ``@`` that could
+    start a mention or an email, each ``#``, the ``:`` of ``://`` and ``www``, so no mention, issue
+    reference or autolink is made (the trick bots use in release notes). Other names are unchanged."""
+    return _LIVE.sub(lambda m: m.group(0) + "\u200b", str(text))
+
+
+def code(text: object, limit: int = 200) -> str:
+    """``text`` as one Markdown code span (inert: GitHub makes no mention, reference or link inside one),
+    on one line and at most ``limit`` characters; a backtick inside is kept, fenced by a longer run of
+    backticks (CommonMark 6.1). In a table cell, escape its pipes (``\\|``) as GitHub's tables need."""
+    flat = " ".join(str(text).split())
+    flat = flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if not flat:
+        return "`?`"
+    fence = "`" * (max((len(r) for r in re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
 
 
 def short(text: str, limit: int = REASON_MAX) -> str:

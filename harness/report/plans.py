@@ -13,7 +13,7 @@ from typing import TextIO
 from rich.text import Text
 
 from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
-from harness.report.mdtable import cell, table
+from harness.report.mdtable import cell, code, inert, table
 from harness.report.tables import new_table, show
 from harness.report.terminal import console
 
@@ -60,7 +60,7 @@ def plans_markdown(checks: Sequence[PlanCheck]) -> list[str]:
     lines.append("")
     for check in checks:
         for statement in check.changed:
-            lines += [f"**Plan changed** ({_md(check.scenario)}): `{_code(statement.template)}`", ""]
+            lines += [f"**Plan changed** ({_md(check.scenario)}): {code(statement.template)}", ""]
             lines += [f"{_md('; '.join(statement.changes))}", ""]
             lines += [*_md_table(statement), ""]
     lines.append(
@@ -100,12 +100,6 @@ def _sorting(plan: QueryPlan | None) -> str:
     return ", ".join(w for w, on in (("filesort", plan.filesort), ("temporary", plan.temporary)) if on)
 
 
-def _code(text: str) -> str:
-    """Text safe inside a Markdown code span (no backticks, one line, at most 200 characters)."""
-    flat = " ".join(text.replace("`", "'").split())
-    return flat if len(flat) <= 200 else flat[:199] + "…"
-
-
 def plans_comment(checks: Sequence[PlanCheck], shown: int) -> list[str]:
     """The comment's section: a line per comparison with a changed plan, and the first ``shown`` changed
     statements' plans folded (the comment shortens this first when it is too long)."""
@@ -115,7 +109,7 @@ def plans_comment(checks: Sequence[PlanCheck], shown: int) -> list[str]:
     lines = [f"🔀 {_md(plans_summary(c))}" for c in checks if c.changed]
     body: list[str] = []
     for check, statement in changed[:shown]:
-        body += [f"`{_code(statement.template)}` ({_md(check.scenario)}): {_md('; '.join(statement.changes))}", ""]
+        body += [f"{code(statement.template)} ({_md(check.scenario)}): {_md('; '.join(statement.changes))}", ""]
         body += [*_md_table(statement), ""]
     if len(changed) > shown:
         body += [f"{len(changed) - shown} more changed plan(s) in the full report.", ""]
@@ -128,5 +122,6 @@ def _md_table(statement: StatementPlans) -> list[str]:
 
 
 def _md(text: str) -> str:
-    """Text for Markdown outside code: a cell's escaping, and ``<subquery2>`` shown rather than taken for HTML."""
-    return cell(text).replace("<", "&lt;").replace(">", "&gt;")
+    """Text for Markdown outside code: a cell's escaping, ``<subquery2>`` shown rather than taken for HTML, and
+    names inert (:func:`harness.report.mdtable.inert`: no mention, reference or link)."""
+    return inert(cell(text).replace("<", "&lt;").replace(">", "&gt;"))

@@ -3,9 +3,10 @@ each scenario, and the functions behind each regressed cost comparison.
 
 Both renderers of the comment (:mod:`harness.report.comment`, on the run's side and, from the checked
 ``verdicts.json``, in the trusted job) and the Markdown report use these, so what a reviewer reads first
-is the same everywhere: *what changed* (file, setting, old → new, and the servers' versions), *what it
-did* (one row per scenario: its worst metric) and *where* (three functions per regressed cost comparison,
-with their share of the change).
+is the same everywhere (every name a pull request wrote is inert: in a code span or through
+:func:`harness.report.mdtable.inert`): *what changed* (file, setting, old → new, and the servers'
+versions), *what it did* (one row per scenario: its worst metric) and *where* (three functions per
+regressed cost comparison, with their share of the change).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.model import DefinitionChange, FunctionDelta, MetricVerdict, Verdict
-from harness.report.mdtable import cell
+from harness.report.mdtable import cell, code, inert
 from harness.report.verdicts import (
     OUTCOME_ORDER,
     comparison_label,
@@ -30,17 +31,9 @@ CULPRITS = 3
 UNNAMED = "(unnamed functions)"
 
 
-def code(text: str, limit: int = 200) -> str:
-    """``text`` as a Markdown code span: one line, no backtick, at most ``limit`` characters (a name the
-    trusted job checked never holds a backtick, a pipe or a line break, so nothing is changed there)."""
-    flat = " ".join(str(text).replace("`", "'").split())
-    flat = flat if len(flat) <= limit else flat[: limit - 1] + "…"
-    return f"`{flat}`" if flat else "`?`"
-
-
 def _where(change: DefinitionChange) -> str:
     at = f"{code(change.file)} line {change.line}" if change.line else code(change.file)
-    section = f", [{change.section}]" if change.section and change.section != "variables" else ""
+    section = f", [{inert(change.section)}]" if change.section and change.section != "variables" else ""
     return at + section
 
 
@@ -62,7 +55,7 @@ def server_pairs(verdicts: Sequence[Verdict]) -> list[tuple[str, str, str]]:
     """Each compared pair once, sorted: its mode and both servers as `name` (version)."""
     seen = sorted({(v.mode, v.base, v.base_version, v.head, v.head_version) for v in verdicts})
     return [
-        (mode, f"`{base}`" + (f" ({bv})" if bv else ""), f"`{head}`" + (f" ({hv})" if hv else ""))
+        (mode, code(base) + (f" ({inert(bv)})" if bv else ""), code(head) + (f" ({inert(hv)})" if hv else ""))
         for mode, base, bv, head, hv in seen
     ]
 
@@ -136,7 +129,7 @@ def culprit_section(verdicts: Sequence[Verdict], shown: int) -> list[str]:
         "| :--- | ---: | :--- | ---: | ---: | ---: | ---: |",
     ]
     for verdict in regressed[:shown]:
-        scenario = cell((f"{comparison_label(verdict)}: " if several else "") + verdict.scenario)
+        scenario = cell(inert((f"{comparison_label(verdict)}: " if several else "") + verdict.scenario))
         for d in culprits(verdict):
             cells = (
                 scenario,

@@ -6,7 +6,12 @@ comments) therefore never posts Markdown from that run. It reads ``verdicts.json
 only what it can check, and renders the comment itself with :func:`harness.report.comment.render_comment`:
 
 * names (scenarios, servers, refs, versions) must match :data:`NAME`: letters, digits and ``._+:@/~-``,
-  at most 100 characters, so no Markdown, HTML, mention or link gets through;
+  at most 100 characters, so no Markdown markup or HTML gets through. Such a name can still read as a
+  mention (``x:@octocat``), an email or a link (``https://evil.example``, ``www.evil.example``), so the
+  renderers print every name a pull request wrote inert: in a code span, or with a zero-width space
+  after each ``@`` and ``#``, in ``://`` and after ``www`` (:func:`harness.report.mdtable.inert`). No
+  mention, issue reference, link (but the run page) or HTML from the run gets into the comment or the
+  check run's summary (``tests/unit/test_comment_inert.py`` renders both with GitHub's cmark-gfm);
 * metrics, outcomes, causes, methods, modes and kinds must be ones dbperf knows;
 * numbers must be finite, counts whole and in range;
 * free text the run wrote (reasons, summaries, warnings) is dropped: the reason column is rebuilt from
