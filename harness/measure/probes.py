@@ -159,48 +159,80 @@ def perf_support() -> str:
     return ""
 
 
+#: A counter read at the window's start slower than this (seconds, and share of the window) is noted.
+LATE_COUNTERS_S = 0.02
+LATE_COUNTERS_SHARE = 0.01
+
+
 @dataclass
 class ProbeSession:
-    """Start at the beginning of the measured window, stop at its end."""
+    """Start at the beginning of the measured window, stop at its end.
+
+    Opening reads the server's CPU clock first (one system call: the window's start), then its counters
+    over ``read_counters`` (a connection opened before sysbench started,
+    :func:`harness.servers.provider.held_status`): a new connection's handshake and status query wait
+    behind every busy client thread of a saturated server, and once took longer than the window itself.
+    How late the counters were read, and a CPU reading that saw no work, become :attr:`notes`
+    (docs/method.md, "The probe window").
+    """
 
     pid: int | None
     endpoint: Endpoint | None
+    read_counters: Callable[[], dict[str, int]] | None = None
+    #: The measured window's planned length (seconds): a late counter read is noted against it
+    window_s: float = 0.0
     _cpu0: float | None = None
     _status0: dict[str, int] = field(default_factory=dict)
+    _status_lag_s: float = 0.0
     _perf: subprocess.Popen[bytes] | None = None
     _perf_out: Path | None = None
     _note: str = ""
     started: bool = False
+    #: "line" when sysbench's interval line past the warm-up opened the window, "clock" when the timer did
+    opened_by: str = ""
+    #: What the readings cannot be taken for (set when the window closes; the run keeps them as notes)
+    notes: tuple[str, ...] = ()
     _closed: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def start(self) -> None:
+    def start(self, by: str = "line") -> None:
         """Open the window (once; the interval line and the clock may both ask, from two threads)."""
         with self._lock:
             if self.started or self._closed:
                 return
             self.started = True
+            self.opened_by = by
             self._open()
 
     def timer(self, after_s: float) -> threading.Timer:
         """A timer (not yet started) that opens the window ``after_s`` seconds after it starts."""
-        clock = threading.Timer(after_s, self.start)
+        clock = threading.Timer(after_s, self.start, kwargs={"by": "clock"})
         clock.daemon = True
         return clock
 
+    def _counters(self) -> dict[str, int]:
+        if self.read_counters is not None:
+            return self.read_counters()
+        assert self.endpoint is not None
+        return read_status(self.endpoint)
+
     def _open(self) -> None:
-        if self.endpoint is not None:
-            try:
-                self._status0 = read_status(self.endpoint)
-            except ServerError:
-                self._status0 = {}
         if self.pid is None:
             self._note = "server process not visible from this host"
+        else:
+            try:
+                self._cpu0 = process_cpu_seconds(self.pid)
+            except ServerError:
+                self._cpu0 = None
+        if self.endpoint is not None or self.read_counters is not None:
+            asked = time.monotonic()
+            try:
+                self._status0 = self._counters()
+            except ServerError:
+                self._status0 = {}
+            self._status_lag_s = time.monotonic() - asked
+        if self.pid is None:
             return
-        try:
-            self._cpu0 = process_cpu_seconds(self.pid)
-        except ServerError:
-            self._cpu0 = None
         self._note = perf_support()
         if not self._note:
             handle, name = tempfile.mkstemp(prefix="dbperf-perf-", suffix=".csv")
@@ -230,18 +262,39 @@ class ProbeSession:
                 cpu = None
         instructions = self._stop_perf()
         deltas: dict[str, int] = {}
-        if self.endpoint is not None and self._status0:
+        if self._status0:
             try:
-                now = read_status(self.endpoint)
+                now = self._counters()
                 deltas = {k: now[k] - self._status0[k] for k in STATUS_COUNTERS if k in now and k in self._status0}
             except ServerError:
                 deltas = {}
+        self.notes = self._window_notes(cpu, deltas)
+        if cpu is not None and cpu <= 0.0:
+            cpu = None  # a server that ran statements used CPU: a reading of none is not a measurement
         return Probes(
             server_cpu_s=cpu,
             instructions=instructions,
             instructions_note=self._note if instructions is None else "",
             status_deltas=deltas,
         )
+
+    def _window_notes(self, cpu: float | None, deltas: dict[str, int]) -> tuple[str, ...]:
+        """What the readings cannot be taken for: the counters read late, a CPU reading of nothing."""
+        notes: list[str] = []
+        if self.opened_by == "clock":
+            notes.append("the server readings' window was opened by the clock, not by sysbench's interval line")
+        if self._status_lag_s > max(LATE_COUNTERS_S, LATE_COUNTERS_SHARE * self.window_s):
+            share = f" ({self._status_lag_s / self.window_s:.0%} of it)" if self.window_s > 0 else ""
+            notes.append(
+                f"the server's counters took {self._status_lag_s:.2f} s to read at the window's start{share}, behind "
+                "a saturated server's clients: its per-transaction counters may miss up to that much of the window"
+            )
+        if cpu is not None and cpu <= 0.0 and deltas.get("questions", 0) > 0:
+            notes.append(
+                f"server CPU not measured: its CPU clock did not move while it answered {deltas['questions']:,} "
+                "statements"
+            )
+        return tuple(notes)
 
     def _stop_perf(self) -> float | None:
         if self._perf is None or self._perf_out is None:

@@ -10,10 +10,10 @@ stored too, with their reason, and never become baselines.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ServerError
 from harness.measure import warmup
 from harness.measure.consistency import run_check
 from harness.measure.context import RunContext, build_result
@@ -23,14 +23,16 @@ from harness.measure.probes import ProbeSession
 from harness.measure.session import Live, Session
 from harness.model import (
     IntervalSample,
+    LatencyBucket,
     Probes,
     RunKind,
     RunResult,
     Scenario,
     Server,
     Testbed,
+    Totals,
 )
-from harness.servers.provider import ServerInstance
+from harness.servers.provider import ServerInstance, held_status
 from harness.sysbench.driver import run, run_argv, workdir
 
 
@@ -67,7 +69,9 @@ def _time(live: Live) -> RunResult:
     ctx, instance, served, label = live.ctx, live.instance, live.served, live.label
     scenario = ctx.scenario
     with contextlib.ExitStack() as stack:
-        probes = ProbeSession(instance.host_pid, instance.endpoint)
+        probes = ProbeSession(
+            instance.host_pid, instance.endpoint, _held_counters(stack, instance), window_s=scenario.time_s
+        )
 
         def on_interval(sample: IntervalSample) -> None:
             if not probes.started and sample.t_s >= scenario.warmup_s - 0.05:
@@ -144,8 +148,48 @@ def _time(live: Live) -> RunResult:
             probes=readings,
             build_id=live.build_id,
             operations=outcome.operations,
-            notes=(*live.ledger.warnings, *((found.describe(),) if found else ()), *((crowd,) if crowd else ())),
+            notes=(
+                *live.ledger.warnings,
+                *((found.describe(),) if found else ()),
+                *((crowd,) if crowd else ()),
+                *probes.notes,
+                *histogram_coverage_notes(outcome.totals, outcome.histogram),
+            ),
         )
+
+
+def _held_counters(stack: contextlib.ExitStack, instance: ServerInstance) -> Callable[[], dict[str, int]] | None:
+    """The server's counters over a connection opened now, before sysbench's clients (None: not reachable)."""
+    try:
+        return stack.enter_context(held_status(instance.endpoint))
+    except ServerError:
+        return None
+
+
+def histogram_coverage_notes(totals: Totals | None, histogram: Sequence[LatencyBucket]) -> tuple[str, ...]:
+    """A note when the latency histogram holds noticeably fewer transactions than the window's count.
+
+    sysbench cuts its counters, then its histogram, at the warm-up's checkpoint; a checkpoint thread kept
+    off the CPU between the two puts the transactions that ended in between in the warm-up's histogram
+    but the window's count, so the histogram never holds more than the count (docs/method.md, "One
+    window").
+    """
+    if totals is None or not histogram or totals.events <= 0:
+        return ()
+    counted = sum(b.count for b in histogram)
+    missing = totals.events - counted
+    if missing <= HISTOGRAM_NOTE_SHARE * totals.events:
+        return ()
+    lag_ms = missing / (totals.events / totals.time_s) * 1000 if totals.time_s > 0 else 0.0
+    return (
+        f"p50-p99 come from {counted:,} of the window's {totals.events:,} transactions: sysbench reset its "
+        f"latency histogram about {lag_ms:.0f} ms after its counters at the warm-up's end (a starved client "
+        "CPU); the others are in the warm-up's histogram",
+    )
+
+
+#: The histogram's shortfall against the window's count (a share of it) above which a run says so.
+HISTOGRAM_NOTE_SHARE = 0.005
 
 
 def _headline(scenario: Scenario) -> dict[str, str]:

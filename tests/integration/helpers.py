@@ -85,22 +85,33 @@ def assert_plausible(
     assert sum(i.errors for i in run.intervals) <= max_error_ratio * sum(i.events for i in run.intervals)
     # sysbench may skip the last interval report when the run ends on it, so compare rates
     interval_events = sum(i.events for i in measured)
-    # (the interval and cumulative counters are read at slightly different instants)
-    assert interval_events <= totals.events * 1.01 + 2 * threads, (
-        f"{where}: intervals count {interval_events} events, totals {totals.events}"
+    # Two sysbench threads cut the window at the warm-up's end: the report thread (intervals) and the
+    # checkpoint thread (totals), woken by the same tick; on a starved client CPU one may run up to a
+    # scheduling round after the other. The bound that holds: at most 1 s of the window's transactions.
+    per_second = totals.events / totals.time_s
+    assert interval_events <= totals.events + per_second, (
+        f"{where}: intervals count {interval_events} events, totals {totals.events}: more than the 1 s of "
+        f"transactions ({per_second:.0f}) the two cuts at the warm-up's end may be apart"
     )
     interval_tps = interval_events / sum(i.interval_s for i in measured)
     assert 0.5 * m.tps <= interval_tps <= 1.5 * m.tps, f"{where}: interval tps {interval_tps} vs {m.tps}"
 
-    # the histogram covers exactly the measured window: its counts are the events
+    # The histogram covers the measured window less what ended between sysbench's two cuts at the warm-up's
+    # end (its counters first, then its histogram: harness/measure/timing.py, histogram_coverage_notes):
+    # never more than the window's count, at most 1 s of it, and a run missing more than 0.5 % says so.
     assert run.histogram, f"{where}: no histogram stored"
     hist_events = sum(b.count for b in run.histogram)
-    assert abs(hist_events - totals.events) <= max(0.01 * totals.events, threads), (
-        f"{where}: histogram {hist_events} vs events {totals.events}"
+    missing = totals.events - hist_events
+    assert 0 <= missing <= per_second, (
+        f"{where}: histogram {hist_events} vs events {totals.events}: expected 0 to {per_second:.0f} fewer "
+        "(the transactions that ended between sysbench's two cuts at the warm-up's end, at most 1 s of them)"
     )
+    said = any("latency histogram" in note for note in run.notes)
+    assert said == (missing > 0.005 * totals.events), f"{where}: {missing} missing from the histogram; {run.notes}"
     assert all(b.count > 0 and b.value_ms > 0 for b in run.histogram)
 
-    # server CPU per transaction from /proc of the server process (local and container alike)
+    # server CPU per transaction from the server process's CPU clock (local and container alike), read
+    # first when the window opens (before the counters, whose read waits behind a saturated server's clients)
     cpu_s = run.probes.server_cpu_s
     assert cpu_s is not None and cpu_s > 0, f"{where}: server CPU {cpu_s} s for {totals.events} events; {run.probes}"
     assert m.cpu_per_txn is not None and m.cpu_per_txn > 0, f"{where}: cpu/txn {m.cpu_per_txn}"
