@@ -21,7 +21,10 @@ under valgrind ("Cannot map innodb_buffer_pool_size_max"), and without native AI
 server never becomes ready; MariaDB 11.x generates a TLS certificate at every start (30-120 s under
 valgrind), which ``skip-ssl`` avoids (sysbench does not use TLS). In a container valgrind must not be PID 1
 (the container runs with an init), ``callgrind_control`` runs inside it (its FIFOs live in the
-server's /tmp), and the pid it needs is the one ``vgdb -l`` lists there.
+server's /tmp, gone with the container), and the pid it needs is the one ``vgdb -l`` lists there. A local
+server's valgrind makes its three gdbserver FIFOs (``vgdb-pipe-*``) in the run's own dump folder
+(``--vgdb-prefix``, :func:`vgdb_prefix`), which is removed with the run whatever ends it: in TMPDIR, where
+valgrind puts them by default, a killed server left them behind.
 
 glibc's allocator is pinned for counted servers (:data:`MALLOC_TUNABLES`): glibc raises its mmap
 threshold, for every thread, the first time any thread frees a large mapped block (a background
@@ -100,7 +103,8 @@ class Callgrind:
 
     toggle: str = TOGGLE
 
-    def argv(self, out_dir: str) -> list[str]:
+    def argv(self, out_dir: str, *, vgdb_dir: str = "") -> list[str]:
+        """valgrind's arguments; ``vgdb_dir``: the folder its gdbserver FIFOs go in (TMPDIR when not given)."""
         return [
             "valgrind",
             "--tool=callgrind",
@@ -110,6 +114,7 @@ class Callgrind:
             "--dump-instr=no",
             "--instr-atstart=no",
             "--collect-systime=yes",
+            *([f"--vgdb-prefix={vgdb_prefix(vgdb_dir)}"] if vgdb_dir else []),
         ]
 
     @staticmethod
@@ -122,6 +127,11 @@ class Callgrind:
             extra["loose-innodb_buffer_pool_size_max"] = variables.get("innodb_buffer_pool_size", "512M")
             extra["skip_ssl"] = "ON"
         return {**COUNTED_VARIABLES.get(flavour, {}), **variables, **extra}
+
+
+def vgdb_prefix(folder: str) -> str:
+    """The ``--vgdb-prefix`` that puts valgrind's FIFOs in ``folder`` (valgrind and its tools need the same)."""
+    return f"{folder}/vgdb-pipe"
 
 
 def server_environment(inherited: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -149,18 +159,20 @@ class Control:
 
     ``prefix`` runs the command elsewhere (``docker exec CONTAINER``); ``out_dir`` is the host folder
     the dumps land in; ``pid`` is the valgrind process as ``callgrind_control`` sees it (found with
-    ``vgdb -l`` when not given).
+    ``vgdb -l`` when not given); ``vgdb_dir`` is the folder valgrind was told to put its FIFOs in
+    (:meth:`Callgrind.argv`).
     """
 
-    def __init__(self, out_dir: Path, pid: int | None, prefix: Sequence[str] = ()) -> None:
+    def __init__(self, out_dir: Path, pid: int | None, prefix: Sequence[str] = (), *, vgdb_dir: str = "") -> None:
         self.out_dir = out_dir
         self.prefix = list(prefix)
         self._pid = pid
+        self._vgdb = [f"--vgdb-prefix={vgdb_prefix(vgdb_dir)}"] if vgdb_dir else []
 
     @property
     def pid(self) -> int:
         if self._pid is None:
-            out = self._run(["vgdb", "-l"], "list valgrind processes", check=False)
+            out = self._run(["vgdb", *self._vgdb, "-l"], "list valgrind processes", check=False)
             pids = re.findall(r"use --pid=(\d+) for \S*valgrind", out)
             if len(pids) != 1:
                 raise ServerError(f"expected one valgrind process in the server, vgdb -l says: {out.strip()[:200]}")
@@ -188,13 +200,13 @@ class Control:
 
     def zero(self) -> None:
         """Switch instrumentation on and zero the counters: the measured window starts now."""
-        self._run(["callgrind_control", "-i", "on", str(self.pid)], "switch instrumentation on")
-        self._run(["callgrind_control", "-z", str(self.pid)], "zero the counters")
+        self._run(["callgrind_control", *self._vgdb, "-i", "on", str(self.pid)], "switch instrumentation on")
+        self._run(["callgrind_control", *self._vgdb, "-z", str(self.pid)], "zero the counters")
 
     def dump(self, label: str) -> Path:
         """Dump the counters since the last zero; returns the new dump file on the host."""
         before = set(self.out_dir.glob("cg.out.*"))
-        self._run(["callgrind_control", "-d", label, str(self.pid)], "dump the counters")
+        self._run(["callgrind_control", *self._vgdb, "-d", label, str(self.pid)], "dump the counters")
         new = sorted(set(self.out_dir.glob("cg.out.*.*")) - before)
         if not new:
             raise ServerError(f"callgrind wrote no dump into {self.out_dir}")

@@ -262,7 +262,7 @@ class LocalProvider:
             out_dir = run_dir / "callgrind"
             if callgrind is not None:
                 out_dir.mkdir()
-                argv = [*callgrind.argv(str(out_dir)), *argv]
+                argv = [*callgrind.argv(str(out_dir), vgdb_dir=str(out_dir)), *argv]
             if self.server.cpuset:
                 argv = ["taskset", "-c", self.server.cpuset, *argv]
             env = child_environment()
@@ -286,7 +286,7 @@ class LocalProvider:
             version, endpoint = launch.ready(
                 self.server, port, self.binary, alive=lambda: proc.poll() is None, log_tail=log_tail
             )
-            control = Control(out_dir, process.pid) if callgrind else None
+            control = Control(out_dir, process.pid, vgdb_dir=str(out_dir)) if callgrind else None
             yield LocalInstance(endpoint, process, version, log_path, control)
         finally:
             if process is not None:
