@@ -67,11 +67,12 @@ class OperationStats:
     latency_sum_ms: float
     seconds: float  # the measured window the rates are over
     histogram: tuple[LatencyBucket, ...] = ()
+    misses: int = 0  # operations (in count) that read a row which must exist and found none
 
     def __post_init__(self) -> None:
         if not valid_type(self.type):
             raise ValueError(f"operation type {self.type!r} must be upper case (READ, NEW_ORDER)")
-        if self.count < 0 or self.errors < 0 or self.retries < 0 or self.seconds < 0:
+        if self.count < 0 or self.errors < 0 or self.retries < 0 or self.misses < 0 or self.seconds < 0:
             raise ValueError(f"operation {self.type}: counts and seconds must not be negative")
 
     @property

@@ -350,6 +350,7 @@ def operation_dict(op: OperationStats) -> dict[str, object]:
         "count": op.count,
         "errors": op.errors,
         "retries": op.retries,
+        "misses": op.misses,
         "ops_per_s": op.ops_per_s,
         "avg_ms": op.avg_ms,
         "p50_ms": op.p50_ms,

@@ -39,6 +39,7 @@ class OperationRow:
     p99_ms: float | None
     errors: int  # summed over the repetitions
     retries: int
+    misses: int = 0  # reads that found no row, summed over the repetitions
 
 
 def _median(values: Sequence[float | None]) -> float | None:
@@ -77,6 +78,7 @@ def operation_rows(runs: Sequence[RunResult]) -> list[OperationRow]:
                     p99_ms=_median([o.p99_ms for o in ops]),
                     errors=sum(o.errors for o in ops),
                     retries=sum(o.retries for o in ops),
+                    misses=sum(o.misses for o in ops),
                 )
             )
     return rows
@@ -84,7 +86,7 @@ def operation_rows(runs: Sequence[RunResult]) -> list[OperationRow]:
 
 _HEADER = (
     "scenario", "server", "threads", "operation", "share", "ops/s", "ops/min",
-    "avg ms", "p50 ms", "p95 ms", "p99 ms", "errors", "retries",
+    "avg ms", "p50 ms", "p95 ms", "p99 ms", "errors", "retries", "misses",
 )  # fmt: skip
 
 
@@ -103,6 +105,7 @@ def _cells(row: OperationRow) -> list[str]:
         fmt_value(row.p99_ms),
         str(row.errors),
         str(row.retries),
+        str(row.misses),
     ]
 
 
@@ -161,6 +164,7 @@ def operations_markdown(runs: Sequence[RunResult]) -> list[str]:
         "",
         "<sub>medians over the ok timing repetitions; share: of all operations; errors and retries: summed "
         "(retries are deadlocks and lock-wait timeouts retried before the operation succeeded or failed); "
+        "misses: reads of a row that must exist that found none, summed (any fails the run); "
         "percentiles from each type's merged latency histogram.</sub>",
         "",
     ]

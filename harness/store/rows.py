@@ -181,6 +181,7 @@ def operation_table(runs: Sequence[RunResult]) -> pa.Table:
                 "p95_ms": op.p95_ms,
                 "p99_ms": op.p99_ms,
                 "histogram": json.dumps([[b.value_ms, b.count] for b in op.histogram]),
+                "misses": op.misses,
             }
             for name, value in row.items():
                 columns[name].append(value)
@@ -197,6 +198,7 @@ def operation_from_row(row: Mapping[str, Any]) -> OperationStats:
         latency_sum_ms=float(row["latency_sum_ms"]),
         seconds=float(row["seconds"]),
         histogram=tuple(LatencyBucket(float(v), int(c)) for v, c in json.loads(row["histogram"] or "[]")),
+        misses=int(row.get("misses") or 0),  # NULL in rows stored before schema version 7
     )
 
 

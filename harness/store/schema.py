@@ -21,7 +21,7 @@ from harness.errors import StoreError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 #: Every column of ``runs`` in the current version, with its DuckDB type.
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -156,6 +156,7 @@ OPERATION_COLUMNS: tuple[tuple[str, str], ...] = (
     ("p95_ms", "DOUBLE"),
     ("p99_ms", "DOUBLE"),
     ("histogram", "VARCHAR"),
+    ("misses", "BIGINT"),  # version 7 (issue 37): reads that found no row; NULL in older rows
 )
 # --- end per-operation statistics ---------------------------------------------------------------------
 
@@ -274,6 +275,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V6_ADDED
     ),
     # --- end of the issue 20 block ---
+    # --- issue 37: per-operation read misses ---
+    6: ("ALTER TABLE operations ADD COLUMN IF NOT EXISTS misses BIGINT",),
+    # --- end of the issue 37 block ---
 }
 
 

@@ -39,7 +39,7 @@ from harness.model import IntervalSample, LatencyBucket, OperationStats, Scenari
 from harness.model.endpoint import Endpoint
 from harness.sysbench.failures import SysbenchFailure, classify_failure, overrun
 from harness.sysbench.histogram import parse_histogram
-from harness.sysbench.operations import parse_operations
+from harness.sysbench.operations import miss_failure, parse_operations
 from harness.workspace import child_environment
 
 PINNED_VERSION = "1.0.20"
@@ -300,6 +300,7 @@ def parse_output(text: str, *, warmup_s: float, exit_code: int, expected_s: floa
             cause=f"the workload script wrote a malformed per-operation line ({exc.problem})",
             fix="fix the script's DBPERF-OPS output (scenarios/README.md, the per-operation protocol)",
         )
+    failure = failure or miss_failure(operations)  # a read of a record that does not exist (issue 37)
     if failure is None and exit_code != 0:
         failure = classify_failure(text + "\n(exit code only)", exit_code)
     if failure is None and totals is None:

@@ -3,8 +3,13 @@
 Each sysbench thread of a script that uses ``scenarios/lua/dbperf_ops.lua`` writes in
 ``thread_done()``, with one ``io.write``::
 
-    DBPERF-OPS {"thread": 0, "ops": {"READ": {"count": 9, "errors": 0, "retries": 0,
+    DBPERF-OPS {"thread": 0, "ops": {"READ": {"count": 9, "errors": 0, "retries": 0, "misses": 0,
                                              "latency_ms_sum": 1.23, "hist": [[0.105, 3], [0.107, 6]]}}}
+
+``misses`` (optional, 0 when absent) counts the operations that read a row which must exist and found
+none; the script decides which reads must find their row (YCSB's reads of acknowledged records).
+:func:`miss_failure` turns any miss into the run's failure: a workload that reads records it never
+wrote measures something else (scenarios/README.md, the per-operation protocol).
 
 :func:`parse_operations` merges the threads: counts add up, histograms are merged bucket by bucket
 (each value snapped to sysbench's 1024 log-scale buckets), and the rates are over the measured
@@ -21,6 +26,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import LogParseError
 from harness.model.operations import OperationStats, merge_histograms, valid_type
+from harness.sysbench.failures import SysbenchFailure
 
 OPS_PREFIX = "DBPERF-OPS "
 _EXPECTED = 'DBPERF-OPS {"thread": N, "ops": {"TYPE": {"count": c, "errors": e, "retries": r, ...}}}'
@@ -31,6 +37,7 @@ class _Merged:
     count: int = 0
     errors: int = 0
     retries: int = 0
+    misses: int = 0
     latency_sum_ms: float = 0.0
     histograms: list[list[tuple[float, int]]] = field(default_factory=list)
 
@@ -64,6 +71,7 @@ def _add(merged: dict[str, _Merged], document: object) -> None:
         into.count += _nonneg_int(entry.get("count"))
         into.errors += _nonneg_int(entry.get("errors", 0))
         into.retries += _nonneg_int(entry.get("retries", 0))
+        into.misses += _nonneg_int(entry.get("misses", 0))
         latency = entry.get("latency_ms_sum", 0.0)
         if not isinstance(latency, int | float) or latency < 0:
             raise ValueError(f"{op}.latency_ms_sum {latency!r} is not a duration")
@@ -96,6 +104,24 @@ def parse_operations(
             latency_sum_ms=m.latency_sum_ms,
             seconds=seconds,
             histogram=merge_histograms(m.histograms),
+            misses=m.misses,
         )
         for op, m in sorted(merged.items())
+    )
+
+
+def miss_failure(operations: Iterable[OperationStats]) -> SysbenchFailure | None:
+    """The run's failure when any operation read a row that must exist and found none, else None."""
+    missed = [op for op in operations if op.misses > 0]
+    if not missed:
+        return None
+    counts = ", ".join(f"{op.misses:,} of {op.count:,} {op.type}" for op in missed)
+    return SysbenchFailure(
+        kind="consistency",
+        error_code=None,
+        excerpt="",
+        cause=f"the workload read records that do not exist ({counts} found no row), so it measured "
+        "something other than its definition.",
+        fix="the workload script must read only records whose insert was acknowledged "
+        "(scenarios/README.md, the per-operation protocol); rerun after fixing it.",
     )

@@ -2,8 +2,12 @@
 -- reported in thread_done() as ONE line per sysbench thread (the per-operation protocol, see
 -- scenarios/README.md):
 --
---   DBPERF-OPS {"thread":0,"ops":{"READ":{"count":9,"errors":0,"retries":0,"latency_ms_sum":1.234,
---                                   "hist":[[0.105,3],[0.107,6]]}}}
+--   DBPERF-OPS {"thread":0,"ops":{"READ":{"count":9,"errors":0,"retries":0,"misses":0,
+--                                   "latency_ms_sum":1.234,"hist":[[0.105,3],[0.107,6]]}}}
+--
+-- "misses" counts the operations (in "count") that read a row which must exist and found none; the
+-- script decides which reads those are (YCSB's READ, SCAN and READ_MODIFY_WRITE read acknowledged
+-- records only). dbperf fails a run with any miss (scenarios/README.md, the per-operation protocol).
 --
 -- Usage in a workload script:
 --   local ops = require("dbperf_ops")
@@ -55,7 +59,7 @@ end
 local function entry(op)
    local s = stats[op]
    if s == nil then
-      s = { count = 0, errors = 0, retries = 0, sum = 0.0, hist = {} }
+      s = { count = 0, errors = 0, retries = 0, misses = 0, sum = 0.0, hist = {} }
       stats[op] = s
       order[#order + 1] = op
    end
@@ -81,8 +85,9 @@ local function bucket(ms)
 end
 
 --- Record one finished operation of type `op` that started at `t0`; `retries` (default 0) counts the
---- times it was retried (deadlocks, lock-wait timeouts) before it succeeded.
-function M.done(op, t0, retries)
+--- times it was retried (deadlocks, lock-wait timeouts) before it succeeded, `misses` (default 0) the
+--- rows it had to find and did not.
+function M.done(op, t0, retries, misses)
    if not started then
       M.init()
    end
@@ -93,6 +98,7 @@ function M.done(op, t0, retries)
    local s = entry(op)
    s.count = s.count + 1
    s.retries = s.retries + (retries or 0)
+   s.misses = s.misses + (misses or 0)
    s.sum = s.sum + ms
    local i = bucket(ms)
    s.hist[i] = (s.hist[i] or 0) + 1
@@ -122,8 +128,9 @@ function M.line()
       for k, i in ipairs(idx) do
          hist[k] = string.format("[%.6g,%d]", math.exp(i / MULT + DEDUCT), s.hist[i])
       end
-      parts[#parts + 1] = string.format('"%s":{"count":%d,"errors":%d,"retries":%d,"latency_ms_sum":%.6f,"hist":[%s]}',
-         op, s.count, s.errors, s.retries, s.sum, table.concat(hist, ","))
+      parts[#parts + 1] = string.format(
+         '"%s":{"count":%d,"errors":%d,"retries":%d,"misses":%d,"latency_ms_sum":%.6f,"hist":[%s]}',
+         op, s.count, s.errors, s.retries, s.misses, s.sum, table.concat(hist, ","))
    end
    return string.format('DBPERF-OPS {"thread":%d,"ops":{%s}}\n', sysbench.tid or 0, table.concat(parts, ","))
 end

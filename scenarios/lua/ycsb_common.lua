@@ -14,12 +14,29 @@
 -- JDBC binding does; a thread inserts the keys next + tid + k * threads, where `next` (the first record
 -- number never inserted) is kept in the table ycsb_meta so that a later sysbench process (cost mode's
 -- measured run after its warm-up run) goes on where the last one stopped (a rolled-back warm-up, dbperf's
--- --dbperf-rollback, keeps no record: its inserts reuse one number); "latest" takes the newest
--- key as if every thread had inserted as many records as this one; zipfian choices cover
--- the loaded records only (not the keys inserted during the run); READ_MODIFY_WRITE is one operation
--- (its read and update are not also counted as READ and UPDATE).
+-- --dbperf-rollback, keeps no record: its inserts reuse one number); "latest" counts back from the
+-- newest ACKNOWLEDGED record, as YCSB's AcknowledgedCounterGenerator does: the longest run of record
+-- numbers from `next` whose inserts have all returned, read from per-thread counters in memory the
+-- sysbench threads share (sysbench threads are separate Lua states in one process: the counters are a
+-- small file mapped by every thread, one slot each; no statement is added, and at 1 thread the keys are
+-- the ones this thread inserted, as before); zipfian choices cover the loaded records only (not the
+-- keys inserted during the run); READ_MODIFY_WRITE is one operation (its read and update are not also
+-- counted as READ and UPDATE). Reads of a record that must exist and found none are counted as misses
+-- (dbperf_ops.lua), and dbperf fails a run that has any.
 local ffi = require("ffi")
 local ops = require("dbperf_ops")
+
+-- each declaration on its own: a declaration another module made already is kept
+for _, decl in ipairs({
+   "int open(const char *path, int flags, int mode);",
+   "int close(int fd);",
+   "int ftruncate(int fd, int64_t length);",
+   "void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset);",
+   "int unlink(const char *path);",
+   "int getpid(void);",
+}) do
+   pcall(ffi.cdef, decl)
+end
 
 local M = {}
 
@@ -240,8 +257,77 @@ local function prepare_statements()
    stmt.scan:bind_param(stmt.scan_key, stmt.scan_len)
 end
 
+-- ---------------------------------------------------------------------------------------------
+-- Acknowledged inserts across threads (YCSB's AcknowledgedCounterGenerator)
+--
+-- Slot 0 holds the process's start time (a stale file of an earlier process with the same pid is
+-- reset), slot 1 + tid the number of inserts thread tid has had acknowledged. Thread tid inserts record
+-- numbers next + tid + k * threads, so records next .. next + acknowledged() - 1 all exist.
+
+local acks = nil -- int64_t[1 + threads] in the shared mapping (nil: one thread, or no inserts)
+local acks_path = nil
+
+local function process_token()
+   local f = io.open("/proc/self/stat", "r")
+   local text = f and f:read("*l") or ""
+   if f then
+      f:close()
+   end
+   return tonumber(text:match("%) %S+" .. string.rep(" %S+", 18) .. " (%d+)")) or 0
+end
+
+local function map_acks(threads)
+   local shm = io.open("/dev/shm", "r")
+   local dir = shm and "/dev/shm" or (os.getenv("TMPDIR") or "/tmp")
+   if shm then
+      shm:close()
+   end
+   acks_path = string.format("%s/dbperf-ycsb-acks-%d", dir, ffi.C.getpid())
+   local size = 8 * (threads + 1)
+   local fd = ffi.C.open(acks_path, 66, 384) -- O_RDWR | O_CREAT, 0600
+   if fd < 0 or ffi.C.ftruncate(fd, size) ~= 0 then
+      error("ycsb: cannot create the acknowledged-insert counters in " .. acks_path)
+   end
+   local p = ffi.C.mmap(nil, size, 3, 1, fd, 0) -- PROT_READ | PROT_WRITE, MAP_SHARED
+   ffi.C.close(fd)
+   if ffi.cast("intptr_t", p) == -1 then
+      error("ycsb: cannot map the acknowledged-insert counters in " .. acks_path)
+   end
+   acks = ffi.cast("volatile int64_t *", p)
+   local token = process_token()
+   if acks[0] ~= token then -- a file left by an earlier process: only counts undercount while reset
+      for i = 1, threads do
+         acks[i] = 0
+      end
+      acks[0] = token
+   end
+end
+
+--- Record numbers next_insert + 0 .. + n - 1 are all acknowledged: n, the longest such run.
+local function acknowledged()
+   if acks == nil then
+      return inserted * sysbench.opt.threads
+   end
+   local threads = sysbench.opt.threads
+   local counts, least = {}, math.huge
+   for t = 1, threads do
+      counts[t] = tonumber(acks[t])
+      if counts[t] < least then
+         least = counts[t]
+      end
+   end
+   local run = least * threads
+   for t = 1, threads do
+      if counts[t] <= least then
+         break
+      end
+      run = run + 1
+   end
+   return run
+end
+
 local function newest()
-   return next_insert - 1 + inserted * sysbench.opt.threads
+   return next_insert - 1 + acknowledged()
 end
 
 local function choose()
@@ -254,9 +340,14 @@ local function choose()
    return M.scrambled_zipfian(sysbench.opt.table_size, u)
 end
 
+--- 1 when a statement that must find a row found none, else 0.
+local function missed(rs)
+   return (rs ~= nil and type(rs) ~= "boolean" and tonumber(rs.nrows) == 0) and 1 or 0
+end
+
 local function read(n)
    stmt.read_key:set(M.key(n))
-   stmt.read:execute()
+   return missed(stmt.read:execute())
 end
 
 local function update(n)
@@ -277,24 +368,32 @@ local function insert()
       -- a rolled-back warm-up (dbperf's --dbperf-rollback) keeps no record: the next insert takes the same
       -- number again, and "latest" stays the newest record the table really holds
       inserted = inserted + 1
+      if acks ~= nil then
+         acks[sysbench.tid + 1] = inserted -- acknowledged: the autocommit INSERT has returned
+      end
    end
+   return 0
 end
 
 local function scan(n)
    stmt.scan_key:set(M.key(n))
    stmt.scan_len:set(sysbench.rand.uniform(1, sysbench.opt.max_scan_length))
-   stmt.scan:execute()
+   return missed(stmt.scan:execute()) -- a scan starts at an existing record: at least one row
 end
 
 local ACTIONS = {
-   READ = function() read(choose()) end,
-   UPDATE = function() update(choose()) end,
+   READ = function() return read(choose()) end,
+   UPDATE = function()
+      update(choose())
+      return 0
+   end,
    INSERT = insert,
-   SCAN = function() scan(choose()) end,
+   SCAN = function() return scan(choose()) end,
    READ_MODIFY_WRITE = function()
       local n = choose()
-      read(n)
+      local miss = read(n)
       update(n)
+      return miss
    end,
 }
 
@@ -332,6 +431,9 @@ function M.define(spec)
       else
          next_insert = sysbench.opt.table_size
       end
+      if inserts and sysbench.opt.threads > 1 then
+         map_acks(sysbench.opt.threads)
+      end
       prepare_statements()
       ops.init()
    end
@@ -341,8 +443,8 @@ function M.define(spec)
       for _, m in ipairs(mix) do
          if u < m.limit then
             local t0 = ops.start()
-            m.action()
-            ops.done(m.op, t0)
+            local misses = m.action()
+            ops.done(m.op, t0, 0, misses)
             return
          end
       end
@@ -353,6 +455,9 @@ function M.define(spec)
       if inserts and inserted > 0 then
          con:query(string.format("UPDATE ycsb_meta SET value = GREATEST(value, %d) WHERE name = 'next_insert'",
             next_insert + sysbench.tid + inserted * sysbench.opt.threads))
+      end
+      if acks_path ~= nil then
+         ffi.C.unlink(acks_path) -- every thread has mapped it by now; the mapping outlives the name
       end
       con:disconnect()
    end

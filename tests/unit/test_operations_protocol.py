@@ -98,3 +98,26 @@ def test_record_validates():
     with pytest.raises(ValueError, match="negative"):
         replace(op, count=-1)
     assert op.p99_ms is None and op.avg_ms == 1.0 and not math.isnan(op.ops_per_s or 0)
+
+
+def test_misses_add_up_over_threads_and_default_to_none():
+    lines = [
+        'DBPERF-OPS {"thread":0,"ops":{"READ":{"count":10,"misses":2,"hist":[]}}}',
+        'DBPERF-OPS {"thread":1,"ops":{"READ":{"count":5,"misses":1,"hist":[]},"INSERT":{"count":3}}}',
+    ]
+    ops = {o.type: o for o in parse_operations(lines, 1.0)}
+    assert ops["READ"].misses == 3 and ops["INSERT"].misses == 0
+    with pytest.raises(LogParseError, match="not a count"):
+        parse_operations(['DBPERF-OPS {"thread":0,"ops":{"READ":{"count":1,"misses":-1}}}'], 1.0)
+
+
+def test_a_read_miss_fails_the_run_naming_the_operation_and_its_share():
+    """A workload that read a record it never wrote measured something else (issue 37)."""
+    text = "\n".join(PROBE)
+    assert parse_output(text, warmup_s=0, exit_code=0, expected_s=0).failure is None
+    # the probe's READ line with misses: the whole output is otherwise the same
+    missed = re.sub(r'"READ":\{"count":(\d+),', r'"READ":{"count":\1,"misses":7,', text, count=1)
+    outcome = parse_output(missed, warmup_s=0, exit_code=0, expected_s=0)
+    assert outcome.failure is not None and outcome.failure.kind == "consistency"
+    assert re.search(r"7 of [\d,]+ READ found no row", outcome.failure.message()), outcome.failure.message()
+    assert "acknowledged" in outcome.failure.message()

@@ -64,6 +64,18 @@ def test_store_round_trip_with_and_without_samples(tmp_path: Path) -> None:
     assert not (store.runs_dir / without.run_id / "operations.parquet").exists()  # no empty file per run
 
 
+def test_read_misses_are_stored_and_shown(tmp_path: Path) -> None:
+    """A read that found no row is counted per type, kept by the store and in run --json (issue 37)."""
+    missed = tuple(replace(o, misses=3) if o.type == "READ" else o for o in PROBE)
+    store = Store(tmp_path / "dbperf.duckdb")
+    result = ycsb_run(missed)
+    store.save(result)
+    assert {o.type: o.misses for o in store.get(result.run_id).operations} == {"READ": 3, "UPDATE": 0}
+    doc = result.summary_dict()
+    assert [o["misses"] for o in doc["operations"]] == [3, 0]  # type: ignore[union-attr]
+    assert [r.misses for r in operation_rows([result])] == [3, 0]
+
+
 def test_rows_merge_repetitions_and_leave_cost_runs_out() -> None:
     runs = [ycsb_run(), ycsb_run(), replace(ycsb_run(), kind="cost"), run(10.0)]
     rows = operation_rows(runs)
