@@ -17,7 +17,7 @@ from harness import pipeline
 from harness.cli.options import GATE_OPTIONS, JUDGE_OPTIONS, RUN_OPTIONS, filters, json_option, pop_shared, shared
 from harness.cli.run_cmds import scenario_names
 from harness.cli.selection import check_names, no_runs, pop_filter
-from harness.config.servers import check_variables
+from harness.config.servers import check_variables, server_options
 from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
@@ -242,7 +242,6 @@ def parse_head_vars(values: Sequence[str]) -> dict[str, str]:
         if not sep or not name.strip():
             raise ConfigError(f"--head-var takes NAME=VALUE (e.g. thread_handling=pool-of-threads), got {item!r}")
         out[name.strip()] = value.strip()
-    check_variables(out, "--head-var")
     return out
 
 
@@ -292,6 +291,7 @@ def compare_cmd(
         base_case = pipeline.resolve(settings, name, base)
         head_server = pipeline.resolve(settings, name, head).server if head else base_case.server
         if overrides:
+            check_variables(overrides, "--head-var", server_options(head_server))  # as that server reads them
             head_server = head_server.with_variables(overrides)
         if head_server.name == base_case.server.name and not overrides:
             click.echo("note: base and head are the same server: this is an A/A comparison", err=True)

@@ -27,18 +27,22 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from harness.config.files import load_toml_model, unknown_name
+from harness.config.option_names import OptionNames, Resolved, option_names
 from harness.errors import ConfigError
 from harness.model import Server
 
 _CPUSET = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 _VARIABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: The option groups of a my.cnf the server reads (``[mysqld]``, ``[mariadb-10.11]``, ``[client-server]`` ...).
+_SERVER_GROUP = re.compile(r"^(mysqld|mariadbd?|server|client-server|galera)(-.*)?$")
 
 #: Server variables that make the server run code or SQL from elsewhere, or open its files to SQL. A
 #: benchmark never needs them, and a server file or ``--head-var`` from a pull request could use them to
 #: run anything on the runner: refused unless the server file says ``allow_unsafe_variables = true``
-#: (``--head-var`` never sets them). Names as in my.cnf, lower case, ``-`` read as ``_``, ``loose_``
-#: ignored.
+#: (``--head-var`` never sets them). Canonical option names (lower case, ``_``): a written name is
+#: resolved to its option first (harness/config/option_names.py), so ``init_fil`` or ``loose-Init-File``
+#: is refused as ``init_file``.
 UNSAFE_VARIABLES: dict[str, str] = {
     "init_file": "runs the SQL in a file at start",
     "init_connect": "runs SQL on every connection",
@@ -84,9 +88,12 @@ PATH_VARIABLES = frozenset(
 )
 
 
-def _unsafe(name: str, value: str | None) -> str:
-    """Why setting ``name`` (to ``value``; None: any value) is refused, or ''."""
-    option = _option(name)
+def _unsafe(option: str, value: str | None) -> str:
+    """Why setting the option ``option`` (canonical; to ``value``, None: any value) is refused, or ''.
+
+    The one place that says which options are unsafe: callers resolve the written name first
+    (:meth:`OptionNames.resolve`), so a prefix, ``-``, case or ``loose_``/``skip_``/``maximum_`` spelling
+    is judged as the option the server would set."""
     if option in UNSAFE_VARIABLES:
         return UNSAFE_VARIABLES[option]
     if option in PATH_VARIABLES and (value is None or value.startswith(("/", "~")) or ".." in Path(value).parts):
@@ -94,17 +101,18 @@ def _unsafe(name: str, value: str | None) -> str:
     return ""
 
 
-def _option(name: str) -> str:
-    return name.strip().lower().replace("-", "_").removeprefix("loose_")
+def check_variables(
+    variables: Mapping[str, str], where: str, options: OptionNames | None, *, allow_unsafe: bool = False
+) -> dict[str, Resolved]:
+    """Refuse what would not stay one ``name = value`` line of my.cnf, names the server would not read as
+    exactly one option, and the variables that run code; return each name's resolved option.
 
-
-def check_variables(variables: Mapping[str, str], where: str, *, allow_unsafe: bool = False) -> None:
-    """Refuse what would not stay one ``name = value`` line of my.cnf, and the variables that run code.
-
-    ``where`` names the source in the message (a file, ``--head-var``). A newline in a name or value
-    would add a line of the user's choosing to the generated my.cnf; control characters have no place
-    in either.
+    ``where`` names the source in the message (a file, ``--head-var``); ``options`` is the server's option
+    list (None: no variables to resolve, only an empty mapping is accepted). A newline in a name or value
+    would add a line of the user's choosing to the generated my.cnf; control characters have no place in
+    either. With ``allow_unsafe`` a name the list does not know passes (a plugin's option, say).
     """
+    resolved: dict[str, Resolved] = {}
     for name, value in variables.items():
         if not _VARIABLE_NAME.match(name):
             raise ConfigError(
@@ -115,18 +123,36 @@ def check_variables(variables: Mapping[str, str], where: str, *, allow_unsafe: b
                 f"{where}: the value of server variable '{name}' holds a newline or another control character "
                 f"({value!r}); give it on one line"
             )
-        unsafe = _unsafe(name, value)
+        if options is None:
+            raise ConfigError(f"{where}: server variable '{name}' cannot be checked: no option list (a bug in dbperf)")
+        try:
+            option = options.resolve(name, where)
+        except ConfigError:
+            if allow_unsafe:
+                continue
+            raise
+        resolved[name] = option
+        unsafe = _unsafe(option.option, value)
         if unsafe and not allow_unsafe:
             raise ConfigError(
-                f"{where}: server variable '{name}' {unsafe}; dbperf refuses it unless the server file says "
-                "allow_unsafe_variables = true (see servers/README.md)"
+                f"{where}: server variable {option.shown()} {unsafe}; dbperf refuses it unless the server file "
+                "says allow_unsafe_variables = true (see servers/README.md)"
             )
+    return resolved
 
 
-def _check_config_file(path: Path, where: str, *, allow_unsafe: bool) -> None:
-    """The options of a my.cnf the server file names: no includes and no unsafe variables, unless allowed."""
+def _server_group(group: str | None) -> bool:
+    """Whether the server reads an option group (None: before any group, which the server refuses)."""
+    return group is None or bool(_SERVER_GROUP.match(group))
+
+
+def _check_config_file(path: Path, where: str, options: OptionNames, *, allow_unsafe: bool) -> None:
+    """The options of a my.cnf the server file names: no includes, every name in the groups the server
+    reads resolved to one option (as :func:`check_variables`), and no unsafe variable in any group,
+    unless allowed."""
     if allow_unsafe:
         return
+    group: str | None = None
     for raw in path.read_text(errors="replace").splitlines():
         line = raw.split("#", 1)[0].strip()
         if line.startswith("!"):
@@ -134,13 +160,22 @@ def _check_config_file(path: Path, where: str, *, allow_unsafe: bool) -> None:
                 f"{where}: {path.name} has {line.split()[0]!r}, which reads other files; put the options in "
                 "the file itself, or set allow_unsafe_variables = true"
             )
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1].strip().lower()
+            continue
         if not line or line.startswith(("[", ";")):
             continue
         name, sep, value = line.partition("=")
-        unsafe = _unsafe(name, value.strip().strip("'\"") if sep else "")
+        try:
+            option = options.resolve(name, f"{where}: {path.name}")
+        except ConfigError:
+            if _server_group(group):
+                raise
+            continue  # another program's group (``[client]``): its names are not the server's
+        unsafe = _unsafe(option.option, value.strip().strip("'\"") if sep else "")
         if unsafe:
             raise ConfigError(
-                f"{where}: {path.name} sets '{name.strip()}', which {unsafe}; dbperf refuses it unless the "
+                f"{where}: {path.name} sets {option.shown()}, which {unsafe}; dbperf refuses it unless the "
                 "server file says allow_unsafe_variables = true (see servers/README.md)"
             )
 
@@ -190,6 +225,18 @@ def _to_str(value: str | int | float | bool) -> str:
     return str(value)
 
 
+def _options(spec: _ServerFile, path: Path) -> OptionNames:
+    try:
+        return option_names(spec.flavour, spec.version)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+
+
+def server_options(server: Server) -> OptionNames:
+    """The option list a server's variable names are resolved against (its flavour's and version's)."""
+    return option_names(server.flavour, server.version)
+
+
 def load_server_file(path: Path) -> Server:
     """Read and validate one server file."""
     spec = load_toml_model(path, _ServerFile, "server", "servers/README.md")
@@ -206,9 +253,11 @@ def load_server_file(path: Path) -> Server:
             )
         if not config_file.is_file():
             raise ConfigError(f"{path}: config_file '{spec.config_file}' does not exist next to it")
-        _check_config_file(config_file, str(path), allow_unsafe=spec.allow_unsafe_variables)
+        _check_config_file(config_file, str(path), _options(spec, path), allow_unsafe=spec.allow_unsafe_variables)
     variables = {k: _to_str(v) for k, v in spec.variables.items()}
-    check_variables(variables, str(path), allow_unsafe=spec.allow_unsafe_variables)
+    check_variables(
+        variables, str(path), _options(spec, path) if variables else None, allow_unsafe=spec.allow_unsafe_variables
+    )
     return Server(
         name=spec.name,
         flavour=spec.flavour,

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness.config.option_names import server_setting_names, setting_name
 from harness.errors import ConfigError
 from harness.model import Scenario, Server
 from harness.sysbench.statements import required_prepared_statements
@@ -80,13 +81,10 @@ def size_bytes(text: str) -> int | None:
     return int(match.group(1)) * (1 << (10 * power))
 
 
-def _option_name(name: str) -> str:
-    name = name.strip().lower().replace("-", "_")
-    return name.removeprefix("loose_")
-
-
 def requested_values(server: Server) -> dict[str, str]:
-    """What the user asked for: the server's config file (server option groups), then its variables."""
+    """What the user asked for: the server's config file (server option groups), then its variables,
+    keyed by the option each name sets."""
+    options = server_setting_names(server.flavour, server.version)
     values: dict[str, str] = {}
     if server.config_file is not None and server.config_file.is_file():
         group = ""
@@ -96,8 +94,8 @@ def requested_values(server: Server) -> dict[str, str]:
                 group = line[1:-1].strip().lower().split("-", 1)[0]
             elif line and group in _OPTION_GROUPS:
                 name, _, value = line.partition("=")
-                values[_option_name(name)] = value.strip().strip("'\"")
-    values.update({_option_name(k): v for k, v in server.variables.items()})
+                values[setting_name(name, options)] = value.strip().strip("'\"")
+    values.update({setting_name(k, options): v for k, v in server.variables.items()})
     return values
 
 
