@@ -239,7 +239,7 @@ class DatasetCache:
                 shutil.rmtree(stale, ignore_errors=True)
             need = snapshot_bytes(server, scenario)
             _check_space(self.root, need, scenario, server)
-            outdated = self.outdated()
+            outdated = self.outdated(scenario)
             if outdated:
                 size = sum(folder_bytes(f) for f in outdated)
                 say(
@@ -306,15 +306,25 @@ class DatasetCache:
                 raise
             yield copy
 
-    def outdated(self) -> list[Path]:
-        """Snapshots an earlier loader prepared (another ``DATASET_LOADER``): no run restores them again."""
+    def outdated(self, scenario: Scenario | None = None) -> list[Path]:
+        """Snapshots an earlier loader prepared (another ``DATASET_LOADER``, or an earlier ``[dataset] loader``
+        of ``scenario``'s script): no run restores them again."""
         found = []
         for meta_path in sorted(self.root.glob("*/meta.json")):
             try:
                 parts = json.loads(meta_path.read_text()).get("key_parts")
             except (OSError, ValueError, AttributeError):
                 continue  # damaged: ensure() says so and prepares it again when its key is asked for
-            if isinstance(parts, dict) and parts.get("loader", 1) != DATASET_LOADER:
+            if not isinstance(parts, dict):
+                continue
+            dataset = parts.get("dataset")
+            earlier_rows = (
+                scenario is not None
+                and isinstance(dataset, dict)
+                and dataset.get("script") == scenario.dataset_key()["script"]
+                and int(dataset.get("loader", 1)) < scenario.dataset_loader
+            )
+            if parts.get("loader", 1) != DATASET_LOADER or earlier_rows:
                 found.append(meta_path.parent)
         return found
 

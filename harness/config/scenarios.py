@@ -130,6 +130,9 @@ class _Dataset(BaseModel):
     table_size: int = Field(ge=1)
     #: scenarios whose scripts load the same tables alike share the snapshot under this name
     shared_as: str = Field(default="", pattern=r"^([a-z0-9][a-z0-9_]*)?$")
+    #: the version of the rows the scenario's own loader writes (a custom script's ``prepare``): raise it
+    #: when the script's loader changes its rows, so no snapshot of the old rows is restored again
+    loader: int = Field(default=1, ge=1)
 
 
 class _ScenarioFile(BaseModel):
@@ -286,6 +289,8 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
     cost_definition = {
         key: definition[key] for key in ("script", "script_text", "rand_type", "options", "tables", "table_size")
     }
+    if spec.dataset.loader > 1:  # only then: the other scenarios' cost identities stay as they were
+        cost_definition["dataset_loader"] = spec.dataset.loader
     return Scenario(
         name=spec.name,
         script=spec.script,
@@ -315,6 +320,7 @@ def load_scenario_file(path: Path, profile: str) -> Scenario:
         dataset_name=f"shared:{spec.dataset.shared_as}:{stable_hash(modules_text)}" if spec.dataset.shared_as else "",
         headline=spec.headline,
         headline_label=spec.headline_label,
+        dataset_loader=spec.dataset.loader,
     )
 
 

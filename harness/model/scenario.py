@@ -126,6 +126,8 @@ class Scenario:
     headline_label: str = ""
     #: The name of a dataset several scenarios load alike (``ycsb``): they share its snapshot.
     dataset_name: str = ""
+    #: The version of the rows the scenario's own loader writes (``[dataset] loader``); part of the snapshot key.
+    dataset_loader: int = 1
 
     def __post_init__(self) -> None:
         if not self.threads or any(t < 1 for t in self.threads):
@@ -140,7 +142,14 @@ class Scenario:
 
     def dataset_key(self) -> dict[str, object]:
         """What a prepared dataset depends on (besides the server build and sysbench version)."""
-        return {"script": self.dataset_name or self.script, "tables": self.tables, "table_size": self.table_size}
+        key: dict[str, object] = {
+            "script": self.dataset_name or self.script,
+            "tables": self.tables,
+            "table_size": self.table_size,
+        }
+        if self.dataset_loader > 1:  # only then: the other scenarios' snapshots keep their keys
+            key["loader"] = self.dataset_loader
+        return key
 
     def with_overrides(
         self,
