@@ -17,7 +17,9 @@ in the short test summary (``FAILED <id> - PerformanceRegression: ...``) and whe
 the case (a malformed baseline, a refused design: :class:`~harness.errors.HarnessError`). Progress
 and notes go to the terminal as they happen, not into the captured output. The design is checked
 before running, as for ``dbperf gate``. The session ends with a summary table of every run, the
-verdicts, and the notes the measurements made.
+verdicts, and the notes the measurements made. When every failure was such an error, pytest exits 2,
+not 1 (a regression's code); an exception dbperf did not expect is a bug said in one line
+(:mod:`harness.crash`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import pytest
 from harness import pipeline
 from harness.config.option_table import OPTIONS
 from harness.config.settings import Settings, resolve_settings
+from harness.crash import crash_line
 from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegression
 from harness.measure.session import QuietReporter, Reporter, Session
 from harness.model import EXIT_ERROR, EXIT_REGRESSION, IntervalSample, Outcome, RunResult, Verdict
@@ -78,10 +81,15 @@ class NoticeReporter:
 
 
 class CaseFailed(pytest.fail.Exception):  # type: ignore[name-defined,misc]
-    """A scenario case that errored or failed, said in one line (see :func:`pytest_runtest_makereport`)."""
+    """A scenario case that errored or failed, said in one line (see :func:`pytest_runtest_makereport`),
+    with the exit code ``dbperf gate`` would have given it (2 an error, 1 a regression)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, exit_code: int = EXIT_ERROR) -> None:
         super().__init__(message, pytrace=False)
+        self.exit_code = exit_code
+
+
+_EXIT_PROPERTY = "dbperf_exit_code"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -94,7 +102,32 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if call.excinfo is not None and isinstance(call.excinfo.value, CaseFailed):
         report.longrepr = str(call.excinfo.value.msg)
+        report.user_properties.append((_EXIT_PROPERTY, call.excinfo.value.exit_code))  # crosses xdist
     return report
+
+
+class ExitCodes:
+    """Exit as ``dbperf gate`` would: 2 when every failure is a case that could not be measured or
+    judged (a harness error, a store that refused its runs, a bug in dbperf), so a broken setup never
+    reads as exit 1, a regression. The reports carry each case's code (across xdist too)."""
+
+    def __init__(self) -> None:
+        self.failed = 0
+        self.errors = 0
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.failed += 1
+            self.errors += (_EXIT_PROPERTY, EXIT_ERROR) in report.user_properties
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if exitstatus == pytest.ExitCode.TESTS_FAILED and self.failed and self.failed == self.errors:
+            session.exitstatus = EXIT_ERROR
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(ExitCodes(), "dbperf-exit-codes")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -143,6 +176,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = scenario_cases(settings_from_config(metafunc.config))
     except HarnessError as exc:
         raise pytest.UsageError(f"dbperf: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the last resort: a bug, in one line (harness.crash)
+        raise pytest.UsageError(crash_line(exc)) from None
     metafunc.parametrize("dbperf_case", cases, ids=[c.id for c in cases])
 
 
@@ -199,7 +234,7 @@ class Runner:
         if outcome.exit_code == EXIT_ERROR or outcome.error:
             raise CaseFailed(f"{case.id}: {_error_line(outcome)}")
         if outcome.exit_code == EXIT_REGRESSION:
-            raise CaseFailed(_failure(case, outcome, strict=self.settings.strict))
+            raise CaseFailed(_failure(case, outcome, strict=self.settings.strict), EXIT_REGRESSION)
         judged = [m for v in outcome.verdicts for m in v.metrics if m.outcome in _JUDGED]
         if not judged:
             reasons = dict.fromkeys(m.reason for v in outcome.verdicts for m in v.metrics) or {"no verdict": None}
@@ -247,6 +282,8 @@ def dbperf_outcome(dbperf_case: ScenarioCase, dbperf_runner: Runner) -> Outcome:
         outcome = dbperf_runner.run_case(dbperf_case)
     except HarnessError as exc:  # a malformed baseline, a refused design, no Docker engine: one line
         raise CaseFailed(f"{dbperf_case.id}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the last resort: a bug, in one line (harness.crash)
+        raise CaseFailed(f"{dbperf_case.id}: {crash_line(exc)}") from None
     if outcome.exit_code == EXIT_ERROR or outcome.error:
         raise CaseFailed(f"{dbperf_case.id}: {_error_line(outcome)}")
     return outcome

@@ -139,7 +139,10 @@ def _extract(archive: tarfile.TarFile, dest: Path) -> None:
     """Extract with tarfile's ``data`` filter, or, on Pythons before 3.11.4 (Debian 12 ships 3.11.2),
     only plain files and folders whose names stay inside ``dest``."""
     if hasattr(tarfile, "data_filter"):
-        archive.extractall(dest, filter="data")
+        try:
+            archive.extractall(dest, filter="data")
+        except tarfile.FilterError as exc:  # a link out of the tree, an absolute path, a device file
+            raise GitError(f"{exc}: refused (nothing outside the project is read); commit the file") from None
         return
     for member in archive.getmembers():
         name = posixpath.normpath(member.name)

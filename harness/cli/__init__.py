@@ -1,7 +1,8 @@
 """The ``dbperf`` command line: one command per task, sharing the pytest plugin's options.
 
 Exit codes: 0 success (or inconclusive without ``--strict``), 1 a performance regression,
-2 a usage or harness error (one line on stderr, no traceback), 130 interrupted.
+2 a usage or harness error (one line on stderr, no traceback), 130 interrupted. Anything else raised is a
+bug in dbperf: one line naming the file its traceback went to, and exit 2 (:mod:`harness.crash`).
 """
 
 from __future__ import annotations
@@ -197,4 +198,9 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(EXIT_REGRESSION)
     except KeyboardInterrupt:
         _interrupted()
+    except Exception as exc:  # noqa: BLE001 - the last resort: a bug in dbperf, said in one line (harness.crash)
+        from harness.crash import EXIT_CRASH, crash_line
+
+        click.echo(crash_line(exc), err=True)
+        sys.exit(EXIT_CRASH)
     sys.exit(code if isinstance(code, int) else 0)

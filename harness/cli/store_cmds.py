@@ -71,6 +71,7 @@ def migrate_cmd(target: str, **kwargs: Any) -> int:
     click.echo(
         f"copied {copied.runs:,} run(s) from {source.location} to {sink.location} in {copied.seconds:.1f} s"
         f"{f' ({rows} rows)' if rows else ''}; every table checked"
+        + (f"; deleted {copied.orphans} orphaned data file(s) an interrupted write had left" if copied.orphans else "")
     )
     return 0
 

@@ -13,6 +13,8 @@ from harness.config.values import did_you_mean
 from harness.errors import ConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+#: Far larger than any server or scenario file (the largest in the catalogue is a few KiB).
+MAX_BYTES = 1024 * 1024
 
 
 def load_toml_model(path: Path, model: type[ModelT], what: str, fields_doc: str) -> ModelT:
@@ -21,11 +23,17 @@ def load_toml_model(path: Path, model: type[ModelT], what: str, fields_doc: str)
     ``fields_doc`` says where the allowed fields are documented (shown for a misspelt field).
     """
     try:
-        data = tomllib.loads(path.read_text())
+        if path.stat().st_size > MAX_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_BYTES // 1024} KiB: not a {what} dbperf reads")
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a text file (no UTF-8 at byte {exc.start}); a {what} is TOML text") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise ConfigError(f"{path}: nested too deeply to be a {what}") from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

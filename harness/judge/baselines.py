@@ -37,6 +37,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness import bounded_json
 from harness.errors import BaselineError
 from harness.judge.explain import per_transaction, trimmed
 from harness.model import METRICS, RunKind, RunResult, Testbed
@@ -274,7 +275,7 @@ def _read(path: Path) -> dict[str, object]:
             f"{path}: not a text file (binary content); delete it and record the baseline again"
         ) from None
     try:
-        data = json.loads(text)
+        data = bounded_json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(
             f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); fix it or delete it and record again"

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness import bounded_json
 from harness.errors import StoreError, StoreUnansweredError
 from harness.model import IntervalSample, LatencyBucket, RunResult
 from harness.store.location import is_lake
@@ -81,7 +82,7 @@ def encode(run: RunResult) -> str:
 def decode(text: str, source: str = "<text>") -> RunResult:
     """A run back from :func:`encode`'s document; a clear error for anything else."""
     try:
-        doc = json.loads(text, object_hook=_revive)
+        doc = bounded_json.loads(text, object_hook=_revive)
     except (json.JSONDecodeError, ValueError) as exc:
         raise StoreError(f"{source}: not an unsaved-run file ({exc}); give the files dbperf named") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import bounded_json
 from harness.errors import ConfigError
 from harness.model.plan import PlanCheck
 from harness.model.run import RunResult
@@ -77,7 +78,7 @@ def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, st
 def read_document(text: str, source: str = "<document>") -> dict[str, Any]:
     """A ``--json`` document or ``verdicts.json`` read back; one line for anything this dbperf cannot read."""
     try:
-        doc = json.loads(text)
+        doc = bounded_json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{source}: not a dbperf verdicts document ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(doc, dict) or "verdicts" not in doc:

@@ -28,6 +28,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.crash import EXIT_CRASH, crash_line
 from harness.errors import ReportError
 from harness.model import DefinitionChange, MetricVerdict, Verdict
 from harness.report.mdtable import cell, inert
@@ -179,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     except ReportError as exc:
         print(f"dbperf: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - the last resort: a bug, in one line (harness.crash)
+        print(crash_line(exc, parser.prog), file=sys.stderr)
+        return EXIT_CRASH
     print(f"{len(written)} request(s) in {args.out}")
     return 0
 

@@ -45,6 +45,8 @@ import sys
 from pathlib import Path
 from typing import get_args
 
+from harness import bounded_json
+from harness.crash import EXIT_CRASH, crash_line
 from harness.errors import ReportError
 from harness.judge.classify import Cause
 from harness.judge.design import Kind as TestKind
@@ -272,7 +274,7 @@ def _change(raw: object, where: str) -> DefinitionChange:
 def load_changes(text: str) -> list[DefinitionChange]:
     """The checked change under test of a ``verdicts.json`` (none in a file from before it was written);
     call after :func:`load_verdicts`."""
-    raw = json.loads(text).get("changes", [])
+    raw = bounded_json.loads(text).get("changes", [])
     if not isinstance(raw, list) or len(raw) > MAX_CHANGES:
         raise _fail("changes", f"a list of at most {MAX_CHANGES} changes is expected")
     return [_change(c, f"changes[{i}]") for i, c in enumerate(raw)]
@@ -281,7 +283,9 @@ def load_changes(text: str) -> list[DefinitionChange]:
 def load_verdicts(text: str) -> tuple[list[Verdict], int]:
     """The checked verdicts of a ``verdicts.json``, and how many warnings the run wrote (only counted)."""
     try:
-        doc = json.loads(text)
+        doc = bounded_json.loads(text)
+    except bounded_json.JSONLimitError as exc:  # checked before parsing: depth, size, digits
+        raise _fail("the file", f"beyond what dbperf writes: {exc}") from None
     except (json.JSONDecodeError, RecursionError) as exc:
         raise _fail("the file", f"not JSON: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != DOCUMENT_FORMAT:
@@ -335,7 +339,7 @@ def _statement(raw: object, where: str) -> StatementPlans:
 
 def load_plans(text: str) -> list[PlanCheck]:
     """The checked query plans of a ``verdicts.json`` (none when it has none); call after :func:`load_verdicts`."""
-    raw = json.loads(text).get("plans", [])
+    raw = bounded_json.loads(text).get("plans", [])
     if not isinstance(raw, list) or len(raw) > MAX_VERDICTS:
         raise _fail("plans", f"a list of at most {MAX_VERDICTS} plan checks is expected")
     checks = []
@@ -361,7 +365,7 @@ def load_plans(text: str) -> list[PlanCheck]:
 
 def load_flame_graphs(text: str) -> tuple[str, ...]:
     """The flame graphs' file names of a ``verdicts.json``, each checked against :data:`FLAME_GRAPH`."""
-    raw = json.loads(text).get("flame_graphs", [])
+    raw = bounded_json.loads(text).get("flame_graphs", [])
     if not isinstance(raw, list) or len(raw) > MAX_VERDICTS:
         raise _fail("flame_graphs", f"a list of at most {MAX_VERDICTS} file names is expected")
     for i, name in enumerate(raw):
@@ -419,6 +423,9 @@ def main(argv: list[str] | None = None) -> int:
     except ReportError as exc:
         print(f"dbperf: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - the last resort: a bug, in one line (harness.crash)
+        print(crash_line(exc, parser.prog), file=sys.stderr)
+        return EXIT_CRASH
     if args.out is None:
         sys.stdout.write(markdown)
     return 0

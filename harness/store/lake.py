@@ -315,6 +315,19 @@ class LakeStore(ResultStore):
             timings[name] = time.perf_counter() - start
         return timings
 
+    def delete_orphaned_files(self) -> int:
+        """Delete the data path's Parquet files no snapshot references (a writer killed before its commit left
+        them: ``store migrate`` does this first); returns how many. Under the writers' lock, which every save
+        holds while it writes its files, so a file no snapshot references is no save's in flight."""
+
+        def step() -> int:
+            with self._write_lock():
+                call = f"ducklake_delete_orphaned_files('{ALIAS}', cleanup_all => true)"
+                ((count,),) = self.con.execute(f"SELECT count(*) FROM {call}").fetchall()
+            return int(count)
+
+        return self._retry(step, what="delete orphaned files")
+
     def _step(self, call: str) -> None:
         with self._write_lock():
             self.con.execute(f"SELECT count(*) FROM {call}").fetchall()

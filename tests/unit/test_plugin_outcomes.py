@@ -110,3 +110,33 @@ def test_nothing_judged_is_a_skip_with_the_reason(pytester, monkeypatch):
 def test_a_pass_passes(pytester, monkeypatch):
     result = run_scenarios(pytester, monkeypatch, Outcome(runs=(), verdicts=(_verdict(PASS),), exit_code=0))
     result.assert_outcomes(passed=1)
+
+
+def test_errors_alone_exit_2_not_the_regression_code(pytester, monkeypatch):
+    # a read-only store ended pytest with exit 1, the code of a regression (issue 35)
+    result = run_scenarios(pytester, monkeypatch, Outcome(runs=(), verdicts=(), exit_code=2, error=STORE_ERROR))
+    result.assert_outcomes(errors=1)
+    assert result.ret == 2
+
+
+def test_a_regression_still_exits_1(pytester, monkeypatch):
+    result = run_scenarios(pytester, monkeypatch, Outcome(runs=(), verdicts=(_verdict(REGRESSION),), exit_code=1))
+    assert result.ret == 1
+
+
+def test_an_unexpected_exception_is_a_bug_in_one_line(pytester, monkeypatch, tmp_path):
+    def broken(self, case):
+        raise RuntimeError("boom")
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    monkeypatch.setattr(Runner, "run_case", broken)
+    pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
+    result = pytester.runpytest_inprocess(*ARGS)
+    result.assert_outcomes(errors=1)
+    (line,) = failure_section(result, "ERRORS")
+    assert "internal error (RuntimeError: boom): a bug in dbperf; the traceback is in " in line
+    (crash,) = tmp_path.glob("dbperf-crash-*.txt")
+    assert "raise RuntimeError" in crash.read_text() and str(crash) in line
+    assert "Traceback" not in result.stdout.str()
+    assert result.ret == 2
