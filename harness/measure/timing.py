@@ -81,16 +81,22 @@ def _time(live: Live) -> RunResult:
         # The window opens on sysbench's first interval line past the warm-up, or by the clock
         # shortly after the warm-up's end when a starved sysbench prints that line late (or not at
         # all before a short run ends): the probes then still cover most of the measured window.
+        # sysbench's clock starts when its clients are ready ("Threads started!"), which may take seconds
+        # at hundreds of clients on a loaded machine, so that is where the fallback clock starts too.
         by_clock = probes.timer(scenario.warmup_s + min(2.0, max(0.5, scenario.time_s / 4)))
         stack.callback(by_clock.cancel)
-        if scenario.warmup_s == 0:
-            probes.start()
+
+        def on_started() -> None:
+            if scenario.warmup_s == 0:
+                probes.start()
+            else:
+                by_clock.start()
+
         crowd = _crowding(live)
         live.reporter.phase(f"running {label} ({scenario.warmup_s} s warm-up + {scenario.time_s} s)")
         with workdir(scenario) as (folder, wrapper):
             argv = run_argv(scenario, instance.endpoint, wrapper, ctx.threads, ctx.server.client_cpuset)
             try:
-                by_clock.start()
                 outcome = run(
                     argv,
                     cwd=folder,
@@ -100,6 +106,7 @@ def _time(live: Live) -> RunResult:
                     timeout_s=(scenario.warmup_s + scenario.time_s) * 3 + 120,
                     on_notice=lambda cause: live.reporter.phase(f"warning: {label}: {cause}"),
                     server_pid=instance.host_pid,
+                    on_started=on_started,
                 )
                 readings = probes.stop() if instance.alive() else Probes(instructions_note="server died")
             finally:

@@ -376,6 +376,10 @@ def _read_lines(stream: Iterator[str], into: queue.Queue[object]) -> None:
         into.put(_EOF)
 
 
+#: What sysbench prints when every client thread is ready and its clock starts (``threads_started_callback``).
+THREADS_STARTED = "Threads started!"
+
+
 def run(
     argv: list[str],
     *,
@@ -386,8 +390,12 @@ def run(
     timeout_s: float | None = None,
     on_notice: Callable[[str], None] | None = None,
     server_pid: int | None = None,
+    on_started: Callable[[], None] | None = None,
 ) -> SysbenchOutcome:
     """Run sysbench, streaming interval records to ``on_interval`` as they arrive.
+
+    ``on_started`` is called when sysbench says "Threads started!": every client has connected and
+    prepared its statements, and sysbench's clock (warm-up, checkpoint, ``--time``) starts then.
 
     The clock, not sysbench's output, keeps the time: a frozen sysbench is noticed within
     :data:`SILENCE_S` seconds (``on_notice`` gets the cause: the client stopped, the server stopped or
@@ -436,6 +444,8 @@ def run(
                     progress = now
                 if sample is not None and on_interval:
                     on_interval(sample)
+                elif on_started is not None and item.strip() == THREADS_STARTED:
+                    on_started()
             silent = now - progress
             if silent >= SILENCE_S and now - noticed >= min(_NOTICE_EVERY_S, silent):
                 stalled = stall_cause(silent, proc.pid, server_pid)

@@ -59,3 +59,19 @@ def test_progress_keeps_quiet(tmp_path: Path, quick_silence: None):
     notices: list[str] = []
     driver.run(argv, cwd=tmp_path, warmup_s=0, expected_s=1, on_notice=notices.append, server_pid=os.getpid())
     assert notices == []
+
+
+def test_threads_started_is_announced_once_before_the_first_interval(tmp_path: Path):
+    """sysbench's clock starts at "Threads started!"; the run's fallback window clock starts there too."""
+    argv = _client(tmp_path, "print('Initializing worker threads...'); print(); print('Threads started!')\n"
+                   "print(); print(LINE % (100, 100), flush=True)")  # fmt: skip
+    seen: list[str] = []
+    driver.run(
+        argv,
+        cwd=tmp_path,
+        warmup_s=0,
+        expected_s=1,
+        on_started=lambda: seen.append("started"),
+        on_interval=lambda sample: seen.append("interval"),
+    )
+    assert seen == ["started", "interval"]
