@@ -5,7 +5,12 @@
 --
 -- --tables is the number of warehouses and --table-size the number of items (100,000 in the standard;
 -- stock rows per warehouse = items). Customers and initial orders per district scale with the items:
--- 3,000 x items / 100,000 (the standard's 3,000 at 100,000 items, never under 30).
+-- 3,000 x items / 100,000 (the standard's 3,000 at 100,000 items, never under 30), and so do the last
+-- names (customers / 3 of them, 1,000 in the standard) and the year-to-date totals (10.00 per customer),
+-- so that every TPC-C consistency condition dbperf checks holds from the load on.
+--
+-- Each transaction draws its home warehouse uniformly over 1..W (as go-tpc and sysbench-tpcc do), from
+-- the same seeded generator as its other inputs.
 --
 -- Every thread writes ONE line `DBPERF-OPS {json}` in thread_done through dbperf_ops.lua (the
 -- per-operation protocol, scenarios/README.md): per transaction type the count, errors, retries
@@ -73,15 +78,27 @@ function customers_per_district()
    return math.max(30, math.floor(3000 * items() / 100000))
 end
 
--- the loader's c_last for customers 1..1000 comes from the customer id; the rest (and every run-time
--- lookup) from NURand(255, 0, 999). With fewer than 1,000 customers per district the run-time names
--- are drawn from the names that exist: NURand(255, 0, customers - 1).
+-- Last names scale with the customers: N = customers / 3 names (the standard's 1,000 at 3,000
+-- customers, at most 1,000), so a by-name lookup finds about three customers at any size. The loader's
+-- c_last for customers 1..N comes from the customer id, the rest from NURand(255, 0, N - 1); every
+-- run-time lookup draws from the same range, NURand(255, 0, N - 1).
 local function last_name(num)
    return SYLLABLES[math.floor(num / 100) + 1] .. SYLLABLES[math.floor(num / 10) % 10 + 1] .. SYLLABLES[num % 10 + 1]
 end
 
+local function last_names()
+   return math.min(1000, math.max(1, math.floor(customers_per_district() / 3)))
+end
+
 local function name_range()
-   return math.min(999, customers_per_district() - 1)
+   return last_names() - 1
+end
+
+-- the year-to-date totals the loader writes: each customer's one history row of 10.00, summed per
+-- district and per warehouse (the standard's 30,000.00 and 300,000.00 at 3,000 customers), so that
+-- D_YTD = sum(H_AMOUNT) and W_YTD = sum(H_AMOUNT) (consistency conditions 8 and 9) hold from the start
+local function district_ytd()
+   return 10 * customers_per_district()
 end
 
 local ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -183,13 +200,14 @@ local function load_items(con)
 end
 
 local function load_warehouse(con, w)
-   con:query(string.format("INSERT INTO warehouse VALUES (%d,'%s','%s','%s','%s','%s','%s',%.4f,300000.00)",
+   con:query(string.format("INSERT INTO warehouse VALUES (%d,'%s','%s','%s','%s','%s','%s',%.4f,%d.00)",
       w, astring(6, 10), astring(10, 20), astring(10, 20), astring(10, 20), astring(2, 2), zip(),
-      rnd(0, 2000) / 10000))
+      rnd(0, 2000) / 10000, district_ytd() * DISTRICTS))
    local ncust = customers_per_district()
    bulk(con, "INSERT INTO district VALUES", function(d)
-      return string.format("(%d,%d,'%s','%s','%s','%s','%s','%s',%.4f,30000.00,%d)", d, w, astring(6, 10),
-         astring(10, 20), astring(10, 20), astring(10, 20), astring(2, 2), zip(), rnd(0, 2000) / 10000, ncust + 1)
+      return string.format("(%d,%d,'%s','%s','%s','%s','%s','%s',%.4f,%d.00,%d)", d, w, astring(6, 10),
+         astring(10, 20), astring(10, 20), astring(10, 20), astring(2, 2), zip(), rnd(0, 2000) / 10000,
+         district_ytd(), ncust + 1)
    end, DISTRICTS)
 end
 
@@ -204,10 +222,10 @@ local function load_stock(con, w)
 end
 
 local function load_customers(con, w)
-   local ncust = customers_per_district()
+   local ncust, nnames = customers_per_district(), last_names()
    for d = 1, DISTRICTS do
       bulk(con, "INSERT INTO customer VALUES", function(c)
-         local last = c <= 1000 and last_name(c - 1) or last_name(nurand(255, 0, 999, C_LAST_LOAD))
+         local last = c <= nnames and last_name(c - 1) or last_name(nurand(255, 0, nnames - 1, C_LAST_LOAD))
          return string.format(
             "(%d,%d,%d,'%s','OE','%s','%s','%s','%s','%s','%s','%s',NOW(),'%s',50000.00,%.4f,-10.00,10.00,1,0,'%s')",
             c, d, w, astring(8, 16), last, astring(10, 20), astring(10, 20), astring(10, 20), astring(2, 2), zip(),
@@ -360,12 +378,11 @@ end
 -- The five transactions
 -- ---------------------------------------------------------------------------------------------------
 
-local con, home_w, warm_until
+local con, warm_until
 
 function thread_init()
    local drv = sysbench.sql.driver()
    con = drv:connect()
-   home_w = (sysbench.tid % warehouses()) + 1
    extra = new_extra()
    ops.init()
    warm_until = ops.now() + (tonumber(sysbench.opt.dbperf_warmup_s) or 0)
@@ -577,7 +594,7 @@ function event()
       end
    end
    local name, fn = pick[2], pick[3]
-   local args = pick[4](home_w)
+   local args = pick[4](rnd(1, warehouses())) -- the home warehouse, drawn per transaction
    local t0 = ops.start()
    local retries, by_errno = 0, {}
    local ok, res
