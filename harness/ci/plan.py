@@ -9,7 +9,11 @@ description or a pure rename costs no runner time. The rules, each one change is
     A server whose effective definition differs between base and head -- its TOML (version
     pin, image, binary, variables, CPU placement, memory) or the ``config_file`` it references on
     either side -- is compared as ``T@base`` (definitions from the base tree) against ``T`` (head)
-    on the default scenario set. A renamed server compares the old name at base with the new one.
+    on the scenarios its changed settings exercise (:mod:`harness.ci.targets`: a durability setting on
+    the write scenarios and tpcc, a buffer pool on the read scenarios whose data does not fit ...),
+    and on the default set where a changed setting is of no class (a new build, placement, an unlisted
+    name). Scenarios named with ``--scenario`` replace both; what the change would also aim at is a
+    note. A renamed server compares the old name at base with the new one.
 ``copied-server``
     A new server that git finds was copied from an existing one (``--find-copies-harder``) is
     compared against that source as it is at base: "I copied mariadb-local and switched the thread
@@ -66,10 +70,14 @@ from harness.ci.records import (
     Recording,
     Side,
 )
+from harness.ci.scope import class_of
+from harness.ci.targets import Pick, classify, picks
 from harness.ci.trees import Trees, config_ref, materialised, stem
 from harness.config.scenarios import PROFILES
 from harness.errors import ConfigError
-from harness.model import DefinitionChange
+from harness.model import DefinitionChange, Scenario, Server
+
+NAMED = "named with --scenario"
 
 
 @dataclass
@@ -78,6 +86,7 @@ class _Builder:
     changes: list[FileChange]
     default_server: str
     default_scenarios: tuple[str, ...]
+    named: bool = False
     comparisons: list[Comparison] = dataclasses.field(default_factory=list)
     recordings: list[Recording] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
@@ -100,12 +109,52 @@ class _Builder:
         reason: str,
         edits: Sequence[DefinitionChange] = (),
         changed: tuple[str, ...] = (),
+        chosen: str = "",
     ) -> None:
         estimate = estimate_s(self.trees.scenario("head", head.scenario), 2)
         labelled = tuple(dataclasses.replace(e, base=base.server_label, head=head.server_label) for e in edits)
         self.comparisons.append(
-            Comparison(kind, head.scenario, reason, base, head, estimate, labelled, changed=changed)
+            Comparison(kind, head.scenario, reason, base, head, estimate, labelled, changed=changed, chosen=chosen)
         )
+
+    @property
+    def default_why(self) -> str:
+        return NAMED if self.named else "default set"
+
+    def catalogue(self) -> dict[str, Scenario]:
+        """Every scenario of the head tree that loads, for the profile (the targets are chosen from it)."""
+        found: dict[str, Scenario] = {}
+        for name in sorted(self.trees.stems("head", SCENARIOS)):
+            try:
+                found[name] = self.trees.scenario("head", name)
+            except ConfigError:
+                continue  # a scenario that does not load is not a target (a changed one fails on its own)
+        return found
+
+    def aimed(self, base: Server, head: Server, names: Sequence[str]) -> list[Pick]:
+        """The scenarios a server change runs, each with why it was chosen (:mod:`harness.ci.targets`)."""
+        classes, unclassed = classify(names, class_of)
+        targeted = picks(classes, self.catalogue(), base, head) if classes else []
+        if self.named:
+            missed = [p.scenario for p in targeted if p.scenario not in self.default_scenarios]
+            if missed:
+                what = ", ".join(f"{', '.join(n)} ({c})" for c, n in classes.items())
+                self.notes.append(
+                    f"{what} also bites in {', '.join(missed)}: not run, --scenario names "
+                    f"{', '.join(self.default_scenarios)}"
+                )
+            return [Pick(s, NAMED) for s in self.default_scenarios]
+        out: dict[str, list[str]] = {}
+        if unclassed or not targeted:
+            why = "default set"
+            if unclassed:
+                why += f" ({', '.join(unclassed)}: in no class of setting)"
+            elif classes:
+                why += f" ({', '.join(classes)}: no scenario of the class at head)"
+            out = {s: [why] for s in self.default_scenarios}
+        for pick in targeted:
+            out.setdefault(pick.scenario, []).append(pick.why)
+        return [Pick(s, "; ".join(whys)) for s, whys in out.items()]
 
     def _record(self, side: Side, reason: str) -> None:
         estimate = estimate_s(self.trees.scenario("head", side.scenario), 1)
@@ -139,7 +188,7 @@ class _Builder:
                 for scenario in self.default_scenarios:
                     self._record(
                         Side(name, "head", name, scenario, "head", scenario),
-                        "new server with no earlier definition: recorded only, no verdict",
+                        f"new server with no earlier definition: recorded only, no verdict ({self.default_why})",
                     )
                 continue
             try:
@@ -156,14 +205,17 @@ class _Builder:
             reason = how + "; ".join(effects)
             roots = self.trees.roots
             edits = server_changes(base_server, head_server, roots["base"], roots["head"], path)
-            for scenario in self.default_scenarios:
+            names = changed_names(base_server, head_server)
+            for pick in self.aimed(base_server, head_server, names):
+                scenario = pick.scenario
                 self._compare(
                     kind,
                     Side(counterpart, "base", counterpart + BASE_SUFFIX, scenario, "head", scenario),
                     Side(name, "head", name, scenario, "head", scenario),
                     reason,
                     edits,
-                    changed_names(base_server, head_server),
+                    names,
+                    pick.why,
                 )
         for name in sorted(base_names - head_names - renamed_from):
             self.notes.append(f"{SERVERS}/{name}.toml: server removed; nothing to run")
@@ -217,6 +269,7 @@ class _Builder:
                 head_side,
                 prefix + "; ".join(workload),
                 edits,
+                chosen="the changed scenario",
             )
         for name in sorted(base_names - head_names - renamed_from):
             self.notes.append(f"{SCENARIOS}/{name}.toml: scenario removed; nothing to run")
@@ -233,6 +286,7 @@ class _Builder:
                 Side(server, "head", server + AA_SUFFIX, scenario, "head", scenario),
                 Side(server, "head", server, scenario, "head", scenario),
                 f"harness changed ({shown}): A/A check, identical sides must not give a regression",
+                chosen=self.default_why,
             )
         return True
 
@@ -267,13 +321,15 @@ def plan(
     default_scenarios: Sequence[str],
     default_server: str = DEFAULT_TARGET,
     only: Sequence[str] = (),
+    named: bool = False,
 ) -> CiPlan:
     """Decide the comparisons that the change from ``base_ref`` to ``head_ref`` needs.
 
     The change is measured from the merge base (``git diff base...head``), as a pull request shows
     it. ``only`` keeps the comparisons and recordings whose scenario matches one of the shell
-    patterns (``oltp_*``). Raises :class:`GitError` for refs or repositories git cannot read and
-    :class:`ConfigError` for a head definition that does not load.
+    patterns (``oltp_*``). ``named``: ``default_scenarios`` are the user's (``--scenario``), run as they
+    are instead of the scenarios a server change aims at. Raises :class:`GitError` for refs or
+    repositories git cannot read and :class:`ConfigError` for a head definition that does not load.
     """
     if profile not in PROFILES:
         raise ConfigError(f"unknown profile '{profile}'; choose one of {', '.join(PROFILES)}")
@@ -290,7 +346,7 @@ def plan(
             if name not in trees.stems("head", SCENARIOS):
                 known = ", ".join(sorted(trees.stems("head", SCENARIOS))) or "none"
                 raise ConfigError(f"default scenario '{name}' is not defined at {head_ref} (known: {known})")
-        builder = _Builder(trees, changes, default_server, scenarios)
+        builder = _Builder(trees, changes, default_server, scenarios, named)
         builder.servers()
         builder.scenarios()
         harness_changed = builder.harness()
@@ -325,6 +381,7 @@ def plan(
         changes=tuple(changes),
         comparisons=tuple(comparisons),
         recordings=tuple(recordings),
-        notes=tuple(notes),
+        notes=tuple(dict.fromkeys(notes)),
         harness_changed=harness_changed,
+        scenarios_named=named,
     )

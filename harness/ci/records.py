@@ -76,6 +76,9 @@ class Comparison:
     kinds: tuple[RunKind, ...] = ("time", "cost")
     #: the names of the settings that changed (config-file and [variables] names, server fields)
     changed: tuple[str, ...] = ()
+    #: why this scenario: the class of the changed setting that it exercises, the changed scenario itself,
+    #: the default set, or named with --scenario (harness.ci.targets)
+    chosen: str = ""
 
     @property
     def base_server(self) -> str:
@@ -100,6 +103,7 @@ class Comparison:
             "base_server": self.base_server,
             "head_server": self.head_server,
             "reason": self.reason,
+            "chosen": self.chosen,
             "kinds": list(self.kinds),
             "changed": list(self.changed),
             "estimated_s": self.estimated_s,
@@ -183,7 +187,7 @@ class CiPlan:
     head_sha: str
     profile: str
     default_server: str
-    default_scenarios: tuple[str, ...]
+    default_scenarios: tuple[str, ...]  # the default set, or the scenarios named with --scenario
     changes: tuple[FileChange, ...] = ()
     comparisons: tuple[Comparison, ...] = ()
     recordings: tuple[Recording, ...] = ()
@@ -192,6 +196,8 @@ class CiPlan:
     #: what the scope left out of the fan-out, and why (a server filter, timing without power)
     left_out: tuple[str, ...] = ()
     estimate: PlanEstimate | None = None
+    #: the scenarios were named with --scenario (never called "default" then)
+    scenarios_named: bool = False
 
     @property
     def empty(self) -> bool:
@@ -213,6 +219,7 @@ class CiPlan:
             "profile": self.profile,
             "default_server": self.default_server,
             "default_scenarios": list(self.default_scenarios),
+            "scenarios_named": self.scenarios_named,
             "harness_changed": self.harness_changed,
             "estimated_s": self.estimated_s,
             "comparisons": [c.to_dict() for c in self.comparisons],

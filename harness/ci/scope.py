@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from harness.ci.assess import assess_plan
 from harness.ci.records import BASE_SUFFIX, CiPlan, Comparison
+from harness.ci.targets import BINLOG, CACHES, DURABILITY, PLANS, TEMP, THREADS, canonical
 from harness.config.servers import load_server
 from harness.config.settings import Settings
 from harness.errors import ConfigError
@@ -64,6 +65,8 @@ class Sensitivity:
     pattern: str
     timing: bool  # True: the effect is on wall time that instructions and the work vector cannot see
     why: str
+    #: the class of setting (:data:`harness.ci.targets.CLASSES`) whose scenarios exercise it; "": the default set
+    exercise: str = ""
 
 
 #: Per changed setting or server field: can cost see its effect? The first matching row decides; a name
@@ -71,18 +74,18 @@ class Sensitivity:
 #: shows this table.
 SENSITIVITY: tuple[Sensitivity, ...] = (
     # concurrency, scheduling and contention: wall time, not instructions
-    Sensitivity("thread_handling", True, "thread scheduling"),
-    Sensitivity("thread_pool_*", True, "thread scheduling"),
-    Sensitivity("thread_cache_size", True, "thread scheduling"),
-    Sensitivity("innodb_thread_concurrency", True, "concurrency limit"),
-    Sensitivity("innodb_concurrency_tickets", True, "concurrency limit"),
-    Sensitivity("innodb_commit_concurrency", True, "concurrency limit"),
-    Sensitivity("max_connections", True, "connection limit"),
-    Sensitivity("back_log", True, "connection queue"),
-    Sensitivity("*_instances", True, "contention between threads"),
-    Sensitivity("innodb_adaptive_hash_index_parts", True, "contention between threads"),
-    Sensitivity("innodb_spin_wait_*", True, "spinning under contention"),
-    Sensitivity("innodb_sync_spin_loops", True, "spinning under contention"),
+    Sensitivity("thread_handling", True, "thread scheduling", THREADS),
+    Sensitivity("thread_pool_*", True, "thread scheduling", THREADS),
+    Sensitivity("thread_cache_size", True, "thread scheduling", THREADS),
+    Sensitivity("innodb_thread_concurrency", True, "concurrency limit", THREADS),
+    Sensitivity("innodb_concurrency_tickets", True, "concurrency limit", THREADS),
+    Sensitivity("innodb_commit_concurrency", True, "concurrency limit", THREADS),
+    Sensitivity("max_connections", True, "connection limit", THREADS),
+    Sensitivity("back_log", True, "connection queue", THREADS),
+    Sensitivity("*_instances", True, "contention between threads", THREADS),
+    Sensitivity("innodb_adaptive_hash_index_parts", True, "contention between threads", THREADS),
+    Sensitivity("innodb_spin_wait_*", True, "spinning under contention", THREADS),
+    Sensitivity("innodb_sync_spin_loops", True, "spinning under contention", THREADS),
     Sensitivity("innodb_lock_wait_timeout", True, "lock waits"),
     Sensitivity("innodb_deadlock_detect", True, "lock waits"),
     Sensitivity("transaction_isolation", True, "lock waits"),
@@ -95,27 +98,28 @@ SENSITIVITY: tuple[Sensitivity, ...] = (
     Sensitivity("innodb_page_cleaners", True, "background flushing threads"),
     Sensitivity("innodb_purge_threads", True, "background purge threads"),
     # the optimiser's statistics: a counted MySQL server's prewarm computes them exactly, whatever the sampling
-    Sensitivity("innodb_stats_*", True, "table statistics (exact in MySQL cost runs)"),
+    Sensitivity("innodb_stats_*", True, "table statistics (exact in MySQL cost runs)", PLANS),
     # what the work vector counts per transaction (docs/work-vector.md)
-    Sensitivity("innodb_buffer_pool_size", False, "buffer-pool reads/txn (bp_reads)"),
-    Sensitivity("innodb_flush_log_at_trx_commit", False, "fsyncs/txn (log_fsyncs, sys_fsync)"),
-    Sensitivity("sync_binlog", False, "fsyncs/txn (sys_fsync)"),
-    Sensitivity("innodb_flush_method", False, "fsyncs and writes/txn (sys_fsync, sys_pwrite)"),
-    Sensitivity("innodb_doublewrite", False, "writes/txn (sys_pwrite, pages written)"),
-    Sensitivity("innodb_log_file_size", False, "redo written and fsyncs/txn"),
-    Sensitivity("innodb_log_buffer_size", False, "log waits and redo writes/txn"),
-    Sensitivity("log_bin", False, "writes and fsyncs/txn"),
-    Sensitivity("binlog_*", False, "writes and fsyncs/txn"),
-    Sensitivity("tmp_table_size", False, "temporary tables on disk/txn"),
-    Sensitivity("max_heap_table_size", False, "temporary tables on disk/txn"),
-    Sensitivity("sort_buffer_size", False, "sort merge passes/txn"),
+    Sensitivity("innodb_buffer_pool_size", False, "buffer-pool reads/txn (bp_reads)", CACHES),
+    Sensitivity("innodb_flush_log_at_trx_commit", False, "fsyncs/txn (log_fsyncs, sys_fsync)", DURABILITY),
+    Sensitivity("sync_binlog", False, "fsyncs/txn (sys_fsync)", BINLOG),
+    Sensitivity("innodb_flush_method", False, "fsyncs and writes/txn (sys_fsync, sys_pwrite)", DURABILITY),
+    Sensitivity("innodb_doublewrite", False, "writes/txn (sys_pwrite, pages written)", DURABILITY),
+    Sensitivity("innodb_log_file_size", False, "redo written and fsyncs/txn", DURABILITY),
+    Sensitivity("innodb_redo_log_capacity", False, "redo written and fsyncs/txn", DURABILITY),
+    Sensitivity("innodb_log_buffer_size", False, "log waits and redo writes/txn", DURABILITY),
+    Sensitivity("log_bin", False, "writes and fsyncs/txn", BINLOG),
+    Sensitivity("binlog_*", False, "writes and fsyncs/txn", BINLOG),
+    Sensitivity("tmp_table_size", False, "temporary tables on disk/txn", TEMP),
+    Sensitivity("max_heap_table_size", False, "temporary tables on disk/txn", TEMP),
+    Sensitivity("sort_buffer_size", False, "sort merge passes/txn", TEMP),
     # what instructions per transaction count
-    Sensitivity("join_buffer_size", False, "instructions/txn"),
-    Sensitivity("read_buffer_size", False, "instructions/txn"),
-    Sensitivity("read_rnd_buffer_size", False, "instructions/txn"),
-    Sensitivity("query_cache_*", False, "instructions/txn"),
-    Sensitivity("optimizer_*", False, "instructions/txn and query plans"),
-    Sensitivity("innodb_adaptive_hash_index", False, "instructions/txn"),
+    Sensitivity("join_buffer_size", False, "instructions/txn", PLANS),
+    Sensitivity("read_buffer_size", False, "instructions/txn", TEMP),
+    Sensitivity("read_rnd_buffer_size", False, "instructions/txn", TEMP),
+    Sensitivity("query_cache_*", False, "instructions/txn", CACHES),
+    Sensitivity("optimizer_*", False, "instructions/txn and query plans", PLANS),
+    Sensitivity("innodb_adaptive_hash_index", False, "instructions/txn", CACHES),
     Sensitivity("innodb_change_buffering", False, "instructions and buffer-pool reads/txn"),
     Sensitivity("performance_schema*", False, "instructions/txn"),
     Sensitivity("character_set_*", False, "instructions/txn"),
@@ -140,11 +144,18 @@ _UNLISTED = "not covered by the work vector"
 
 
 def sensitivity(name: str) -> Sensitivity:
-    """The row of :data:`SENSITIVITY` for a changed setting or field (unlisted names need timing)."""
+    """The row of :data:`SENSITIVITY` for a changed setting or field (unlisted names need timing); the name
+    is matched as the server reads it (:func:`harness.ci.targets.canonical`)."""
+    found = canonical(name, [r.pattern for r in SENSITIVITY if "*" not in r.pattern])
     for row in SENSITIVITY:
-        if fnmatch.fnmatchcase(name.lower(), row.pattern):
+        if fnmatch.fnmatchcase(found, row.pattern):
             return row
     return Sensitivity(name, True, _UNLISTED)
+
+
+def class_of(name: str) -> str:
+    """The class of setting whose scenarios exercise a changed setting ("" for none: the default set)."""
+    return sensitivity(name).exercise
 
 
 def timing_reason(comparison: Comparison) -> str:
@@ -254,9 +265,7 @@ def decide(settings: Settings, the_plan: CiPlan) -> CiPlan:
             final.append(kinds)
             continue
         prefix = f"{c.head_server} {c.scenario} "
-        own = [
-            a for a in tests if a.label.startswith(prefix) and a.label.endswith(" time") and wall_clock(a.metric)
-        ]
+        own = [a for a in tests if a.label.startswith(prefix) and a.label.endswith(" time") and wall_clock(a.metric)]
         best = max(own, key=lambda a: a.power, default=None)
         if best is not None and best.power >= MIN_POWER:
             final.append(kinds)

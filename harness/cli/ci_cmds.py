@@ -75,6 +75,7 @@ def _diff_plan(base: str, head: str, settings: Settings) -> CiPlan:
         default_scenarios=default,
         default_server=settings.one_server(),
         only=only,
+        named=bool(selection),
     )
 
 
@@ -114,18 +115,30 @@ def print_plan(p: CiPlan) -> None:
     out = console()
     out.print(
         f"base {p.base_ref} (merge base {p.base_sha[:12]}) → head {p.head_ref} ({p.head_sha[:12]}); "
-        f"profile {p.profile}; default server {p.default_server}; default scenarios "
-        f"{', '.join(p.default_scenarios)}"
+        f"profile {p.profile}; default server {p.default_server}; "
+        + (
+            f"scenarios named with --scenario {', '.join(p.default_scenarios)}"
+            if p.scenarios_named
+            else f"default set {', '.join(p.default_scenarios)} (where a change names no scenarios of its own)"
+        )
     )
     if p.comparisons:
         table = new_table(
             f"{len(p.comparisons)} comparison(s)",
-            [(col, "left") for col in ("#", "kind", "base", "head", "scenario", "runs", "est.", "why")],
+            [(col, "left") for col in ("#", "kind", "base", "head", "scenario", "runs", "est.", "why", "chosen")],
         )
         for i, c in enumerate(p.comparisons, 1):
             base = c.base_server + (f" / {c.base.scenario_label}" if c.base.scenario_label != c.scenario else "")
             table.add_row(
-                str(i), c.kind, base, c.head_server, c.scenario, _measures(c.kinds), _minutes(c.estimated_s), c.reason
+                str(i),
+                c.kind,
+                base,
+                c.head_server,
+                c.scenario,
+                _measures(c.kinds),
+                _minutes(c.estimated_s),
+                c.reason,
+                c.chosen,
             )
         show(out, table)
     if p.recordings:
@@ -165,8 +178,11 @@ def plan_cmd(base: str, head: str, servers: tuple[str, ...], as_json: bool, **kw
     """Show which A/B comparisons the change from BASE to HEAD needs.
 
     A changed server (its file, its config file, its version or image pin) is compared with
-    its base definition on the selected scenarios; a changed scenario with its base definition on the
-    default server; a harness change runs an A/A check of the selected set. Edits that change nothing
+    its base definition on the scenarios its changed settings exercise (durability: the write
+    scenarios and tpcc; a buffer pool: reads whose data does not fit; ...; a setting of no class or
+    a new build: the default set), or on the ones --scenario names; a changed scenario with its base
+    definition on the default server; a harness change runs an A/A check of the selected set. Each
+    comparison says why its scenario was chosen. Edits that change nothing
     effective (comments, descriptions, pure renames) run nothing.
 
     \b

@@ -170,6 +170,8 @@ def test_config_file_change_compares_the_targets_that_use_it(repo: Path) -> None
     ]
     first = p.comparisons[0]
     assert first.reason == "config file servers/conf/a.cnf: innodb_flush_log_at_trx_commit 1 → 2"
+    # a durability setting, and no write scenario in this catalogue: the default set, and the plan says why
+    assert first.chosen == "default set (durability: no scenario of the class at head)"
     assert (first.base.server_tree, first.base.scenario_tree) == ("base", "head")
     assert first.base_files == {"server": "base:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
     assert first.head_files == {"server": "head:servers/local-a.toml", "scenario": "head:scenarios/point.toml"}
