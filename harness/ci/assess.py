@@ -4,7 +4,9 @@ The plan's comparisons become the pipeline's planned tests (timing pairs from th
 from each scenario's cost settings), the design check raises the pairs when the family needs more,
 and each gating metric gets its attainable adjusted p-value and its power at the scenario's minimum
 effect, at the noise this runner measured before (the store's history of the same scenario, server and
-threads) or, with no history, at the noise typical of shared VMs.
+threads) or, with no history, at the noise typical of shared VMs. It judges what ``ci run`` will run and
+how: the scenarios with the command line's overrides (``--threads``, durations, repetitions, minimum
+effects) and the family at ``--alpha``.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ import numpy as np
 from harness.ci.records import CiPlan
 from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
-from harness.config.settings import Settings
+from harness.config.settings import Settings, apply_overrides
 from harness.errors import HarnessError
-from harness.judge.gate import DEFAULT_ALPHA
 from harness.model import Kind
 from harness.pipeline import design_check
 from harness.store import is_lake, open_store
@@ -73,7 +74,9 @@ def assess_plan(settings: Settings, the_plan: CiPlan, kinds: tuple[Kind, ...] = 
     planned: list[design_check.Planned] = []
     pairs = 2
     for comparison in the_plan.comparisons:
-        scenario = load_scenario(comparison.head.scenario, settings.scenarios_dir, the_plan.profile)
+        scenario = apply_overrides(
+            load_scenario(comparison.head.scenario, settings.scenarios_dir, the_plan.profile), settings
+        )
         server = load_server(comparison.head.server, settings.servers_dir)
         runs = [k for k in kinds if k in comparison.kinds]  # what this comparison measures (ci.scope)
         if "time" in runs:
@@ -86,7 +89,7 @@ def assess_plan(settings: Settings, the_plan: CiPlan, kinds: tuple[Kind, ...] = 
                 metrics = design_check.gating_metrics(scenario, server, kind)
                 planned.append(design_check.Planned(label, scenario, server, kind, "ab", n, n, metrics))
     note = ""
-    decision = design_check.check(planned, alpha=DEFAULT_ALPHA, forced=settings.repetitions is not None)
+    decision = design_check.check(planned, alpha=settings.alpha, forced=settings.repetitions is not None)
     if decision.repetitions is not None:
         pairs, note = decision.repetitions, decision.note
         planned = [
@@ -95,5 +98,5 @@ def assess_plan(settings: Settings, the_plan: CiPlan, kinds: tuple[Kind, ...] = 
             else design_check.Planned(p.label, p.scenario, p.server, p.kind, p.mode, pairs, pairs, p.metrics)
             for p in planned
         ]
-    found = design_check.assess(planned, alpha=DEFAULT_ALPHA, noise=_history_noise(settings.store))
+    found = design_check.assess(planned, alpha=settings.alpha, noise=_history_noise(settings.store))
     return PlanDesign(pairs, note, tuple(found))
