@@ -233,6 +233,10 @@ def _store_imported(imported: Sequence[ImportedRun], settings: Settings, as_json
     for item in imported:
         store.save(item.run)
     runs = [item.run for item in imported]
+    for item in imported:  # a workload other than the scenario it is stored under (harness/imports/ycsb_reference.py)
+        for note in item.run.notes:
+            if note.startswith("go-ycsb ran "):
+                click.echo(f"dbperf: warning: {item.run.scenario} ({item.run.run_id}): {note}", err=True)
     if as_json:
         docs = [{**item.run.summary_dict(), "nopm": item.nopm} for item in imported]
         click.echo(json.dumps(docs, indent=2))

@@ -32,7 +32,10 @@ The formats, from go-tpc's source (read at commit 682637f, 2025-11, and its hist
 Rules, as for :mod:`harness.sysbench.textlog`: lines that are not go-tpc's are ignored, but a line
 that starts like a report (``[Current] ``, ``[Summary] ``, ``tpmC:``) must be complete, or
 :class:`~harness.errors.LogParseError` names it; a log with no report at all is refused at its first
-line that is not go-tpc's. ``--output table`` and ``--output json`` are refused with that reason.
+line that is not go-tpc's. ``--output json`` (``util.RenderJson``: one JSON array per report, each
+object header -> value with its keys sorted, ``{"Prefix": "[Summary] ", "Operation": "NEW_ORDER",
+"Takes(s)": ...}``, and ``{"tpmC": ..., "tpmTotal": ..., "efficiency": "..%"}``) is read like the plain
+lines; ``--output table`` is refused with that reason, and so is go-ycsb's output, naming it.
 """
 
 from __future__ import annotations
@@ -42,7 +45,17 @@ from dataclasses import dataclass
 from typing import Final
 
 from harness.errors import LogParseError
-from harness.imports.oplines import GO_NUMBER, KeyTable, Layouts, OpLine, parse_fields, split_reports
+from harness.imports.oplines import (
+    GO_NUMBER,
+    KeyTable,
+    Layouts,
+    OpLine,
+    json_body,
+    json_rows,
+    json_tool,
+    parse_fields,
+    split_reports,
+)
 
 __all__ = ["TPC_KEYS", "TPC_LAYOUTS", "GoTpcLog", "parse_go_tpc_log", "tpc_sort_key"]
 
@@ -91,7 +104,7 @@ _TPMC = re.compile(
     rf"(?:, efficiency: (?P<eff>{GO_NUMBER})%)?$"
 )
 _TPMC_FORMAT = "'tpmC: <x>, tpmTotal: <x>, efficiency: <x>%' (tpmTotal and efficiency in newer go-tpc only)"
-_JSON = re.compile(r'^\[\{"(?:Prefix|tpmC)"')
+_YCSB_LINE = re.compile(r"^(?:\*+ properties \*+|[A-Z][A-Z0-9_]*\s* - Takes\(s\): .*OPS: .*)$")
 _TABLE = re.compile(r"^\|\s+(?:PREFIX|TPMC)\s+\|")
 _KNOWN_PREFIXES: Final[tuple[str, ...]] = (
     "Finished",
@@ -180,13 +193,21 @@ def parse_go_tpc_log(text: str, path: str = "<string>") -> GoTpcLog:
             tpmc = float(t["tpmc"])
             total = float(t["total"]) if t["total"] else None
             efficiency = float(t["eff"]) if t["eff"] else None
-        elif _JSON.match(stripped) or _TABLE.match(stripped):
-            style = "json" if stripped.startswith("[") else "table"
+        elif (rows := json_rows(stripped)) is not None:
+            headline = _json_report(rows, path, lineno, current, summary)
+            if headline is not None:
+                tpmc, total, efficiency = headline
+        elif _TABLE.match(stripped):
             raise LogParseError(
                 path,
                 lineno,
-                f"go-tpc --output {style} is not read: import the default --output plain "
-                "('[Summary] NEW_ORDER - Takes(s): ...' lines)",
+                "go-tpc --output table is not read: import --output plain (the default) or --output json",
+            )
+        elif _YCSB_LINE.match(stripped):
+            raise LogParseError(
+                path,
+                lineno,
+                f"go-ycsb output, not go-tpc's: import it with 'dbperf import go-ycsb' ({stripped[:40]!r})",
             )
         elif "execute run failed" in stripped:
             if len(failures) < 5:
@@ -221,6 +242,42 @@ def parse_go_tpc_log(text: str, path: str = "<string>") -> GoTpcLog:
         efficiency_pct=efficiency,
         failures=tuple(failures),
     )
+
+
+_HEADLINE = tuple[float, float | None, float | None]
+
+
+def _json_report(
+    rows: list[dict[str, str]], path: str, lineno: int, current: list[OpLine], summary: list[OpLine]
+) -> _HEADLINE | None:
+    """Read one ``--output json`` line into ``current`` / ``summary``; the tpmC line's figures, if it is one."""
+    if json_tool(rows) != "go-tpc":
+        said = "go-ycsb output (outputstyle=json)" if json_tool(rows) == "go-ycsb" else "a JSON line of unknown keys"
+        raise LogParseError(path, lineno, f"{said}, not go-tpc's: import go-ycsb logs with 'dbperf import go-ycsb'")
+    headline: _HEADLINE | None = None
+    for row in rows:
+        if "tpmC" in row:
+            text = ", ".join(f"{k}: {row[k]}" for k in ("tpmC", "tpmTotal", "efficiency") if k in row)
+            t = _TPMC.match(text)
+            if t is None:
+                raise LogParseError(path, lineno, f"malformed go-tpc JSON tpmC object: expected {_TPMC_FORMAT}: {row}")
+            total, eff = t["total"], t["eff"]
+            headline = (float(t["tpmc"]), float(total) if total else None, float(eff) if eff else None)
+            continue
+        prefix, name = row.get("Prefix", "").strip(), row.get("Operation", "")
+        if prefix not in ("[Current]", "[Summary]") or not _OP_NAME.match(name):
+            raise LogParseError(
+                path, lineno, f"go-tpc JSON object without a '[Current]'/'[Summary]' Prefix and an Operation: {row}"
+            )
+        if "Takes(s)" not in row:
+            continue  # --wait's keying and thinking times ({"Avg(s)": ...}): nothing kept
+        body = json_body(row, TPC_LAYOUTS, frozenset({"Prefix", "Operation"}))
+        if body is None:
+            keys = ", ".join(sorted(set(row) - {"Prefix", "Operation"}))
+            raise LogParseError(path, lineno, f"go-tpc JSON {name} has the figures {keys}: no go-tpc printed these")
+        op = parse_fields(name, body, TPC_KEYS, TPC_LAYOUTS, lineno=lineno, path=path, expected=_FORMAT)
+        (summary if prefix == "[Summary]" else current).append(op)
+    return headline
 
 
 def _known(line: str) -> bool:

@@ -31,6 +31,10 @@ The formats, from go-ycsb's source (read at commit d383d2b, 2024-04, and its his
   ``fmt.Printf("Run finished, takes %s\\n", time.Now().Sub(start))`` (a Go duration, ``1m0.0123s``),
   then ``measurement.Output()``: the final report, unless ``measurement.output_file`` sends it to a file.
 
+``outputstyle=json`` (``util.RenderJson``: one JSON array per report, objects header -> value with
+sorted keys, ``{"50th(us)": ..., "Operation": "READ", ...}``) is read like the plain lines; the table
+style and go-tpc's output are refused, naming them.
+
 Operation lines are cut into reports where their sorted order starts again
 (:func:`harness.imports.oplines.split_reports`). A log may hold a load phase and a run phase one after
 the other (each starts with its properties block). Rules as for go-tpc
@@ -46,7 +50,17 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from harness.errors import LogParseError
-from harness.imports.oplines import KeyTable, Layouts, OpLine, go_duration_s, parse_fields, split_reports
+from harness.imports.oplines import (
+    KeyTable,
+    Layouts,
+    OpLine,
+    go_duration_s,
+    json_body,
+    json_rows,
+    json_tool,
+    parse_fields,
+    split_reports,
+)
 
 __all__ = ["YCSB_KEYS", "YCSB_LAYOUTS", "GoYcsbLog", "YcsbPhase", "parse_go_ycsb_log"]
 
@@ -96,7 +110,7 @@ _OP_START = re.compile(r"^[A-Z][A-Z0-9_]*\s* - ")
 _OP = re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)\s* - (?P<body>Takes\(s\): .*)$")
 _FINISHED = re.compile(r"^Run finished, takes (?P<took>\S+)$")
 _CSV = re.compile(r"^operation,timestamp_us,latency_us$")
-_JSON = re.compile(r'^\[\{"Operation"')
+_GO_TPC_LINE = re.compile(r"^(?:\[(?:Current|Summary)\] [A-Z]|tpmC: )")
 _TABLE = re.compile(r"^\|\s+OPERATION\s+\|")
 _KNOWN_PREFIXES: Final[tuple[str, ...]] = (
     "operation err:",
@@ -174,6 +188,22 @@ class _Builder:
         )
 
 
+def _json_report(rows: list[dict[str, str]], path: str, lineno: int) -> list[OpLine]:
+    """One ``outputstyle=json`` report line's operations."""
+    if json_tool(rows) != "go-ycsb":
+        said = "go-tpc output (--output json)" if json_tool(rows) == "go-tpc" else "a JSON line of unknown keys"
+        raise LogParseError(path, lineno, f"{said}, not go-ycsb's: import go-tpc logs with 'dbperf import go-tpc'")
+    out = []
+    for row in rows:
+        name = row.get("Operation", "")
+        body = json_body(row, YCSB_LAYOUTS, frozenset({"Operation"}))
+        if not _OP_START.match(f"{name} - ") or body is None:
+            keys = ", ".join(sorted(set(row) - {"Operation"}))
+            raise LogParseError(path, lineno, f"go-ycsb JSON {name!r} has the figures {keys}: no go-ycsb printed these")
+        out.append(parse_fields(name, body, YCSB_KEYS, YCSB_LAYOUTS, lineno=lineno, path=path, expected=_FORMAT))
+    return out
+
+
 def parse_go_ycsb_log(text: str, path: str = "<string>") -> GoYcsbLog:
     """Parse one go-ycsb output (one or more ``load``/``run`` phases, stdout as written to a file).
 
@@ -221,10 +251,21 @@ def parse_go_ycsb_log(text: str, path: str = "<string>") -> GoYcsbLog:
                 phase = _Builder(lineno=lineno)
                 phases.append(phase)
             phase.wall_s = took
-        elif _CSV.match(stripped) or _JSON.match(stripped) or _TABLE.match(stripped):
-            what = {"o": "measurementtype=csv/raw", "[": "outputstyle=json", "|": "outputstyle=table"}[stripped[0]]
+        elif (rows := json_rows(stripped)) is not None:
+            if phase is None:  # a log cut above its properties block
+                phase = _Builder(lineno=lineno)
+                phases.append(phase)
+            (phase.final if phase.wall_s is not None else phase.periodic).extend(_json_report(rows, path, lineno))
+        elif _CSV.match(stripped) or _TABLE.match(stripped):
+            what = {"o": "measurementtype=csv/raw", "|": "outputstyle=table"}[stripped[0]]
             raise LogParseError(
-                path, lineno, f"go-ycsb {what} output is not read: import the default histogram output in plain style"
+                path,
+                lineno,
+                f"go-ycsb {what} output is not read: import the histogram output in plain (default) or json style",
+            )
+        elif _GO_TPC_LINE.match(stripped):
+            raise LogParseError(
+                path, lineno, f"go-tpc output, not go-ycsb's: import it with 'dbperf import go-tpc' ({stripped[:60]!r})"
             )
         elif (
             first_foreign is None

@@ -7,14 +7,20 @@ builds the histogram of the printed points: ``ceil(count * q)`` operations at or
 q-th percentile, the rest at the maximum. Its p50, p95 and p99 are then the printed ones, to the width
 of sysbench's buckets (about 1.8 %, so within 0.9 %); nothing is made up between them. A layout without
 a 50th, 95th and 99th percentile (go-tpc before 2020-11, go-ycsb before 2023-01) gets no histogram:
-its per-type percentiles stay empty rather than wrong (the counts, rates and mean are kept).
+its per-type percentiles stay empty rather than wrong (the counts, rates and mean are kept), and the
+percentiles it did print are kept as printed (:func:`printed_percentiles`, a note on the run).
+
+Each type's rate is the tool's own: its count over its own ``Takes(s)`` (go-tpc's TPM, go-ycsb's OPS),
+not over the run's duration. go-ycsb counts the READ and UPDATE inside each READ_MODIFY_WRITE as READ
+and UPDATE too; :func:`own_operations` takes them out, so no operation is counted inside another
+(every figure go-ycsb printed is kept verbatim in the run's options, ``printed.<OPERATION>``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.imports.oplines import OpLine
 from harness.model import LatencyBucket, OperationStats
@@ -43,6 +49,8 @@ class ImportedOp:
     p95_ms: float | None = None
     p99_ms: float | None = None
     p999_ms: float | None = None
+    p9999_ms: float | None = None
+    printed: str = ""  # the tool's line for this type, as printed (``Takes(s): ..., Count: ...``)
 
 
 def fold_errors(lines: Sequence[OpLine], suffix: str, aggregate: str = "") -> tuple[ImportedOp, ...]:
@@ -72,9 +80,56 @@ def fold_errors(lines: Sequence[OpLine], suffix: str, aggregate: str = "") -> tu
                 p95_ms=line.p95_ms,
                 p99_ms=line.p99_ms,
                 p999_ms=line.p999_ms,
+                p9999_ms=line.p9999_ms,
+                printed=line.printed,
             )
         )
     return tuple(ops)
+
+
+def own_operations(ops: Sequence[ImportedOp], outer: str, inner: Sequence[str]) -> tuple[ImportedOp, ...]:
+    """``ops`` with the ``inner`` calls each ``outer`` operation made taken out of their counts.
+
+    go-ycsb's READ_MODIFY_WRITE makes one READ and one UPDATE, and go-ycsb counts them as READ and
+    UPDATE besides; each RMW's own count is taken out of theirs (a type left with no operation of its
+    own is dropped). Their latency figures stay go-ycsb's, over every call of that kind.
+    """
+    nested = next((op.count for op in ops if op.name == outer), 0)
+    if nested == 0:
+        return tuple(ops)
+    out = []
+    for op in ops:
+        if op.name in inner:
+            count = max(0, op.count - nested)
+            if count == 0 and op.errors == 0:
+                continue
+            share = count / op.count if op.count else 0.0
+            out.append(
+                replace(
+                    op,
+                    count=count,
+                    rate_per_s=op.rate_per_s * share,
+                    latency_sum_ms=op.avg_ms * count if op.avg_ms is not None else None,
+                )
+            )
+            continue
+        out.append(op)
+    return tuple(out)
+
+
+_PERCENTILES = (("p50", "p50_ms"), ("p90", "p90_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"), ("p99.9", "p999_ms"))
+
+
+def printed_percentiles(ops: Sequence[ImportedOp]) -> str:
+    """Every percentile printed for each type, ``READ p99 2.55 ms, p99.9 3.65 ms; ...`` (max and 99.99th too)."""
+    parts = []
+    for op in ops:
+        points = [(label, getattr(op, field)) for label, field in _PERCENTILES]
+        points += [("p99.99", op.p9999_ms), ("max", op.max_ms)]
+        shown = ", ".join(f"{label} {value:g} ms" for label, value in points if value is not None)
+        if shown:
+            parts.append(f"{op.name} {shown}")
+    return "; ".join(parts)
 
 
 def _mean_sum(line: OpLine) -> float | None:
@@ -106,8 +161,17 @@ def quantile_histogram(op: ImportedOp) -> tuple[LatencyBucket, ...]:
     return merge_histograms([pairs])
 
 
+def _own_seconds(op: ImportedOp, run_s: float) -> float:
+    """The type's window, so that its rate is the printed one: ``count / rate`` (``Takes(s)`` to more
+    than its printed one decimal), ``Takes(s)`` without a rate, the run's without either."""
+    if op.count > 0 and op.rate_per_s > 0:
+        return op.count / op.rate_per_s
+    return op.time_s if op.time_s > 0 else run_s
+
+
 def operation_stats(ops: Sequence[ImportedOp], seconds: float) -> tuple[OperationStats, ...]:
-    """dbperf's per-type records of ``ops``, their rates over the run's ``seconds``."""
+    """dbperf's per-type records of ``ops``, each type's rate the tool's own (its count over its own
+    ``Takes(s)``, as printed: :func:`_own_seconds`)."""
     return tuple(
         OperationStats(
             type=op.name,
@@ -115,7 +179,7 @@ def operation_stats(ops: Sequence[ImportedOp], seconds: float) -> tuple[Operatio
             errors=op.errors,
             retries=0,  # neither tool retries, or counts retries
             latency_sum_ms=op.latency_sum_ms or 0.0,
-            seconds=seconds,
+            seconds=_own_seconds(op, seconds),
             histogram=quantile_histogram(op),
         )
         for op in ops

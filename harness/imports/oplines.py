@@ -11,6 +11,7 @@ report ends where the order starts again (:func:`split_reports`).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +48,7 @@ class OpLine:
     p99_ms: float | None = None
     p999_ms: float | None = None
     p9999_ms: float | None = None
+    printed: str = ""  # the figures exactly as the tool printed them (``Takes(s): 27.3, Count: ...``)
 
 
 #: printed key -> (OpLine field, factor to the field's unit)
@@ -94,7 +96,9 @@ def parse_fields(
         raise refuse(f"Count {count!r} is not a whole number")
     takes = values.pop("takes_s")
     rate = values.pop("rate_per_s")
-    return OpLine(lineno=lineno, name=name, takes_s=takes, count=int(count), rate_per_s=rate, **values)
+    return OpLine(
+        lineno=lineno, name=name, takes_s=takes, count=int(count), rate_per_s=rate, printed=body.strip(), **values
+    )
 
 
 def split_reports(lines: Sequence[OpLine], sort_key: Callable[[str], str]) -> tuple[tuple[OpLine, ...], ...]:
@@ -139,3 +143,40 @@ def go_duration_s(text: str) -> float | None:
         total += float(m[1]) * _UNIT_S[m[2]]
         pos = m.end()
     return total if pos == len(text) and pos > 0 and math.isfinite(total) else None
+
+
+def json_rows(line: str) -> list[dict[str, str]] | None:
+    """A line both tools print with ``--output json`` / ``outputstyle=json`` (``util.RenderJson``): a JSON
+    array of objects, header -> value, every value a string (``json.Marshal`` sorts the keys). None
+    for any other line."""
+    if not line.startswith("[{"):
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, list) or not all(
+        isinstance(row, dict) and all(isinstance(v, str) for v in row.values()) for row in data
+    ):
+        return None
+    return data
+
+
+def json_tool(rows: Sequence[Mapping[str, str]]) -> str:
+    """Which tool printed these JSON rows, by their keys: go-tpc (``TPM``, ``Prefix``, ``tpmC``), go-ycsb (``OPS``)."""
+    keys = set().union(*(row.keys() for row in rows)) if rows else set()
+    if keys & {"TPM", "Prefix", "tpmC"}:
+        return "go-tpc"
+    if "OPS" in keys or "Operation" in keys:  # go-tpc's rows carry a Prefix besides
+        return "go-ycsb"
+    return "unknown"
+
+
+def json_body(row: Mapping[str, str], layouts: Layouts, ignore: frozenset[str]) -> str | None:
+    """The row's figures as the plain output prints them (``Key: value, ...`` in the layout's order), or
+    None when its keys are not a layout the tool printed."""
+    keys = set(row) - ignore
+    for layout in layouts:
+        if set(layout) == keys:
+            return ", ".join(f"{key}: {row[key]}" for key in layout)
+    return None

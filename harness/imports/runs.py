@@ -16,6 +16,12 @@ value when ``--percentile=0``).
 
 go-tpc's ``tpmC`` is stored and shown as **NOPM**, "tpmC-like (unaudited)": New-Order transactions
 per minute of an unaudited run, never an audited tpmC.
+
+Every figure the tool printed in its final report is kept as printed, under the tool's definition, in
+the run's options (``printed.<OPERATION>``, the line's text), and a note on each run says each tool's
+histogram resolution beside its percentiles (:mod:`harness.imports.import_notes`). A
+go-ycsb phase stored under one of dbperf's ycsb_a..f whose properties differ from it gets a note naming
+both (:mod:`harness.imports.ycsb_reference`).
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ from pathlib import Path
 from harness.errors import LogParseError
 from harness.imports.gotpc import GoTpcLog, parse_go_tpc_log
 from harness.imports.goycsb import YcsbPhase, parse_go_ycsb_log
-from harness.imports.operations import ImportedOp, fold_errors, operation_stats
+from harness.imports.import_notes import TPC_RESOLUTION, ycsb_notes
+from harness.imports.operations import ImportedOp, fold_errors, operation_stats, own_operations, printed_percentiles
 from harness.imports.oplines import OpLine, interval_counts
 from harness.model import IntervalSample, Metrics, RunResult, RunStatus, Testbed, Totals
 
@@ -218,6 +225,7 @@ def tpc_run(
         intervals.append(_sample(t, dt, threads, sum(o.count for o in ops), sum(o.errors for o in ops)))
     ops = fold_errors(log.summary, "_ERR")
     options = {"file": log.path, "tool": "go-tpc"}
+    options.update({f"printed.{line.name}": line.printed for line in log.summary})
     nopm = None
     totals = None
     metrics = Metrics()
@@ -234,6 +242,7 @@ def tpc_run(
             options["nopm"] = f"{nopm:.1f}"
             options["headline"], options["headline_label"] = "NEW_ORDER.ops_per_min", NOPM_LABEL
             notes = (f"{NOPM_LABEL}: {nopm:.1f} New-Order transactions per minute (go-tpc prints it as 'tpmC')",)
+        notes = (*notes, f"percentiles as go-tpc printed them: {printed_percentiles(ops)}; {TPC_RESOLUTION}")
         if log.tpm_total is not None:
             options["tpm_total"] = f"{log.tpm_total:.1f}"
         if log.efficiency_pct is not None:
@@ -294,20 +303,23 @@ def ycsb_run(
         previous, t_prev = report, t
     options = {"file": path, "tool": "go-ycsb", "phase": command}
     options.update({f"ycsb.{k}": phase.properties[k] for k in YCSB_PROPERTIES if k in phase.properties})
+    options.update({f"printed.{line.name}": line.printed for line in phase.final})
     if phase.wall_s is not None:
         options["wall_s"] = f"{phase.wall_s:.3f}"
-    ops = fold_errors(phase.final, "_ERROR", "TOTAL")
+    printed = fold_errors(phase.final, "_ERROR", "TOTAL")
+    ops = own_operations(printed, _RMW, ("READ", "UPDATE"))
+    notes = ycsb_notes(printed, ops, name if command == "run" else "", phase.properties)
     totals = None
     metrics = Metrics()
     failure = ""
     if phase.final:
-        events, errors = _ycsb_counts(ops)
+        events, errors = _ycsb_counts(printed)
         whole_line = next((line for line in phase.final if line.name == "TOTAL"), None)
         whole = fold_errors([whole_line], "_ERROR")[0] if whole_line else None
         if whole is None:
             single = [op for op in ops if op.count > 0]
             whole = single[0] if len(single) == 1 else None
-        totals, metrics = _totals(_elapsed(phase.final), events, errors, ops, whole)
+        totals, metrics = _totals(_elapsed(phase.final), events, errors, printed, whole)
     elif phase.finished:
         sink = phase.properties.get("measurement.output_file", "")
         failure = "go-ycsb printed no report after 'Run finished'" + (
@@ -326,6 +338,7 @@ def ycsb_run(
         metrics=metrics,
         intervals=tuple(intervals),
         options=options,
+        notes=notes,
         operations=ops,
     )
     return ImportedRun(run=run, operations=ops if phase.final else ())

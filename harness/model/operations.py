@@ -152,9 +152,12 @@ def higher_is_worse(name: str) -> bool:
 
 
 def total_ops_per_s(operations: Sequence[OperationStats]) -> float | None:
-    if not operations or operations[0].seconds <= 0:
+    """Every type's operations over the longest type's window (a native run's types share one window;
+    an imported type's is the tool's own ``Takes(s)``, which starts at that type's first operation)."""
+    seconds = max((o.seconds for o in operations), default=0.0)
+    if seconds <= 0:
         return None
-    return sum(o.count for o in operations) / operations[0].seconds
+    return sum(o.count for o in operations) / seconds
 
 
 def operation_metric(operations: Sequence[OperationStats], name: str) -> float | None:

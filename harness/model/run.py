@@ -9,7 +9,7 @@ from typing import ClassVar, Literal
 
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile
-from harness.model.operations import OperationStats, is_operation_metric, operation_metric
+from harness.model.operations import OperationStats, is_operation_metric, operation_metric, total_ops_per_s
 from harness.model.work import WORK, WORK_METRICS, work_vector
 
 RunStatus = Literal["ok", "failed"]
@@ -329,9 +329,7 @@ class RunResult:
             "cpu_us_per_txn": m.cpu_per_txn,
             "instructions_per_txn": m.instr_per_txn,
             "instructions_per_query": m.instr_per_query,
-            "ops_per_s": sum(o.count for o in self.operations) / self.operations[0].seconds
-            if self.operations and self.operations[0].seconds > 0
-            else None,
+            "ops_per_s": total_ops_per_s(self.operations),
             "operations": [operation_dict(o) for o in self.operations],
             "work_per_txn": dict(m.work),
             "backend": self.backend or None,
