@@ -13,6 +13,11 @@ Everything lands in one output folder (:mod:`harness.ci.folder`)::
     out/site/                      the trend and scaling charts of these runs
 
 When the ``store`` setting names a shared store (a DuckLake), every run also goes there as it finishes.
+
+Runs the store refuses (a full or read-only disk) go to unsaved-run files, verdicts.json that the folder
+refuses to the unsaved-run folder, and the command ends with one line (:attr:`CiOutcome.closing`) naming
+what was kept where, what was not written, and ``dbperf import unsaved FILE...``, which stores the runs
+later (exit 2).
 """
 
 from __future__ import annotations
@@ -24,24 +29,41 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import pipeline, workspace
-from harness.ci.folder import write_outputs
+from harness.ci.folder import Written, write_outputs
 from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
 from harness.config.settings import Settings, apply_overrides
 from harness.measure.fallback import Saver, call_within
 from harness.measure.session import Reporter, Session
-from harness.model import Outcome, Scenario, Server
+from harness.model import EXIT_ERROR, Outcome, Scenario, Server
+from harness.report.files import write_atomic
 from harness.store import is_lake, open_store
 
 
 @dataclass(frozen=True)
 class CiOutcome:
-    """The pipeline's outcome of the plan, and where its report went."""
+    """The pipeline's outcome of the plan, where its report went, and the closing line ("" when all went well)."""
 
     outcome: Outcome
     seconds: float
     report: Path
+    closing: str = ""
+
+
+def closing_line(outcome: Outcome, written: Written) -> str:
+    """One line when the store refused runs or a file was not written: what was kept where, and how to
+    bring the runs back (the unsaved-run ledger's own line says ``dbperf import unsaved``)."""
+    if not outcome.error and not written.failed and written.verdicts == written.report.with_name("verdicts.json"):
+        return ""
+    parts = [outcome.error] if outcome.error else []
+    if written.verdicts is None:
+        parts.append("the verdicts were written nowhere: they are in the table above")
+    else:
+        parts.append(f"verdicts kept in {written.verdicts}")
+    if written.failed:
+        parts.append(f"not written: {', '.join(written.failed)}")
+    return "dbperf: error: " + "; ".join(parts)
 
 
 def _override(scenario: Scenario, settings: Settings) -> Scenario:
@@ -58,7 +80,7 @@ def run_plan(
     """Run every comparison and recording of the plan, then write every report into ``out``."""
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
-    (out / "plan.json").write_text(the_plan.to_json() + "\n")
+    write_atomic(out / "plan.json", the_plan.to_json() + "\n")
     shared = settings.store
     settings = dataclasses.replace(settings, store=out / "dbperf.duckdb")
     work = workspace.current().make("ci")
@@ -92,8 +114,11 @@ def run_plan(
         outcome = pipeline.compare(
             settings, specs, reporter, options or pipeline.JudgeOptions(), recordings=recordings, session=session
         )
-        report = write_outputs(out, the_plan, outcome, seconds=time.monotonic() - started)
-        return CiOutcome(outcome, time.monotonic() - started, report)
+        written = write_outputs(out, the_plan, outcome, seconds=time.monotonic() - started)
+        closing = closing_line(outcome, written)
+        if closing and outcome.exit_code == 0:
+            outcome = dataclasses.replace(outcome, exit_code=EXIT_ERROR, error=closing.removeprefix("dbperf: error: "))
+        return CiOutcome(outcome, time.monotonic() - started, written.report, closing)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -3,6 +3,11 @@ and a differential flame graph per cost comparison (``flamegraph-<scenario>-<thr
 
 This is where `ci run` gathers what the renderers of :mod:`harness.report` need (the store's history,
 the `GITHUB_*` environment) and writes their output; the renderers themselves take records only.
+
+Every file is written whole or not at all (:func:`harness.report.files.write_atomic`), verdicts.json
+first; a file that cannot be written (a full or read-only disk) is named in :attr:`Written.failed` and
+the others are still tried. verdicts.json that cannot go to the folder goes to the unsaved-run folder
+(:func:`harness.measure.fallback.unsaved_folders`), so a full disk never loses the verdicts.
 """
 
 from __future__ import annotations
@@ -11,15 +16,44 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness import pipeline
 from harness.ci.records import CiPlan
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ReportError
+from harness.measure.fallback import unsaved_folders
 from harness.model import Outcome
 from harness.pipeline.flames import flame_graphs
+from harness.report.files import write_atomic
 from harness.report.flamegraph import file_name, markdown_lines, render_svg
 from harness.report.mermaid import summary_charts
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_outputs` wrote: the report's path, where verdicts.json went (``None``: nowhere),
+    and each file it could not write with the cause (``report.md (No space left on device)``)."""
+
+    report: Path
+    verdicts: Path | None
+    failed: tuple[str, ...] = ()
+
+
+class _Files:
+    """Writes into ``out``, noting each file that could not be written instead of stopping."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.failed: list[str] = []
+
+    def put(self, name: str, data: str | bytes) -> Path | None:
+        try:
+            return write_atomic(self.out / name, data)
+        except HarnessError as exc:
+            cause = exc.__cause__.strerror if isinstance(exc.__cause__, OSError) else None
+            self.failed.append(f"{name} ({cause or exc})")
+            return None
 
 
 def run_url(environ: Mapping[str, str]) -> str:
@@ -28,13 +62,18 @@ def run_url(environ: Mapping[str, str]) -> str:
     return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}" if all(parts) else ""
 
 
-def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: float) -> Path:
-    """Write the Markdown report (also appended to ``$GITHUB_STEP_SUMMARY``, with Mermaid charts), verdicts,
-    BMF, charts and flame graphs."""
+def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: float) -> Written:
+    """Write verdicts.json, then the Markdown report (also appended to ``$GITHUB_STEP_SUMMARY``, with Mermaid
+    charts), comment, BMF, charts and flame graphs; see the module docstring for a disk that refuses them."""
     from harness.report.capacity_chart import capacity_png
     from harness.report.comment import Links, render_comment
     from harness.report.markdown import render_markdown
 
+    files = _Files(out)
+    changes = the_plan.edits
+    flames, flame_notes = flame_graphs(outcome)
+    flame_names = tuple(file_name(g) for g in flames)
+    kept = _write_verdicts(files, the_plan, outcome, flame_names)
     notes = [*the_plan.notes, *outcome.warnings]
     if the_plan.empty:
         notes.append("nothing to run: no server, scenario or harness change between base and head")
@@ -52,14 +91,17 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
             history = pipeline.history(open_store(out / "dbperf.duckdb").metrics_table())
             site = build_site(history, out / "site", images=True)
             chart_links = [(p.stem, str(p.relative_to(out))) for p in site.images[:4]]
+        except (ReportError, OSError) as exc:  # a full or read-only disk: said in the closing line too
+            notes.append(f"charts not built: {exc}")
+            files.failed.append(f"site/ ({exc})")
         except HarnessError as exc:
             notes.append(f"charts not built: {exc}")
         for verdict in outcome.verdicts:  # capacity at the SLO: p95 against throughput, per side
             png = capacity_png(verdict)
             if png is not None:
                 name = f"capacity-{verdict.scenario}.png"
-                (out / name).write_bytes(png)
-                chart_links.append((name.removesuffix(".png"), name))
+                if files.put(name, png):
+                    chart_links.append((name.removesuffix(".png"), name))
         head_runs = [r for r in ok_runs if r.label != "base"]
         if head_runs:
             from harness.report.bmf import write_bmf
@@ -68,13 +110,11 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
                 write_bmf(out / "bmf.json", head_runs)
             except HarnessError as exc:
                 notes.append(f"BMF file not written: {exc}")
-    flames, flame_notes = flame_graphs(outcome)
+                files.failed.append(f"bmf.json ({exc})")
     notes += flame_notes
     for graph in flames:
-        (out / file_name(graph)).write_text(render_svg(graph))
-    flame_names = tuple(file_name(g) for g in flames)
+        files.put(file_name(graph), render_svg(graph))
     footer = f"\n_{len(outcome.runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
-    changes = the_plan.edits
     markdown = render_markdown(
         outcome.verdicts,
         outcome.runs,
@@ -85,16 +125,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         changes=changes,
     )
     report = out / "report.md"
-    report.write_text(markdown + _section(markdown_lines(flames)) + footer)
-    document = outcome.document()
-    verdicts = {"format": document["format"], "verdicts": document["verdicts"]}
-    # the change under test: the trusted jobs name it in the comment and annotate its line in the check run
-    verdicts["changes"] = [dataclasses.asdict(c) for c in changes]
-    if "plans" in document:  # the trusted comment job shows them too (harness.report.trusted_comment)
-        verdicts["plans"] = document["plans"]
-    if flame_names:  # file names only: the trusted comment job links them (harness.report.trusted_comment)
-        verdicts["flame_graphs"] = list(flame_names)
-    (out / "verdicts.json").write_text(json.dumps(verdicts, indent=2, default=str) + "\n")
+    files.put(report.name, markdown + _section(markdown_lines(flames)) + footer)
     links = Links(run_url=run_url(os.environ), flame_graphs=flame_names)
     comment = render_comment(
         outcome.verdicts,
@@ -107,7 +138,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         footer=f"head {the_plan.head_sha[:12]} vs base {the_plan.base_sha[:12]}; {len(outcome.runs)} runs in "
         f"{seconds / 60:.1f} min",
     )
-    (out / "comment.md").write_text(comment)
+    files.put("comment.md", comment)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         text = render_markdown(
@@ -115,7 +146,27 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         )
         with Path(summary).open("a") as handle:
             handle.write(text + _section(summary_charts(outcome.verdicts, flames, len(chart_links))) + footer + "\n")
-    return report
+    return Written(report, kept, tuple(files.failed))
+
+
+def _write_verdicts(files: _Files, the_plan: CiPlan, outcome: Outcome, flame_names: tuple[str, ...]) -> Path | None:
+    """verdicts.json into the folder, else into the first unsaved-run folder that takes it."""
+    document = outcome.document()
+    verdicts = {"format": document["format"], "verdicts": document["verdicts"]}
+    # the change under test: the trusted jobs name it in the comment and annotate its line in the check run
+    verdicts["changes"] = [dataclasses.asdict(c) for c in the_plan.edits]
+    if "plans" in document:  # the trusted comment job shows them too (harness.report.trusted_comment)
+        verdicts["plans"] = document["plans"]
+    if flame_names:  # file names only: the trusted comment job links them (harness.report.trusted_comment)
+        verdicts["flame_graphs"] = list(flame_names)
+    text = json.dumps(verdicts, indent=2, default=str) + "\n"
+    kept = files.put("verdicts.json", text)
+    for folder in [] if kept else unsaved_folders(files.out / "dbperf.duckdb"):
+        try:
+            return write_atomic(folder / f"verdicts-{the_plan.head_sha[:12]}-{os.getpid()}.json", text)
+        except HarnessError:
+            continue
+    return kept
 
 
 def _section(lines: list[str]) -> str:

@@ -306,6 +306,7 @@ def run_cmd(
     if as_json:
         doc = {**done.outcome.document(), "report": str(done.report), "seconds": round(done.seconds, 1)}
         click.echo(json.dumps(doc, indent=2, default=str))
+        _closing(done.closing)
         return done.outcome.exit_code
     if done.outcome.verdicts:
         print_verdicts(done.outcome.verdicts)
@@ -314,7 +315,14 @@ def run_cmd(
         f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min (estimated {_minutes(the_plan.estimated_s)}); "
         f"report: {done.report}"
     )
+    _closing(done.closing)
     return done.outcome.exit_code
+
+
+def _closing(line: str) -> None:
+    """What a full or read-only disk kept where, last on stderr (harness.ci.execute.closing_line)."""
+    if line:
+        click.echo(line, err=True)
 
 
 @ci_group.command("comment")

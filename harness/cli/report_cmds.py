@@ -15,7 +15,7 @@ from harness import pipeline
 from harness.cli.options import filters, json_option, pop_shared, shared
 from harness.cli.selection import RunFilter, check_filter, no_runs, note, nothing_matches, pop_filter, select_runs
 from harness.config.values import parse_metrics
-from harness.errors import ConfigError, ReportError
+from harness.errors import ConfigError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.operations import operations_table
 from harness.report.tables import fmt_value, new_table, show
@@ -42,12 +42,10 @@ def group_options(func: Any) -> Any:
 
 
 def write_text(out: Path, text: str, *, append: bool = False) -> None:
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("a" if append else "w", encoding="utf-8") as handle:
-            handle.write(("\n" if append and out.exists() and out.stat().st_size else "") + text)
-    except OSError as exc:
-        raise ReportError(f"cannot write {out}: {exc}") from exc
+    """The whole file or none (harness.report.files): never a 0-byte or cut one on a full disk."""
+    from harness.report.files import append_atomic, write_atomic
+
+    (append_atomic if append else write_atomic)(out, text)
 
 
 @click.command("report")

@@ -56,6 +56,7 @@ import jsonschema
 
 from harness.errors import ReportError
 from harness.model import RunResult
+from harness.report.files import write_atomic
 
 #: Bencher's BMF JSON schema (``https://bencher.dev/bmf.json``), kept in the package so that export
 #: works offline; tests/unit/test_bmf.py checks it against the reference copy.
@@ -202,10 +203,5 @@ def write_bmf(path: Path, runs: Sequence[RunResult]) -> dict[str, dict[str, dict
     """Validate and write the BMF document of ``runs`` to ``path`` (``-`` is not special); returns it."""
     doc = to_bmf(runs)
     validate_bmf(doc)
-    out = Path(path)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
-    except OSError as exc:
-        raise ReportError(f"cannot write {out}: {exc}") from exc
+    write_atomic(Path(path), json.dumps(doc, indent=2, sort_keys=False, allow_nan=False) + "\n")
     return doc

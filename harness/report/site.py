@@ -35,6 +35,7 @@ from harness.errors import ReportError
 from harness.model import METRIC_LABELS
 from harness.model.history import ChangeMark, TrendData
 from harness.report.charts import Selection, dashboard_spec, image_specs, spec_json
+from harness.report.files import write_atomic
 from harness.report.tables import fmt_value
 
 BUNDLE_FILE = "vega-bundle.js"
@@ -83,10 +84,7 @@ def slug(name: str) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ReportError(f"cannot write {path}: {exc}") from exc
+    write_atomic(path, text)
 
 
 def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
@@ -235,7 +233,8 @@ levels, the confidence is 1 − p.</p>
 
 def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, ...]:
     png_dir = out_dir / "png"
-    png_dir.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):  # a full disk is said by the first write_atomic, naming the file
+        png_dir.mkdir(parents=True, exist_ok=True)
     specs = image_specs(data)
     names = [f"{slug(sel.scenario)}-{kind}" for sel, kind, _ in specs]
     jobs = [  # a scenario charted at two thread counts (timing and cost runs) names its images by threads
@@ -248,11 +247,7 @@ def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, 
             png = vl_convert.vegalite_to_png(spec, scale=scale)
         except Exception as exc:  # vl-convert raises plain ValueError/RuntimeError
             raise ReportError(f"cannot render {path.name}: {exc}") from exc
-        try:
-            path.write_bytes(png)
-        except OSError as exc:
-            raise ReportError(f"cannot write {path}: {exc}") from exc
-        written.append(path)
+        written.append(write_atomic(path, png))
     return tuple(written)
 
 
