@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from harness.config.files import load_toml_model, unknown_name
 from harness.errors import ConfigError
@@ -99,10 +99,11 @@ class _Cost(BaseModel):
     warmup_events: int | None = Field(default=None, ge=0, le=10_000_000)
     events: int | None = Field(default=None, ge=1, le=10_000_000)
     repetitions: int = Field(default=3, ge=1, le=100)
-    read_view: bool | None = None
-    purge_before_window: bool = False
+    # booleans are TOML's true/false only (StrictBool): "yes" or 1 is refused, naming the file and field
+    read_view: StrictBool | None = None
+    purge_before_window: StrictBool = False
     warmup: Literal["commit", "rollback"] = "commit"
-    rebuild_before_window: bool = False
+    rebuild_before_window: StrictBool = False
     warmup_seed: int = Field(default=1, ge=1, le=2**31 - 1)
     seed: int = Field(default=2, ge=1, le=2**31 - 1)
 
@@ -142,8 +143,8 @@ class _ScenarioFile(BaseModel):
     description: str = ""
     script: str
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
-    writes: bool = False
-    fresh_server: bool = True
+    writes: StrictBool = False
+    fresh_server: StrictBool = True
     percentile: int = Field(default=95, ge=1, le=100)
     slo_p95_ms: float | None = Field(default=None, gt=0, le=100_000)
     gate: list[str] = Field(default_factory=lambda: ["qps", "p95_ms"])

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
 from harness.config.files import load_toml_model, unknown_name
 from harness.config.option_names import OptionNames, Resolved, option_names
@@ -201,7 +201,7 @@ class _ServerFile(BaseModel):
     user: str | None = None
     password_env: str | None = None
     database: str = "sbtest"
-    allow_unsafe_variables: bool = False
+    allow_unsafe_variables: StrictBool = False  # TOML's true only: "yes" is refused, never taken as true
 
     @field_validator("cpuset", "client_cpuset")
     @classmethod
