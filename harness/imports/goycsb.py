@@ -208,8 +208,16 @@ def parse_go_ycsb_log(text: str, path: str = "<string>") -> GoYcsbLog:
     """Parse one go-ycsb output (one or more ``load``/``run`` phases, stdout as written to a file).
 
     Raises :class:`~harness.errors.LogParseError` for a malformed operation line, properties block
-    or ``Run finished`` line, and for a log without any report.
+    or ``Run finished`` line, for a log without any report, and for binary content (a NUL byte).
     """
+    nul = text.find("\x00")
+    if nul >= 0:  # go-ycsb writes text; NULs are a binary file, or a log cut and padded by a crash
+        offset = len(text[:nul].encode("utf-8", errors="replace"))
+        raise LogParseError(
+            path,
+            text.count("\n", 0, nul) + 1,
+            f"binary content: a NUL byte at offset {offset}; give the text file go-ycsb's output was written to",
+        )
     lines = text.splitlines()
     if not any(line.strip() for line in lines):
         raise LogParseError(path, 1, "empty log: expected go-ycsb output (a properties block and operation reports)")
