@@ -51,6 +51,7 @@ def migrate_cmd(target: str, **kwargs: Any) -> int:
 
     Local file to lake, lake to local file, or between two of a kind. Runs already in the target are
     replaced by the source's (nothing is duplicated); its other runs are kept. The source is not changed.
+    A copy into a lake first deletes the Parquet files no snapshot references (left by a killed write).
     """
     from harness.store.migrate import copy_runs
 
