@@ -31,6 +31,7 @@ from pathlib import Path
 from harness.crash import EXIT_CRASH, crash_line
 from harness.errors import ReportError
 from harness.model import DefinitionChange, MetricVerdict, Verdict
+from harness.report.files import write_atomic
 from harness.report.mdtable import cell, inert
 from harness.report.pr_sections import change_line
 from harness.report.trusted_comment import RUN_URL, SHA, load_changes, load_verdicts
@@ -157,12 +158,10 @@ def write_check_run(verdicts: Path, out: Path, *, sha: str, run_url: str = "") -
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"cannot read {verdicts}: {exc}; give the verdicts.json of the run") from None
     requests = build_check_run(text, sha=sha, run_url=run_url)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
-    for i, request in enumerate(requests):
+    for i, request in enumerate(requests):  # each whole or not at all (harness.report.files)
         path = out / ("create.json" if i == 0 else f"update-{i}.json")
-        path.write_text(json.dumps(request, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-        written.append(path)
+        written.append(write_atomic(path, json.dumps(request, ensure_ascii=False, indent=1) + "\n"))
     return written
 
 

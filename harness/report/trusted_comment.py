@@ -56,6 +56,7 @@ from harness.model.outcome import DOCUMENT_FORMAT
 from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.model.work import WORK
 from harness.report.comment import LIMIT, Links, render_comment
+from harness.report.files import write_atomic
 
 #: The distributions this module imports (pr-comment.yml installs exactly these, hash-pinned).
 DEPENDENCIES = ("markdown-it-py", "mdurl", "numpy", "pygments", "rich", "scipy")
@@ -405,7 +406,7 @@ def write_comment(verdicts: Path, *, sha: str = "", run_url: str = "", out: Path
         raise ReportError(f"cannot read {verdicts}: {exc}; give the verdicts.json of the run") from None
     markdown = build_comment(text, sha=sha, run_url=run_url)
     if out is not None:
-        out.write_text(markdown, encoding="utf-8")
+        write_atomic(out, markdown)  # whole or not at all (harness.report.files)
     return markdown
 
 

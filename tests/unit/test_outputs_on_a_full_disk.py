@@ -122,3 +122,17 @@ def test_verdicts_written_nowhere_are_said_so() -> None:
         "dbperf: error: the verdicts were written nowhere: they are in the table above; "
         "not written: verdicts.json (Read-only file system)"
     )
+
+
+def test_the_trusted_builders_leave_no_0_byte_file(tmp_path: Path) -> None:
+    from harness.report.check_run import write_check_run
+    from harness.report.trusted_comment import write_comment
+
+    verdicts = tmp_path / "verdicts.json"
+    verdicts.write_text('{"format": 1, "verdicts": []}\n')
+    with full_disk(tmp_path / "disk") as out:
+        with pytest.raises(ReportError, match=r"comment\.md: No space left on device"):
+            write_comment(verdicts, out=out / "comment.md")
+        with pytest.raises(ReportError, match=r"create\.json: No space left on device"):
+            write_check_run(verdicts, out / "check", sha="0" * 40)
+        assert empty_files(out) == [] and not (out / "comment.md").exists()
