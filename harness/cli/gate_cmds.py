@@ -22,12 +22,14 @@ from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
 from harness.judge.baselines import all_baselines
-from harness.model import Outcome, RunResult, Scenario, Verdict
+from harness.model import Outcome, RunResult, Scenario, Server, Verdict
+from harness.model.server import variables_text
 from harness.pipeline import JudgeOptions
 from harness.report.plans import print_plans
 from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary
 from harness.report.verdicts import headline, print_verdicts
+from harness.servers.variables import effective_variables, requested_values
 
 
 @click.group("baseline")
@@ -48,9 +50,15 @@ def baseline_record(force: bool, as_json: bool, **kwargs: Any) -> int:
 
     Writes one file per kind and thread count. Refuses when any run failed. A file already there is
     named before anything runs and when it is replaced; one recorded for the same build and
-    configuration is kept (exit 2) unless --force. --repetitions sets the timing runs (at least 5 for
-    the gate to be able to decide; 12 is better); the cost runs keep their scenario's [cost] count
-    unless --cost is given.
+    configuration from at least as many runs is kept unless --force, and said in a note (exit 0: the
+    rest was recorded). --repetitions sets the timing runs; with fewer than the gate's design check
+    needs, a note gives the count and the exact command (6 for oltp_point_select: then a gate needs
+    6 candidate runs, not 500). The cost runs keep their scenario's [cost] count unless --cost is given.
+
+    \b
+    Examples:
+      dbperf baseline record --scenario oltp_point_select --server mariadb-local --no-cost --repetitions 6
+      dbperf baseline record --scenario oltp_point_select --server mariadb-local --cost   # cost runs only
     """
     settings = pop_shared(kwargs)
     server = settings.one_server()
@@ -63,7 +71,7 @@ def baseline_record(force: bool, as_json: bool, **kwargs: Any) -> int:
         outcomes.append(outcome)
         print_summary(outcome.runs, sys.stderr)
         for warning in outcome.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(f"note: {warning}", err=True)
         written += outcome.written
         if outcome.error:
             break
@@ -186,16 +194,18 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     """Run scenarios and judge them against this testbed's baselines.
 
     Before running, the design is checked: with the baseline's run count, can the planned repetitions
-    reach --alpha under Holm at all? If not, the repetitions are raised (and the command says so), or,
-    when --repetitions was given, it refuses with the count that can. Exit 0 pass (inconclusive too,
-    with a warning, unless --strict), 1 regression, 2 error or failed run. With no baseline the runs
-    are stored and the command says how to record one.
+    reach --alpha under Holm at all? If not, the repetitions are raised and the command says so with
+    the new plan's wall time; above --max-minutes (10) it stops instead and names the cheaper ways
+    (--cost, or the exact command that records a baseline of more runs), unless --yes. When
+    --repetitions was given, it refuses with the count that can. Exit 0 pass (inconclusive too, with
+    a warning, unless --strict), 1 regression, 2 error or failed run. With no baseline the runs are
+    stored and the verdict gives the exact command that records one.
     """
     settings = pop_shared(kwargs)
     server = settings.one_server()
     cases = [pipeline.resolve(settings, name, server) for name in scenario_names(settings)]
     _repetitions_note(settings, [c.scenario for c in cases])
-    outcome = pipeline.gate(settings, cases, TerminalReporter(sys.stderr), judge_options(settings))
+    outcome = pipeline.gate(settings, cases, TerminalReporter(sys.stderr), judge_options(settings, limited=True))
     if as_json:
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
@@ -224,9 +234,18 @@ def _closing(outcome: Outcome) -> None:
         click.echo(f"dbperf: error: {outcome.error}", err=True)
 
 
-def judge_options(settings: Settings, *, seed: int | None = None, max_pairs: int | None = None) -> JudgeOptions:
-    """How verdicts are reached, from the settings (--alpha, --strict) and the command's own options."""
-    return pipeline.JudgeOptions(alpha=settings.alpha, strict=settings.strict, seed=seed, max_pairs=max_pairs)
+def judge_options(
+    settings: Settings, *, seed: int | None = None, max_pairs: int | None = None, limited: bool = False
+) -> JudgeOptions:
+    """How verdicts are reached, from the settings (--alpha, --strict) and the command's own options;
+    ``limited``: the command has --max-minutes/--yes (gate, compare), which bound a raised design."""
+    return pipeline.JudgeOptions(
+        alpha=settings.alpha,
+        strict=settings.strict,
+        seed=seed,
+        max_pairs=max_pairs,
+        limit_s=settings.raise_limit_s if limited else None,
+    )
 
 
 def _warn_inconclusive(verdicts: Sequence[Verdict], strict: bool) -> None:
@@ -243,6 +262,22 @@ def parse_head_vars(values: Sequence[str]) -> dict[str, str]:
             raise ConfigError(f"--head-var takes NAME=VALUE (e.g. thread_handling=pool-of-threads), got {item!r}")
         out[name.strip()] = value.strip()
     return out
+
+
+def same_settings(base: Server, head: Server, scenario: Scenario) -> bool:
+    """Whether ``head`` runs what ``base`` runs: the same build, provider and limits, and the same effective
+    settings (dbperf's pinned ones, the config file, the variables, the derived minimums), names compared
+    without case or ``-``/``_`` differences and values without case. Read back from a started server,
+    a clamped value can still differ; this is what dbperf asks each server for."""
+
+    def settings(server: Server) -> dict[str, str]:
+        values = {**effective_variables(server, scenario), **requested_values(server)}
+        return {k.lower().replace("-", "_"): v.strip().lower() for k, v in values.items()}
+
+    def build(server: Server) -> dict[str, object]:
+        return {k: v for k, v in server.identity().items() if k not in {"variables", "config"}}
+
+    return build(base) == build(head) and settings(base) == settings(head)
 
 
 @click.command("compare")
@@ -287,6 +322,7 @@ def compare_cmd(
     if head is None and not overrides:
         raise ConfigError("give --head SERVER or at least one --head-var NAME=VALUE")
     specs = []
+    same: list[str] = []  # heads that set nothing the base does not already run with
     for name in scenario_names(settings):
         base_case = pipeline.resolve(settings, name, base)
         head_server = pipeline.resolve(settings, name, head).server if head else base_case.server
@@ -295,6 +331,13 @@ def compare_cmd(
             head_server = head_server.with_variables(overrides)
         if head_server.name == base_case.server.name and not overrides:
             click.echo("note: base and head are the same server: this is an A/A comparison", err=True)
+            head_server = head_server.with_variables({}, name=f"{head_server.name}(A/A)")
+        elif same_settings(base_case.server, head_server, base_case.scenario):
+            same.append(
+                f"{head_server.name} sets what {base_case.server.name} already runs with "
+                f"({variables_text(overrides) or 'the same build and settings'}): this is an A/A comparison"
+            )
+            click.echo(f"note: {same[-1]}", err=True)
             head_server = head_server.with_variables({}, name=f"{head_server.name}(A/A)")
         specs.append(pipeline.ComparisonSpec(base_case.server, head_server, base_case.scenario))
     if "time" in settings.kinds():
@@ -305,9 +348,10 @@ def compare_cmd(
                 "one: pass --repetitions 8 or more"
             )
     _repetitions_note(settings, [s.scenario for s in specs])
-    options = judge_options(settings, seed=seed, max_pairs=max_repetitions)
+    options = judge_options(settings, seed=seed, max_pairs=max_repetitions, limited=True)
     started = time.monotonic()
     outcome = pipeline.compare(settings, specs, TerminalReporter(sys.stderr), options)
+    outcome = dataclasses.replace(outcome, warnings=(*outcome.warnings, *dict.fromkeys(same)))
     seconds = time.monotonic() - started
     if out is not None:
         click.echo(f"report: {_write_release(out, outcome, seconds)}", err=True)

@@ -28,7 +28,9 @@ RUN_OPTIONS = (
     "scenarios-dir", "cache-dir", "cost", "testbed-class", "store-timeout",
 )  # fmt: skip
 JUDGE_OPTIONS = ("alpha", "strict", "min-effect", "gate-metric")
-GATE_OPTIONS = (*RUN_OPTIONS, "baselines-dir", *JUDGE_OPTIONS)
+#: How much work a design check may add before it stops (``gate``, ``compare``).
+LIMIT_OPTIONS = ("max-minutes", "yes")
+GATE_OPTIONS = (*RUN_OPTIONS, "baselines-dir", *JUDGE_OPTIONS, *LIMIT_OPTIONS)
 
 
 class SharedOption(click.Option):

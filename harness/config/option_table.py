@@ -80,6 +80,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "cost mode: --cost measures only server instructions per transaction under callgrind (deterministic), "
         "--no-cost only timing; judging commands do both when neither is given",
     ),
+    OptionSpec(
+        "max-minutes",
+        "float",
+        "the most wall time, in minutes, a design check may raise the planned timing runs to before it stops "
+        "and names the cheaper ways (it never asks)",
+        "10",
+        metavar="MINUTES",
+    ),
+    OptionSpec("yes", "flag", "run a design the check raised beyond --max-minutes anyway"),
     OptionSpec("alpha", "float", "family-wise error rate of the verdicts (Holm across every gating test)", "0.02"),
     OptionSpec("strict", "flag", "fail (exit 1) on inconclusive verdicts too"),
     OptionSpec(

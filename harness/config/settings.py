@@ -102,6 +102,13 @@ class Settings:
     gate_metrics: tuple[str, ...] | None = None
     testbed_class: str = ""
     store_timeout: int = 600  # seconds a DuckLake may take to open or to save a run
+    max_minutes: float = 10.0  # the most a design check may raise the timing runs to without --yes
+    yes: bool = False
+
+    @property
+    def raise_limit_s(self) -> float | None:
+        """The seconds of raised work an invocation takes without ``--yes`` (None: no limit)."""
+        return None if self.yes else self.max_minutes * 60
 
     def kinds(self, default: tuple[Kind, ...] = ("time", "cost")) -> tuple[Kind, ...]:
         """What an invocation measures: cost only, timing only, or the command's default."""
@@ -183,6 +190,12 @@ def resolve_settings(
     store_timeout = optional_int("store-timeout")
     if store_timeout is not None and store_timeout < 1:
         raise ConfigError("--store-timeout must be at least 1 second")
+    try:
+        max_minutes = float(str(values["max-minutes"]))
+    except ValueError:
+        raise ConfigError(f"--max-minutes takes minutes (e.g. 10 or 2.5), got {values['max-minutes']!r}") from None
+    if not 0 < max_minutes < float("inf"):
+        raise ConfigError(f"--max-minutes must be more than 0 minutes, got {values['max-minutes']}")
     servers = split_list(values["server"]) or ("mariadb-local",)
     gate = values["gate-metric"]
     baselines_dir = path("baselines-dir")
@@ -211,6 +224,8 @@ def resolve_settings(
         gate_metrics=None if gate is None else parse_metrics(gate),
         testbed_class=str(values["testbed-class"] or "").strip(),
         store_timeout=600 if store_timeout is None else store_timeout,
+        max_minutes=max_minutes,
+        yes=bool(as_bool("--yes", values["yes"])),
     )
 
 

@@ -404,11 +404,10 @@ def incomparable_reason(baseline: Baseline, runs: Sequence[RunResult]) -> str | 
         return f"the scenario definition changed (hash {baseline.scenario_hash} -> {run.scenario_hash})"
     other_build = bool(baseline.build_id and run.build_id and baseline.build_id != run.build_id)
     if baseline.server_version != run.server_version or other_build:
-        command = record_command(baseline.scenario, baseline.server, baseline.profile, cost=baseline.kind == "cost")
-        return (
+        return (  # the verdict goes on with the recording to run ("record one with: ...", judge/gate.py)
             f"the baseline was recorded on server {baseline.server_version} (build {baseline.build_id[:12] or '?'}), "
             f"this is {run.server_version} (build {run.build_id[:12] or '?'}); compare the two builds side by side "
-            f"with 'dbperf compare', or record the baseline again: {command}"
+            "with 'dbperf compare', or record the baseline again"
         )
     if baseline.kind == "cost":
         if (baseline.backend, baseline.tool, baseline.arch) != (run.backend, run.tool, run.arch):

@@ -53,6 +53,9 @@ class BaselineCase:
     baseline: Baseline | None
     runs: Sequence[RunResult]
     kind: Kind = "time"
+    #: The exact recording to suggest when no baseline judges these runs (the caller knows the settings
+    #: and the repetitions the design check needs, :mod:`harness.pipeline.advice`); "" for the bare one.
+    record_hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -162,9 +165,12 @@ def failed_verdict(
     return replace(_shell(mode, scenario, threads, base, head, kind), metrics=(metric,))
 
 
-def no_baseline_verdict(scenario: Scenario, threads: int, server: str, reason: str, kind: Kind = "time") -> Verdict:
-    """No comparable baseline: the runs are stored, and the sentence says how to record one."""
-    command = record_command(scenario.name, server, scenario.profile, cost=kind == "cost")
+def no_baseline_verdict(
+    scenario: Scenario, threads: int, server: str, reason: str, kind: Kind = "time", command: str = ""
+) -> Verdict:
+    """No comparable baseline: the runs are stored, and the sentence says how to record one (``command``,
+    else the bare recording of this scenario, server and profile)."""
+    command = command or record_command(scenario.name, server, scenario.profile, cost=kind == "cost")
     advice = f"{reason}; record one with: {command}"
     metric = MetricVerdict(
         metric="baseline", higher_is_worse=False, outcome="no_baseline", reason=advice, summary=advice, gating=False
@@ -436,11 +442,13 @@ def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEF
         baseline = case.baseline
         if baseline is None:
             where = "for this server build and configuration" if case.kind == "cost" else "for this testbed"
-            shells.append(no_baseline_verdict(scenario, threads, server, f"no baseline {where}", case.kind))
+            reason = f"no baseline {where}"
+            shells.append(no_baseline_verdict(scenario, threads, server, reason, case.kind, case.record_hint))
             continue
         why = incomparable_reason(baseline, runs)
         if why is not None:
-            shells.append(no_baseline_verdict(scenario, threads, server, f"baseline not comparable: {why}", case.kind))
+            reason = f"baseline not comparable: {why}"
+            shells.append(no_baseline_verdict(scenario, threads, server, reason, case.kind, case.record_hint))
             continue
         base_values = {m: list(baseline.values(m)) or None for m in judged_metrics(scenario, case.kind)}
         tests = _pending(index, scenario, case.kind, "baseline", base_values, runs, _seconds(runs))

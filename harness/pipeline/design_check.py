@@ -7,9 +7,16 @@ measure. :func:`check` turns them into :class:`harness.judge.design.TestDesign` 
 
 * It can: run as planned.
 * It cannot and the repetitions came from the profile: raise them to the smallest count that can,
-  and say so (one line, also in the report).
+  and say so with the new plan and its wall time (one line, also in the report) before it starts.
+  When that wall time is above the invocation's limit (``--max-minutes``, 10 by default; ``--yes``
+  lifts it), stop instead, in one line naming what it would take and the cheaper way (cost runs, a
+  baseline of more runs with the exact command). It never asks: a CI job is never left waiting.
 * It cannot and the user forced the repetitions (``--repetitions`` / ``DBPERF_REPETITIONS``): stop
   before spending any time, with one line naming the cause and the count that would work.
+
+:func:`baseline_runs` is the other side of the same rule: the timing runs a baseline recording needs
+so that the gate after it can fail without hundreds of candidate runs (every suggested
+``dbperf baseline record`` carries it). docs/method.md, "Before the first run".
 """
 
 from __future__ import annotations
@@ -89,10 +96,33 @@ class Decision:
     check: design.DesignCheck | None = None
 
 
+Price = Callable[[int], "tuple[float, str]"]
+"""``price(repetitions)``: the wall time of the timing runs at that many repetitions, and its source."""
+
+
+@dataclass(frozen=True)
+class Limit:
+    """How much raised work an invocation takes without asking: ``seconds`` (None: no limit), and the
+    cheaper ways to name when it stops (``cheaper``: clauses such as ``cost runs only (--cost ...)``)."""
+
+    seconds: float | None = None
+    cheaper: tuple[str, ...] = ()
+
+
 def check(
-    planned: Sequence[Planned], *, alpha: float, forced: bool, seconds_per_repetition: float | None = None
+    planned: Sequence[Planned],
+    *,
+    alpha: float,
+    forced: bool,
+    price: Price | None = None,
+    limit: Limit = Limit(),
+    record_hint: str = "",
 ) -> Decision:
-    """Whether the planned design can fail, and the repetitions that make it able to (see the module doc)."""
+    """Whether the planned design can fail, and the repetitions that make it able to (see the module doc).
+
+    ``price`` states the raised plan's wall time; above ``limit.seconds`` the check stops with one line.
+    ``record_hint`` is the exact command that records a baseline of enough runs, for the refusals.
+    """
     tests = tests_of(planned)
     if not tests:
         return Decision(None)
@@ -102,32 +132,69 @@ def check(
     problem = result.problem() or "the design cannot reach alpha"
     needed = design.repetitions_needed(tests, alpha)
     if needed is None:
-        raise DesignError(f"refusing to run: {problem}, so nothing could ever be called a regression; {_fix(tests)}")
+        fix = _fix(tests, record_hint)
+        raise DesignError(f"refusing to run: {problem}, so nothing could ever be called a regression; {fix}")
     timing = [t for t in tests if t.kind != "cost"]
     have = max((t.n_head for t in timing), default=0)
-    extra = ""
-    if seconds_per_repetition and needed > have:
-        extra = f" (~+{duration((needed - have) * seconds_per_repetition)[1:]})"
+    priced = price(needed) if price is not None else None
+    plan = ""
+    if priced is not None:
+        plan = f" (the whole plan: about {duration(priced[0])[1:]}, {priced[1]})"
     if forced:
         raise DesignError(
             f"refusing to run: {problem}, so nothing could ever be called a regression; use --repetitions "
-            f"{needed} or more{extra}, or gate fewer scenarios or metrics"
+            f"{needed} or more{plan}, or gate fewer scenarios or metrics"
+        )
+    if priced is not None and limit.seconds is not None and priced[0] > limit.seconds:
+        cheaper = "; ".join(limit.cheaper)
+        raise DesignError(
+            f"not started: {problem}, so a gate that can fail needs {needed} repetitions instead of {have}, "
+            f"about {duration(priced[0])[1:]} ({priced[1]}), over the {duration(limit.seconds)[1:]} limit "
+            f"(--max-minutes / DBPERF_MAX_MINUTES); cheaper: {cheaper or 'gate fewer scenarios or metrics'}; "
+            "or pass --yes to run it"
         )
     note = (
-        f"{problem}: running {needed} repetitions instead of {have}{extra} so that a regression can be found "
+        f"{problem}: running {needed} repetitions instead of {have}{plan} so that a regression can be found "
         "(choose with --repetitions / DBPERF_REPETITIONS; cost runs, --cost, decide small changes in 2-3 runs)"
     )
     return Decision(needed, note, design.attainable(design.with_repetitions(tests, needed), alpha))
 
 
-def _fix(tests: Sequence[design.TestDesign]) -> str:
+def _fix(tests: Sequence[design.TestDesign], record_hint: str) -> str:
     if any(t.kind == "cost" and min(t.n_base, t.n_head) < 2 for t in tests):
         return (
             "cost metrics need at least 2 runs a side: raise the scenario's [cost] repetitions "
             "or record the baseline again"
         )
     small = min((t.n_base for t in tests if t.kind == "rank-sum"), default=0)
-    return f"the stored baseline has only {small} run(s): record it again with --repetitions 12"
+    again = f": {record_hint}" if record_hint else " with more repetitions"
+    return f"the stored baseline has only {small} run(s): record it again{again}"
+
+
+#: The fewest timing runs a suggested baseline recording has: fewer say little about the noise.
+MIN_BASELINE_RUNS = 6
+
+
+def baseline_runs(
+    planned: Sequence[Planned], alpha: float, recorded: Callable[[Planned], bool], *, limit: int = 100
+) -> int:
+    """The timing runs a baseline recording should have: the smallest count ``m``, at least
+    :data:`MIN_BASELINE_RUNS`, at which a gate running ``max(its repetitions, m)`` candidate runs against
+    ``m``-run baselines (for the planned comparisons ``recorded`` selects; the others keep their own)
+    can fail on every gating test (every timing comparison runs as many: the gate raises them alike).
+    A gate then never runs more candidate runs than the baseline has, unless its profile asks for more.
+    ``limit`` when nothing below it can (a family too large)."""
+    for m in range(MIN_BASELINE_RUNS, limit + 1):
+        trial = [
+            p
+            if p.kind == "cost"
+            else dataclasses.replace(p, n_base=m if recorded(p) else p.n_base, n_head=max(p.n_head, m))
+            for p in planned
+        ]
+        tests = tests_of(trial)
+        if not tests or design.attainable(tests, alpha).ok:
+            return m
+    return limit
 
 
 def attainable_alone(result: design.DesignCheck | None, label: str, metric: str) -> float | None:

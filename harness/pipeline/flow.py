@@ -42,8 +42,8 @@ from harness.measure.session import Ledger, Reporter, Session, new_group_id
 from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
 from harness.model.history import SeriesChanges, TrendData, uncommitted_note
-from harness.model.outcome import EXIT_ERROR, Outcome, exit_code
-from harness.pipeline import design_check, recording
+from harness.model.outcome import Outcome, exit_code
+from harness.pipeline import advice, design_check, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome import closed
@@ -62,6 +62,9 @@ class JudgeOptions:
     strict: bool = False
     seed: int | None = None
     max_pairs: int | None = None
+    #: The most wall time a design check may raise the timing runs to (None: no limit; the CLI's
+    #: --max-minutes, lifted by --yes). Above it the check stops with the cheaper ways.
+    limit_s: float | None = None
 
 
 def open_session(
@@ -196,23 +199,17 @@ def gate(
             kind,
         )
 
-    planned = []
-    for case in cases:
-        for kind in kinds:
-            c = for_kind(settings, case, kind)
-            reps = c.scenario.cost.repetitions if kind == "cost" else c.scenario.repetitions
-            for threads in kind_threads(c.scenario, kind):
-                found = baseline(c, kind, threads)
-                metrics = design_check.gating_metrics(c.scenario, c.server, kind)
-                metrics = tuple(m for m in metrics if found is not None and found.values(m))
-                if found is not None and metrics:
-                    label_ = f"{c.scenario.name} {threads}t {kind}"
-                    planned.append(
-                        design_check.Planned(
-                            label_, c.scenario, c.server, kind, "baseline", len(found.run_ids), reps, metrics
-                        )
-                    )
-    decision = design_check.check(planned, alpha=options.alpha, forced=forced(settings))
+    every = advice.baseline_plan(settings, cases, kinds, baseline)
+    runs_needed = design_check.baseline_runs([p for p, _ in every], options.alpha, lambda p: p.kind == "time")
+    hints = advice.record_hints(settings, cases, runs_needed)
+    decision = design_check.check(
+        [p for p, found in every if found is not None],
+        alpha=options.alpha,
+        forced=forced(settings),
+        price=lambda n: advice.price(settings, cases, n, kinds),
+        limit=design_check.Limit(options.limit_s, advice.gate_cheaper(settings, every, hints, runs_needed)),
+        record_hint=hints.get(("time", ""), ""),
+    )
     timed = with_decision(decision, cases, warnings, session.reporter)
     group = new_group_id()
     runs: list[RunResult] = []
@@ -223,9 +220,9 @@ def gate(
             measured = measure_case(session, c, kind=kind, label=label, group_id=group)
             runs += measured
             for (_, threads), group_runs in by_threads(measured).items():
-                judged.append(
-                    BaselineCase(c.scenario, threads, c.server.name, baseline(c, kind, threads), group_runs, kind)
-                )
+                found = baseline(c, kind, threads)
+                hint = hints.get((kind, c.scenario.name), "")
+                judged.append(BaselineCase(c.scenario, threads, c.server.name, found, group_runs, kind, hint))
     verdicts = tuple(judge_against_baselines(judged, alpha=options.alpha))
     outcome = Outcome(
         tuple(runs), verdicts, exit_code(verdicts, strict=options.strict), tuple(warnings), group_id=group
@@ -238,8 +235,10 @@ def record(settings: Settings, case: Case, reporter: Reporter, *, force: bool = 
 
     Timing baselines belong to this testbed; cost baselines travel (see :mod:`harness.judge.baselines`).
     A file already there is named before measuring and when replaced; one recorded for the same build
-    and configuration is kept unless ``force``, and the outcome is an error that says so
-    (:mod:`harness.pipeline.recording`).
+    and configuration from at least as many runs is kept unless ``force``, and said in a note: the
+    command recorded what it was asked for (:mod:`harness.pipeline.recording`). A timing baseline of
+    fewer runs than the gate's design check needs is written, and the note gives the recording that has
+    enough, as the exact command.
     """
     checked((case.server, case.scenario))
     session = _session(settings, reporter, [case.server], None)
@@ -253,17 +252,14 @@ def record(settings: Settings, case: Case, reporter: Reporter, *, force: bool = 
         r for kind, c in cases.items() for r in measure_case(session, c, kind=kind, label="baseline", group_id=group)
     ]
     warnings = list(session.ledger.warnings)
-    timing = [r for r in runs if r.kind == "time"]
-    if timing and len(timing) < 6 * len(case.scenario.threads):
-        warnings.append(
-            "fewer than 6 timing repetitions per thread count: with few baseline runs the gate needs many "
-            "candidate runs to be able to fail (record with --repetitions 12)"
-        )
+    timing = [r for r in runs if r.kind == "time" and r.ok]
+    if timing:
+        warnings += advice.too_few(settings, case, len(timing) // max(1, len(case.scenario.threads)))
     written = recording.write_all(settings.baselines_dir, list(by_threads(runs).values()), force=force)
     warnings += written.notes
-    outcome = Outcome(tuple(runs), warnings=tuple(warnings), written=written.paths, group_id=group)
     if written.kept:
-        outcome = dataclasses.replace(outcome, exit_code=EXIT_ERROR, error=recording.refusal(written.kept, group))
+        warnings.append(recording.kept_note(written.kept, group))
+    outcome = Outcome(tuple(runs), warnings=tuple(warnings), written=written.paths, group_id=group)
     return closed(outcome, session, settings)
 
 
@@ -337,7 +333,15 @@ def compare(
     ]
     looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)
     first_alpha = stats.alpha_spending(options.alpha, 1, looks) if looks > 1 else options.alpha
-    decision = design_check.check(planned, alpha=first_alpha, forced=forced(settings))
+    sides = [Case(side, s.scenario) for s in specs for side in (s.base, s.head)]
+    cheaper = ("cost runs only, add --cost (instructions decide small server-cost changes in 3 pairs)",)
+    decision = design_check.check(
+        planned,
+        alpha=first_alpha,
+        forced=forced(settings),
+        price=lambda n: advice.price(settings, sides, n, kinds),
+        limit=design_check.Limit(options.limit_s, cheaper if settings.cost is None else ()),
+    )
     if decision.repetitions is not None:
         pairs = decision.repetitions
         warnings.append(decision.note)

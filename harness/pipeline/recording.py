@@ -2,10 +2,12 @@
 
 A baseline file that is already there (often committed: ``baselines/cost/`` travels with the repository)
 is named before anything runs and again when it is replaced, with what it was recorded for. One recorded
-for the same server build and the same configuration is kept unless ``--force``: measuring the same
-thing again only moves its numbers by noise, a ``git diff`` with nothing behind it. A different build,
-configuration, scenario definition or counting tool replaces it (that is what recording is for), and the
-line says what changed.
+for the same server build and the same configuration, from at least as many runs, is kept unless
+``--force``: measuring the same thing again only moves its numbers by noise, a ``git diff`` with nothing
+behind it. Keeping it is a note, not an error: the command still recorded what it was asked for (the
+other kind, the other thread counts; the runs are stored). A different build, configuration, scenario
+definition or counting tool replaces it (that is what recording is for), and so does a recording of more
+runs than it holds (a baseline of more runs lets the gate decide with fewer); the line says what changed.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def before_notes(root: Path, testbed: Testbed, case: Case, threads: Mapping[Kind
             else:
                 notes.append(
                     f"{path} exists ({describe(found.old)}): it is replaced only if these runs have another "
-                    "build or configuration, or with --force"
+                    "build or configuration, or more runs, or with --force"
                 )
     return notes
 
@@ -93,14 +95,15 @@ def for_runs(root: Path, runs: Sequence[RunResult]) -> Existing | None:
 
 
 def same_recording(old: Baseline, runs: Sequence[RunResult]) -> bool:
-    """Whether the old baseline measured what these runs measure: same build, configuration and definition.
+    """Whether the old baseline measured what these runs measure: same build, configuration and definition,
+    from at least as many runs (a recording of more runs is what a gate that needs them asked for).
 
     Cost: the same build id (or version when a build id is missing), requested configuration, scenario
     definition, counting tool and architecture. Timing: the same build, effective configuration and
     scenario definition (the testbed is the file's folder).
     """
     run = runs[0]
-    if old.kind != run.kind or old.scenario_hash != run.scenario_hash:
+    if old.kind != run.kind or old.scenario_hash != run.scenario_hash or len(old.run_ids) < len(runs):
         return False
     if old.build_id and run.build_id:
         same_build = old.build_id == run.build_id
@@ -135,6 +138,8 @@ def changed(old: Baseline, runs: Sequence[RunResult]) -> str:
         parts.append(f"scenario definition {old.scenario_hash} -> {run.scenario_hash}")
     if run.kind == "cost" and (old.tool, old.arch) != (run.tool, run.arch):
         parts.append(f"counted by {old.tool} on {old.arch} -> {run.tool} on {run.arch}")
+    if len(old.run_ids) < len(runs):
+        parts.append(f"{len(old.run_ids)} -> {len(runs)} runs")
     return ", ".join(parts) or "the same build and configuration"
 
 
@@ -150,13 +155,14 @@ def replaced_note(found: Existing, runs: Sequence[RunResult], *, forced: bool) -
     )
 
 
-def refusal(kept: Sequence[Existing], group_id: str) -> str:
-    """The closing line when files were kept: which, why, and how to replace them anyway."""
+def kept_note(kept: Sequence[Existing], group_id: str) -> str:
+    """Said when files were kept (exit 0: the command recorded what was asked): which, why, how to replace them."""
     first = kept[0]
     more = f" and {len(kept) - 1} more" if len(kept) > 1 else ""
     recorded = f" ({describe(first.old)})" if first.old is not None else ""
+    kind = KIND_WORDS[first.old.kind] if first.old is not None else "baseline"
     return (
-        f"kept {first.path}{more}: recorded for the same build and configuration as these runs{recorded}, "
-        f"so recording again would only change its numbers by noise; the runs are stored (group {group_id}); "
-        "pass --force to replace it"
+        f"kept the {kind} baseline {first.path}{more}: recorded for the same build and configuration as these "
+        f"runs{recorded}, so recording again would only change its numbers by noise; the runs are stored "
+        f"(group {group_id}); pass --force to replace it"
     )

@@ -1,5 +1,6 @@
-"""What ``dbperf baseline record`` replaces: the same build and configuration is kept unless forced, anything
-else is replaced and said (harness/pipeline/recording.py), from synthetic runs and real baseline files."""
+"""What ``dbperf baseline record`` replaces: the same build and configuration, from as many runs, is kept
+unless forced and said in a note; anything else (a recording of more runs too) is replaced and said
+(harness/pipeline/recording.py), from synthetic runs and real baseline files."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from factories import TESTBED, cost_run, run, scenario
 from harness.judge.baselines import write_baseline
 from harness.model import Server
 from harness.pipeline.cases import Case
-from harness.pipeline.recording import before_notes, refusal, write_all
+from harness.pipeline.recording import before_notes, kept_note, write_all
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,9 +27,9 @@ def test_the_same_build_and_configuration_is_kept(tmp_path: Path):
     done = write_all(tmp_path, [cost_runs()], force=False)
     assert done.paths == () and [k.path for k in done.kept] == [path] and done.notes == ()
     assert path.read_text() == before
-    line = refusal(done.kept, "G1")
-    assert str(path) in line and "same build and configuration" in line and "--force" in line
-    assert "build build-a" in line and "configuration req-a" in line and "group G1" in line
+    line = kept_note(done.kept, "G1")
+    assert line.startswith(f"kept the cost baseline {path}: recorded for the same build and configuration")
+    assert "--force" in line and "build build-a" in line and "configuration req-a" in line and "group G1" in line
 
 
 def test_force_replaces_it_and_says_so(tmp_path: Path):
@@ -57,6 +58,17 @@ def test_timing_baselines_follow_the_same_rule(tmp_path: Path):
     assert len(other.paths) == 1 and "configuration cfg -> cfg-2" in other.notes[0]
 
 
+def test_a_recording_of_more_runs_replaces_one_of_fewer(tmp_path: Path):
+    """The gate's suggested recording (more timing runs than the file holds) is what was asked for: written,
+    without --force; a recording of fewer runs than the file keeps it."""
+    path = write_baseline(tmp_path, [run(100.0)])
+    more = write_all(tmp_path, [[run(90.0 + i) for i in range(6)]], force=False)
+    assert more.paths == (path,) and more.kept == ()
+    assert "1 -> 6 runs" in more.notes[0] and len(json.loads(path.read_text())["provenance"]["run_ids"]) == 6
+    fewer = write_all(tmp_path, [[run(80.0 + i) for i in range(3)]], force=False)
+    assert fewer.paths == () and [k.path for k in fewer.kept] == [path]
+
+
 def test_an_unreadable_file_is_replaced(tmp_path: Path):
     path = write_baseline(tmp_path, cost_runs())
     path.write_text("{")
@@ -70,7 +82,7 @@ def test_the_committed_cost_baseline_is_named_before_anything_runs():
     (note,) = before_notes(REPO / "baselines", TESTBED, case, {"cost": (1,), "time": (1,)})
     committed = REPO / "baselines" / "cost" / "mariadb-local" / "oltp_point_select" / "quick" / "1t.json"
     assert note.startswith(f"{committed} exists (recorded 2026-")
-    assert "replaced only if these runs have another build or configuration, or with --force" in note
+    assert "replaced only if these runs have another build or configuration, or more runs, or with --force" in note
 
 
 def test_repetitions_say_what_each_kind_gets(capsys):
