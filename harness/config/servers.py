@@ -124,6 +124,8 @@ def check_variables(
                 f"({value!r}); give it on one line"
             )
         if options is None:
+            if allow_unsafe:
+                continue  # trusted, and no option list for its version: nothing to resolve against
             raise ConfigError(f"{where}: server variable '{name}' cannot be checked: no option list (a bug in dbperf)")
         try:
             option = options.resolve(name, where)
@@ -146,12 +148,12 @@ def _server_group(group: str | None) -> bool:
     return group is None or bool(_SERVER_GROUP.match(group))
 
 
-def _check_config_file(path: Path, where: str, options: OptionNames, *, allow_unsafe: bool) -> None:
-    """The options of a my.cnf the server file names: no includes, every name in the groups the server
-    reads resolved to one option (as :func:`check_variables`), and no unsafe variable in any group,
-    unless allowed."""
-    if allow_unsafe:
-        return
+def _check_config_file(path: Path, where: str, options: OptionNames | None) -> None:
+    """The options of a my.cnf the server file names (unless it allows unsafe variables): no includes,
+    every name in the groups the server reads resolved to one option (as :func:`check_variables`), and no
+    unsafe variable in any group."""
+    if options is None:
+        raise ConfigError(f"{where}: {path.name} cannot be checked: no option list (a bug in dbperf)")
     group: str | None = None
     for raw in path.read_text(errors="replace").splitlines():
         line = raw.split("#", 1)[0].strip()
@@ -225,10 +227,14 @@ def _to_str(value: str | int | float | bool) -> str:
     return str(value)
 
 
-def _options(spec: _ServerFile, path: Path) -> OptionNames:
+def _options(spec: _ServerFile, path: Path) -> OptionNames | None:
+    """The option list the file's names are resolved against; a trusted file (allow_unsafe_variables)
+    of a version without one gets None (its names are not checked)."""
     try:
         return option_names(spec.flavour, spec.version)
     except ConfigError as err:
+        if spec.allow_unsafe_variables:
+            return None
         raise ConfigError(f"{path}: {err}") from None
 
 
@@ -253,7 +259,8 @@ def load_server_file(path: Path) -> Server:
             )
         if not config_file.is_file():
             raise ConfigError(f"{path}: config_file '{spec.config_file}' does not exist next to it")
-        _check_config_file(config_file, str(path), _options(spec, path), allow_unsafe=spec.allow_unsafe_variables)
+        if not spec.allow_unsafe_variables:
+            _check_config_file(config_file, str(path), _options(spec, path))
     variables = {k: _to_str(v) for k, v in spec.variables.items()}
     check_variables(
         variables, str(path), _options(spec, path) if variables else None, allow_unsafe=spec.allow_unsafe_variables

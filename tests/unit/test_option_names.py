@@ -192,3 +192,15 @@ def test_ci_plan_refuses_a_prefix_of_init_file_in_a_pull_requests_my_cnf(repo: P
     out = CliRunner().invoke(cli, ["ci", "plan", "--base", "main", "--head", "change", "-s", "point", "--json"])
     assert isinstance(out.exception, ConfigError), out.output
     assert "a.cnf sets 'init-fil' (read as init_file), which runs the SQL in a file" in str(out.exception)
+
+
+def test_a_version_without_a_list_needs_one_unless_the_file_is_trusted(tmp_path: Path) -> None:
+    head = 'name = "x"\nflavour = "mysql"\nversion = "8.0"\nprovider = "local"\n'
+    path = tmp_path / "x.toml"
+    path.write_text(head)
+    assert load_server_file(path).variables == {}  # nothing to resolve: no list needed
+    path.write_text(head + '[variables]\nmax_connections = "500"\n')
+    with pytest.raises(ConfigError, match=r"x\.toml: dbperf has no option list for mysql 8\.0"):
+        load_server_file(path)
+    path.write_text(head + 'allow_unsafe_variables = true\n[variables]\nmax_connections = "500"\n')
+    assert load_server_file(path).variables == {"max_connections": "500"}
