@@ -5,11 +5,12 @@ run's stored callgrind dump becomes a call graph (:func:`harness.measure.cost_du
 :func:`harness.judge.flame.differential` merges the two sides' stacks. A comparison whose runs kept
 no dump (imported, or read from an older store) gets no flame graph and a note saying so.
 
-A changed scenario is compared on one server with itself: its base side is stored as ``S@base``
-(:data:`harness.ci.records.BASE_SUFFIX`), so the base side's runs are that scenario's when the outcome
-holds any, and the scenario's own otherwise. Each graph with instructions in unnamed functions (raw
-addresses of a binary without symbols for them) gets a note with their share on each side: such frames
-line up between runs of one build only (docs/pull-request-checks.md).
+A changed scenario is compared on one server with itself: its base side is stored under a label of the
+scenario's name (``S@base``, as ``dbperf ci`` names what it loads from the base tree), so the base
+side's runs are that label's when the outcome holds any, and the scenario's own otherwise. Each graph
+with instructions in unnamed functions (raw addresses of a binary without symbols for them) gets a note
+with their share on each side: such frames line up between runs of one build only
+(docs/pull-request-checks.md).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harness.ci.records import BASE_SUFFIX
 from harness.errors import HarnessError
 from harness.judge.flame import differential, representative, unnamed_share
 from harness.measure.cost_dump import call_graph
@@ -38,8 +38,10 @@ def _side(runs: Sequence[RunResult], verdict: Verdict, server: str, scenario: st
 
 
 def _base_side(runs: Sequence[RunResult], verdict: Verdict) -> list[RunResult]:
-    """The base side's cost runs: the ``S@base`` scenario's (a changed scenario), else the scenario's own."""
-    changed = _side(runs, verdict, verdict.base, verdict.scenario + BASE_SUFFIX)
+    """The base side's cost runs: those of a label of the scenario (``S@base``: a changed scenario's base
+    definition), else the scenario's own."""
+    labels = sorted({r.scenario for r in runs if r.scenario.startswith(verdict.scenario + "@")})
+    changed = [r for label in labels for r in _side(runs, verdict, verdict.base, label)]
     return changed or _side(runs, verdict, verdict.base, verdict.scenario)
 
 
