@@ -48,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.config.option_names import normal
 from harness.errors import ServerError
 from harness.workspace import child_environment
 
@@ -124,7 +125,10 @@ class Callgrind:
         server's own ``[variables]`` or ``--head-var`` may set otherwise)."""
         extra = {"innodb_use_native_aio": "0"}
         if flavour == "mariadb":
-            extra["loose-innodb_buffer_pool_size_max"] = variables.get("innodb_buffer_pool_size", "512M")
+            # the last setting of the pool's size, however spelled (``innodb-buffer-pool-size`` after the
+            # pinned ``innodb_buffer_pool_size``): the one the server reads (harness/config/option_names.py)
+            sizes = [v for k, v in variables.items() if normal(k).removeprefix("loose_") == "innodb_buffer_pool_size"]
+            extra["loose-innodb_buffer_pool_size_max"] = sizes[-1] if sizes else "512M"
             extra["skip_ssl"] = "ON"
         return {**COUNTED_VARIABLES.get(flavour, {}), **variables, **extra}
 

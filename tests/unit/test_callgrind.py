@@ -179,3 +179,6 @@ def test_a_counted_mariadb_server_gets_no_innodb_tuning():
         "loose-innodb_buffer_pool_size_max": "1G",
         "skip_ssl": "ON",
     }
+    # the pool's maximum follows the size the server reads: the last one, however spelled
+    spelled = Callgrind.variables("mariadb", {"innodb_buffer_pool_size": "512M", "Innodb-Buffer-Pool-Size": "2G"})
+    assert spelled["loose-innodb_buffer_pool_size_max"] == "2G"
