@@ -19,7 +19,7 @@ HARNESS = Path(__file__).resolve().parents[2] / "harness"
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "harness errors model",  # records and the exception root: used by all
+        "harness errors model crash bounded_json",  # records, the exception root, the last resort, safe JSON
         "workspace testbed store",  # this process's folders, the machine, the results kept
         "config",  # settings and the catalogue files, read into records
         "sysbench imports",  # the client, and other clients' logs (go-tpc, go-ycsb) read into runs
