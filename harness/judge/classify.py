@@ -183,13 +183,15 @@ def classify(
     required_confidence: float = 0.95,
     seconds_per_repetition: float | None = None,
     widened: bool = False,
+    effect: str = "",
 ) -> Classification:
     """Decide one metric: outcome, cause, a full sentence and a short clause (see the module docstring).
 
     ``p_adjusted`` is the Holm-adjusted p-value within the family of ``family_size`` gating tests;
     ``seconds_per_repetition`` is what one more pair (or candidate run) costs, for the advice;
     ``widened`` says the interval is at the confidence the family needs (``required_confidence``)
-    rather than the usual 95 %.
+    rather than the usual 95 %; ``effect`` names the minimum effect where a percentage alone would not
+    (a count per transaction: ``10 % + 0.25 /txn``).
     """
     decided = _decide(
         ev,
@@ -202,6 +204,7 @@ def classify(
         required_confidence=required_confidence,
         seconds_per_repetition=seconds_per_repetition,
         widened=widened,
+        effect=effect,
     )
     if not ev.noisy or ev.refusal is not None:
         return decided
@@ -238,6 +241,7 @@ def _decide(
     required_confidence: float,
     seconds_per_repetition: float | None,
     widened: bool,
+    effect: str = "",
 ) -> Classification:
     if min_effect <= 0.0 or not 0.0 < alpha < 1.0:
         raise ValueError("need min_effect > 0 and 0 < alpha < 1")
@@ -246,7 +250,7 @@ def _decide(
     e = sign * ev.estimate
     h_lo, h_hi = sorted((sign * ev.low, sign * ev.high))
     worse, better = ("rise", "fall") if higher_is_worse else ("drop", "rise")
-    me = f"{min_effect * 100:g} %"
+    me = effect or f"{min_effect * 100:g} %"
     unit = "pairs" if ev.kind == "signed-rank" else "runs a side" if ev.kind == "cost" else "candidate runs"
 
     if ev.refusal == "repetitions":

@@ -31,6 +31,7 @@ from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
 from harness.model.operations import higher_is_worse, is_operation_metric
+from harness.model.verdict import count_offset
 from harness.model.work import WORK, WORK_METRICS
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %
@@ -236,7 +237,7 @@ def _pending(
             continue  # information only, and nothing happened on either side
         work = WORK.get(metric)
         min_effect = scenario.min_effects.get(metric, work.min_effect if work else DEFAULT_MIN_EFFECT[kind])
-        offset = work.floor / min_effect if work else 0.0  # the absolute floor stays whatever the minimum effect
+        offset = count_offset(metric, min_effect)  # the absolute floor stays whatever the minimum effect
         tested_base, tested_head = [v + offset for v in base], [v + offset for v in head]
         pending.append(
             _Pending(
@@ -260,14 +261,17 @@ def _pending(
 
 
 def _floor_note(metric: str, min_effect: float, base: float, head: float) -> str:
-    """How a work-vector count was tested: its change beyond a relative minimum effect plus a floor."""
+    """How a work-vector count was tested: its change beyond a relative minimum effect plus a floor; the
+    count's own change comes first (relative where the base is not 0, per transaction where it is)."""
     work = WORK.get(metric)
     if work is None:
         return ""
     floor = work.floor
+    real = f"{(head / base - 1.0) * 100.0:+.1f} %" if base > 0 else f"{head - base:+.3g} per transaction"
     return (
-        f" (a count, {base:.4g} -> {head:.4g} per transaction: tested on the count plus {floor / min_effect:g}, "
-        f"so a change must exceed {min_effect * 100:g} % of the base plus {floor:g} per transaction)"
+        f" (a count, {base:.4g} -> {head:.4g} per transaction, {real}: the test's change and interval are of "
+        f"the count plus {count_offset(metric, min_effect):g}, so a change must exceed {min_effect * 100:g} % "
+        f"of the base plus {floor:g} per transaction)"
     )
 
 
@@ -302,6 +306,8 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
             seconds_per_repetition=p.seconds_per_repetition,
         )
         finite = math.isfinite(ev.low) and math.isfinite(ev.high)
+        widened = p.base_values and p.head_values
+        level = _level(p.evidence, p_adj, alpha=alpha, min_effect=p.min_effect, family_size=size) if widened else 0.95
         note = _floor_note(p.metric, p.min_effect, p.base_median, p.head_median)
         by_index[p.index].append(
             MetricVerdict(
@@ -329,6 +335,7 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
                 confidence=ev.confidence,
                 family_size=size,
                 backend=p.backend,
+                level=level,
             )
         )
     out = []
@@ -361,13 +368,17 @@ def decide(
     Holm never exceeds), and the metric is decided on that interval, so the reason never contradicts
     the interval it shows (:mod:`harness.judge.classify`).
     """
-    required, widened = 0.95, False
-    if p_adjusted >= alpha and _beyond(ev, min_effect) and base and head:
-        required, widened = 1.0 - alpha / max(1, family_size), True
+    required = _level(ev, p_adjusted, alpha=alpha, min_effect=min_effect, family_size=family_size)
+    widened = required != 0.95 and bool(base) and bool(head)
+    if widened:
         ev = _evidence(kind, mode, base, head, min_effect=min_effect, confidence=required)
+    else:
+        required = 0.95
+    offset = count_offset(metric, min_effect)
+    label = _LABELS.get(metric, metric)
     result = classify(
         ev,
-        label=_LABELS.get(metric, metric),
+        label=f"({label} + {offset:g})" if offset else label,
         p_adjusted=p_adjusted,
         family_size=family_size,
         alpha=alpha,
@@ -376,8 +387,17 @@ def decide(
         required_confidence=required,
         seconds_per_repetition=seconds_per_repetition,
         widened=widened,
+        effect=f"{min_effect * 100:g} % + {WORK[metric].floor:g} /txn" if offset else "",
     )
     return ev, result
+
+
+def _level(ev: Evidence, p_adjusted: float, *, alpha: float, min_effect: float, family_size: int) -> float:
+    """The confidence a metric's interval is asked for: 95 %, or the family's ``1 - alpha / family_size``
+    when the 95 % interval lies wholly beyond the minimum effect but the adjusted test is not significant."""
+    if p_adjusted >= alpha and _beyond(ev, min_effect):
+        return 1.0 - alpha / max(1, family_size)
+    return 0.95
 
 
 def _with_note(reason: str, note: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.model.work import WORK
+
 VerdictOutcome = Literal["pass", "regression", "improvement", "inconclusive", "no_baseline", "failed"]
 #: What a comparison measured: wall-clock runs (QPS, latency, CPU time) or deterministic cost runs
 #: (instructions under callgrind). Each is judged on its own metrics, in one multiplicity family.
@@ -50,6 +52,23 @@ class SweepCurve:
     knee: int | None = None  # the client count after which throughput stops rising while p95 climbs
 
 
+def count_offset(metric: str, min_effect: float) -> float:
+    """What a count per transaction is tested with added (its floor over its minimum effect, so the test's
+    threshold is ``min_effect x base + floor``: docs/work-vector.md); 0 for every other metric."""
+    work = WORK.get(metric)
+    return work.floor / min_effect if work is not None and min_effect > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class ShownChange:
+    """A change as reports show it: the estimate and its interval, in % of the base or per transaction."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+    unit: Literal["%", "/txn"] = "%"
+
+
 @dataclass(frozen=True)
 class MetricVerdict:
     """The judgement of one metric of one scenario x threads comparison.
@@ -84,6 +103,35 @@ class MetricVerdict:
     confidence: float | None = None  # achieved confidence of the interval (exact rank intervals come in steps)
     family_size: int = 0  # gating tests in the multiplicity family (Holm) this one was adjusted within
     backend: str = ""  # for instructions: "callgrind" (cost runs) or "perf" (counters in timing runs)
+    #: the confidence the interval was asked for: 95 %, or ``1 - alpha / family size`` where the judge widened
+    #: it (:func:`harness.judge.gate.decide`); ``confidence`` is what the exact interval really reaches
+    level: float = 0.95
+
+    def interval_level(self) -> float | None:
+        """The level to label the interval with: the one asked for, or the lower one the repetitions allow."""
+        if self.ci_low_pct is None or self.ci_high_pct is None:
+            return None
+        if self.confidence is not None and self.confidence < self.level - 1e-9:
+            return self.confidence
+        return self.level
+
+    def shown_change(self) -> ShownChange:
+        """The change as a report shows it: the test's estimate and interval, except for a count per
+        transaction, whose test ran on the count plus an offset (:func:`count_offset`): its change is
+        rescaled to the count itself at the base's median, in % of the base, or per transaction where the
+        base is 0 (docs/work-vector.md)."""
+        offset = count_offset(self.metric, (self.bound_pct or 0.0) / 100.0)
+        base = self.base_median
+        if not offset or base is None or base < 0:
+            return ShownChange(self.estimate_pct, self.ci_low_pct, self.ci_high_pct)
+        # a change of x % of (count + offset) is x % of (base + offset) per transaction
+        scale = (base + offset) / base if base > 0 else (base + offset) / 100.0
+
+        def scaled(value: float | None) -> float | None:
+            return None if value is None else value * scale
+
+        unit: Literal["%", "/txn"] = "%" if base > 0 else "/txn"
+        return ShownChange(scaled(self.estimate_pct), scaled(self.ci_low_pct), scaled(self.ci_high_pct), unit)
 
 
 @dataclass(frozen=True)

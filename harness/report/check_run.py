@@ -31,14 +31,13 @@ from pathlib import Path
 from harness.crash import EXIT_CRASH, crash_line
 from harness.errors import ReportError
 from harness.model import DefinitionChange, MetricVerdict, Verdict
+from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
 from harness.report.files import write_atomic
 from harness.report.mdtable import cell, inert
 from harness.report.pr_sections import change_line
 from harness.report.trusted_comment import RUN_URL, SHA, load_changes, load_verdicts
 from harness.report.verdicts import (
     comparison_label,
-    fmt_ci,
-    fmt_pct,
     headline,
     metric_label,
     outcome_counts,
@@ -64,7 +63,8 @@ def conclusion(verdicts: Sequence[Verdict]) -> str:
 
 def _message(verdict: Verdict, mv: MetricVerdict, change: DefinitionChange | None) -> str:
     what = f"{verdict.scenario} {verdict.threads_label}t ({verdict.kind}), {comparison_label(verdict)}"
-    text = f"{what}: {metric_label(mv.metric)} {fmt_pct(mv.estimate_pct)}, 95 % CI {fmt_ci(mv)}: regression"
+    level = mv.interval_level() or 0.95
+    text = f"{what}: {metric_label(mv.metric)} {fmt_change(mv)}, {fmt_level(level)} CI {fmt_ci(mv, level)}: regression"
     if mv.bound_pct is not None:
         text += f" beyond the {abs(mv.bound_pct):g} % minimum effect"
     if change is not None:

@@ -6,7 +6,8 @@ and updates it on every push instead of adding another. Below it, in the order a
 1. the status and headline (never contradicting a row: see :func:`harness.report.verdicts.status`);
 2. **the change under test**: each setting that changed (file and line, section, old → new) and the
    servers compared with their versions;
-3. **the worst verdict of each scenario**, one row each (estimate, interval, verdict, reason in words);
+3. **the worst verdict of each scenario**, one row each (base, head, change and its interval at its real
+   level, verdict, reason in words; a count's change is the count's own: :mod:`harness.report.change_cells`);
 4. **where the instructions went**: three functions per regressed cost comparison, with their share;
 5. **links**: the full report (the run's artifacts) and anything else a run publishes (trend site);
 6. folded: what was judged and every row; then changed query plans and warnings.
@@ -24,14 +25,14 @@ from dataclasses import dataclass
 
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Verdict
 from harness.model.plan import PlanCheck
+from harness.report.change_cells import common_level, fmt_change, fmt_ci, fmt_level
 from harness.report.mdtable import cell, inert
 from harness.report.plans import plans_comment
 from harness.report.pr_sections import change_section, culprit_section, regressed_explained, worst_rows
+from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     OUTCOME_EMOJI,
     comparison_label,
-    fmt_ci,
-    fmt_pct,
     headline,
     judged_section,
     metric_label,
@@ -58,22 +59,25 @@ class Links:
     flame_graphs: tuple[str, ...] = ()  # the differential flame graphs' file names in the artifact
 
 
-def _header(several: bool) -> list[str]:
-    columns = ["scenario", "threads", "metric", "change", "95 % CI", "verdict", "why"]
+def _header(several: bool, level: float) -> list[str]:
+    ci = f"{fmt_level(level)} CI"
+    columns = ["scenario", "threads", "metric", "base", "head", "change", ci, "verdict", "why"]
     if several:
         columns.insert(0, "comparison")
-    align = ["---:" if c in ("threads", "change", "95 % CI") else ":---" for c in columns]
+    align = ["---:" if c in ("threads", "base", "head", "change", ci) else ":---" for c in columns]
     return ["| " + " | ".join(columns) + " |", "| " + " | ".join(align) + " |"]
 
 
-def _row(verdict: Verdict, mv: MetricVerdict, several: bool) -> str:
+def _row(verdict: Verdict, mv: MetricVerdict, several: bool, level: float) -> str:
     cells = [comparison_label(verdict)] if several else []
     cells += [
         verdict.scenario,
         verdict.threads_label,
         metric_label(mv.metric),
-        fmt_pct(mv.estimate_pct),
-        fmt_ci(mv),
+        fmt_value(mv.base_median),
+        fmt_value(mv.head_median),
+        fmt_change(mv),
+        fmt_ci(mv, level),
         f"{OUTCOME_EMOJI.get(mv.outcome, '')} {outcome_word(mv)}".strip(),
         short_reason(mv),
     ]
@@ -111,11 +115,12 @@ def render_comment(
     """The Markdown of the sticky comment, at most ``limit`` characters (see the module docstring)."""
     failed = sum(1 for r in runs if not r.ok)
     several = several_comparisons(verdicts)
-    worst = [_row(v, mv, several) for v, mv in worst_rows(verdicts)]
     rows = verdict_rows(verdicts)
+    level = common_level(mv for _, mv in rows)
+    worst = [_row(v, mv, several, level) for v, mv in worst_rows(verdicts)]
     # the fold: every row, those that need attention first (cut last)
-    folded = [_row(v, mv, several) for v, mv in rows if needs_attention(mv)]
-    folded += [_row(v, mv, several) for v, mv in rows if not needs_attention(mv)]
+    folded = [_row(v, mv, several, level) for v, mv in rows if needs_attention(mv)]
+    folded += [_row(v, mv, several, level) for v, mv in rows if not needs_attention(mv)]
     notes = [" ".join(w.split()) for w in dict.fromkeys(warnings) if w.strip()]
     for verdict in verdicts:
         where = (f"{comparison_label(verdict)} " if several else "") + f"{verdict.scenario} {verdict.threads_label}t"
@@ -130,7 +135,7 @@ def render_comment(
         lines += change_section(changes, verdicts, n["changes"])
         if worst:
             heading = "**Worst verdict per scenario**" if len(rows) > len(worst) else "**Verdicts**"
-            lines += [heading, "", *_header(several), *worst[: n["worst"]], ""]
+            lines += [heading, "", *_header(several, level), *worst[: n["worst"]], ""]
         lines += culprit_section(verdicts, n["culprits"])
         # links: the full report, then whatever else the run publishes (trend site, flame graphs)
         lines += [*_links(links), ""]
@@ -140,7 +145,7 @@ def render_comment(
             summary = f"What was judged, and all {len(rows)} rows" if shown else "What was judged"
             lines += ["<details>", f"<summary>{summary}</summary>", "", *judged]
             if shown:
-                lines += [*_header(several), *shown, ""]
+                lines += [*_header(several, level), *shown, ""]
             lines += ["</details>", ""]
         left_out = (len(worst) - n["worst"]) + (len(folded) - n["folded"] if len(rows) > len(worst) else 0)
         if left_out:

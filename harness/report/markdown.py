@@ -2,7 +2,7 @@
 
 :func:`render_markdown` renders verdicts (A/B or against a baseline): a headline with the count of
 comparisons per outcome, one table row per scenario x threads x metric (base, head, change and its
-95 % interval in percent, verdict with an emoji *and* a word, short reason), the functions whose
+interval at its real level, verdict with an emoji *and* a word, short reason), the functions whose
 instructions changed, then the closing sections of :mod:`harness.report.mdsections` (warnings,
 failed runs, testbed and server versions, charts). Plain runs without verdicts are rendered by
 :mod:`harness.report.runs_markdown`.
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Testbed, Verdict
 from harness.model.plan import PlanCheck
+from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
@@ -33,8 +34,6 @@ from harness.report.verdicts import (
     explained,
     explanation_rows,
     explanation_title,
-    fmt_ci,
-    fmt_pct,
     judged_section,
     legend,
     metric_label,
@@ -87,21 +86,11 @@ def _reason_cell(mv: MetricVerdict) -> str:
     return _COMMAND.sub(lambda m: f"`{m.group(1)}`", short(short_reason(mv), 400))
 
 
-_VERDICT_HEADER = (
-    "scenario",
-    "threads",
-    "metric",
-    "base",
-    "head",
-    "change",
-    "95 % CI",
-    "verdict",
-    "reason",
-)
+_VERDICT_HEADER = ("scenario", "threads", "metric", "base", "head", "change", "CI", "verdict", "reason")
 _VERDICT_ALIGN = ("l", "r", "l", "r", "r", "r", "r", "l", "l")
 
 
-def _verdict_row(verdict: Verdict, mv: MetricVerdict, *, several: bool = False) -> list[str]:
+def _verdict_row(verdict: Verdict, mv: MetricVerdict, *, several: bool = False, level: float = 0.95) -> list[str]:
     row = [comparison_label(verdict)] if several else []
     return [
         *row,
@@ -110,17 +99,19 @@ def _verdict_row(verdict: Verdict, mv: MetricVerdict, *, several: bool = False) 
         metric_label(mv.metric),
         fmt_value(mv.base_median),
         fmt_value(mv.head_median),
-        fmt_pct(mv.estimate_pct),
-        fmt_ci(mv),
+        fmt_change(mv),
+        fmt_ci(mv, level),
         _verdict_cell(mv),
         _reason_cell(mv),
     ]
 
 
 def _verdict_table(rows: Sequence[tuple[Verdict, MetricVerdict]], several: bool) -> list[str]:
+    level = common_level(mv for _, mv in rows)
     header = (("comparison",) if several else ()) + _VERDICT_HEADER
+    header = tuple(ci_header(mv for _, mv in rows) if h == "CI" else h for h in header)
     align = (("l",) if several else ()) + _VERDICT_ALIGN
-    return table(header, align, (_verdict_row(v, mv, several=several) for v, mv in rows))
+    return table(header, align, (_verdict_row(v, mv, several=several, level=level) for v, mv in rows))
 
 
 def _verdict_tables(verdicts: Sequence[Verdict]) -> list[str]:

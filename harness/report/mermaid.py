@@ -5,7 +5,8 @@ path to an artifact file does not resolve, ``data:`` URIs are stripped, and inli
 away. GitHub draws fenced ``mermaid`` blocks wherever it renders Markdown, job summaries included, so
 the summary's charts are Mermaid bar charts written from the verdicts:
 
-* one per judged metric: each scenario x threads (x kind) comparison's change, % (head against base);
+* one per judged metric: each scenario x threads (x kind) comparison's change, % (head against base; a
+  count's own change, per transaction where its base is 0: :mod:`harness.report.change_cells`);
   a metric with no estimate gets no chart, and the metrics that did not move at all (0.00 % everywhere:
   most server counters) are named in one line, so no chart is ever empty;
 * one per differential flame graph where a frame moved: the frames whose own instructions per
@@ -66,18 +67,23 @@ def bar_chart(title: str, y_title: str, bars: Sequence[tuple[str, float]], unit:
 
 def metric_charts(verdicts: Sequence[Verdict]) -> list[str]:
     """Per judged metric, a bar chart of its change in every comparison that estimated one."""
-    by_metric: dict[str, list[tuple[str, float]]] = {}
+    by_metric: dict[tuple[str, str], list[tuple[str, float]]] = {}
     for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, v.kind)):
         for m in v.metrics:
-            if m.estimate_pct is None:
+            shown = m.shown_change()  # a count's own change: per transaction where its base is 0
+            if shown.value is None:
                 continue
             case = f"{v.scenario} {v.threads_label}t" + (" cost" if v.kind == "cost" else "")
-            by_metric.setdefault(m.metric, []).append((case, m.estimate_pct))
+            by_metric.setdefault((m.metric, shown.unit), []).append((case, shown.value))
     lines: list[str] = []
     unchanged = []
-    for metric, bars in by_metric.items():
+    for (metric, unit), bars in by_metric.items():
         if all(abs(value) < UNCHANGED_PCT for _, value in bars):
             unchanged.append(metric_label(metric))  # a chart of zero-height bars would look empty
+            continue
+        if unit == "/txn":
+            title = f"{metric_label(metric)}: change per transaction from a base of 0, head against base"
+            lines += [*bar_chart(title, "change per transaction", bars, " /txn"), ""]
             continue
         title = f"{metric_label(metric)}: change, head against base"
         lines += [*bar_chart(title, "change, %", bars, " %"), ""]

@@ -25,13 +25,15 @@ from harness.model import Outcome, Verdict
 from harness.model.flame import FlameGraph
 from harness.model.operations import is_operation_metric
 from harness.report.capacity_chart import capacity_png
+from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
 from harness.report.flamegraph import file_name, markdown_lines, render_svg
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
-from harness.report.verdicts import OUTCOME_EMOJI, fmt_interval, fmt_pct, metric_label
+from harness.report.verdicts import OUTCOME_EMOJI, metric_label
 
 #: Metric order of the table's columns and the chart's panels.
 METRIC_ORDER = ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn", "capacity_clients", "capacity_qps")
+_DASHES = ([1, 0], [4, 2], [1, 2], [6, 2])  # one stroke per interval level: solid, dashed, dotted, long
 _COLOURS = {
     "regression": "#d62728",
     "improvement": "#2ca02c",
@@ -41,26 +43,34 @@ _COLOURS = {
 
 
 def change_rows(verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
-    """One row per scenario x threads x kind x metric with an estimate: what the table and chart show."""
+    """One row per scenario x threads x kind x metric with an estimate: what the table and chart show.
+
+    A count's change is the count's own (:meth:`~harness.model.MetricVerdict.shown_change`); where its base
+    is 0 it is per transaction, in a panel of its own (``... (change /txn)``). ``level`` is the interval's.
+    """
     rows = []
     for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, v.kind)):
         for m in v.metrics:
-            if m.estimate_pct is None:
+            shown = m.shown_change()
+            if shown.value is None:
                 continue
             label = f"{v.scenario} {v.threads_label}t" + (" (cost)" if v.kind == "cost" else "")
+            level = m.interval_level()
             rows.append(
                 {
                     "case": label,
                     "scenario": v.scenario,
                     "threads": v.threads,
                     "kind": v.kind,
-                    "metric": metric_label(m.metric),
+                    "metric": metric_label(m.metric) + (" (change /txn)" if shown.unit == "/txn" else ""),
                     "metric_key": m.metric,
-                    "change": round(m.estimate_pct, 2),
-                    "low": round(m.ci_low_pct, 2) if m.ci_low_pct is not None else m.estimate_pct,
-                    "high": round(m.ci_high_pct, 2) if m.ci_high_pct is not None else m.estimate_pct,
-                    "outcome": m.outcome if m.gating else "pass" if m.outcome == "pass" else m.outcome,
+                    "change": round(shown.value, 2),
+                    "low": round(shown.low, 2) if shown.low is not None else round(shown.value, 2),
+                    "high": round(shown.high, 2) if shown.high is not None else round(shown.value, 2),
+                    "level": fmt_level(level) if level is not None else "no interval",
+                    "outcome": m.outcome,
                     "gating": m.gating,
+                    "cell": f"{fmt_change(m)} {fmt_ci(m)}",
                 }
             )
     return rows
@@ -80,7 +90,7 @@ def pivot_table(verdicts: Sequence[Verdict]) -> list[str]:
     for r in rows:
         emoji = OUTCOME_EMOJI.get(r["outcome"], "")
         mark = "" if r["gating"] else " (info)"
-        text = f"{emoji} {fmt_pct(r['change'])} {fmt_interval(r['low'], r['high'])}{mark}"
+        text = f"{emoji} {r['cell']}{mark}"
         cases.setdefault(r["case"], {})[r["metric_key"]] = text
     failed = [v for v in verdicts if v.outcome == "failed"]
     for v in failed:
@@ -114,14 +124,25 @@ def chart_spec(verdicts: Sequence[Verdict], title: str) -> dict[str, Any] | None
         scale=alt.Scale(domain=list(_COLOURS), range=list(_COLOURS.values())),
         legend=alt.Legend(orient="bottom"),
     )
+    levels = list(dict.fromkeys(str(r["level"]) for r in sorted(rows, key=lambda r: str(r["level"]))))
+    title = "change, % (per transaction where marked /txn)"
     rule = base.mark_rule(strokeWidth=2).encode(
-        x=alt.X("low:Q", title="change, % (95 % interval)"), x2="high:Q", y=y, color=colour
+        x=alt.X("low:Q", title=title),
+        x2="high:Q",
+        y=y,
+        color=colour,
+        strokeDash=alt.StrokeDash(
+            "level:N",
+            title="interval level",
+            scale=alt.Scale(domain=levels, range=[_DASHES[i % len(_DASHES)] for i in range(len(levels))]),
+            legend=alt.Legend(orient="bottom"),
+        ),
     )
     point = base.mark_point(filled=True, size=50).encode(
         x="change:Q",
         y=y,
         color=colour,
-        tooltip=["case:N", "metric:N", "change:Q", "low:Q", "high:Q", "outcome:N"],
+        tooltip=["case:N", "metric:N", "change:Q", "low:Q", "high:Q", "level:N", "outcome:N"],
     )
     zero = alt.Chart(alt.Data(values=[{"zero": 0}])).mark_rule(color="#444", strokeDash=[3, 3]).encode(x="zero:Q")  # type: ignore[no-untyped-call]
     layered = alt.layer(zero, rule, point).properties(width=220, height=max(60, 18 * len(cases)))
@@ -150,7 +171,8 @@ def write_release(
             f"{scenarios} scenario(s), {len(verdicts)} comparison(s) (scenario × threads × kind), "
             f"{outcome.pairs} pair(s) each, {len(outcome.runs)} runs in {seconds / 60:.1f} min.",
             "",
-            "Change of head against base, with the 95 % interval; 🔴 regression, 🟢 improvement, "
+            "Change of head against base, with its interval (95 % unless the cell names its level; a count whose base "
+            "is 0: its change per transaction); 🔴 regression, 🟢 improvement, "
             "✅ pass, 🟡 inconclusive; (info): a metric that does not gate.",
             "",
             *table,
@@ -160,7 +182,7 @@ def write_release(
     if spec is not None:
         (out / "changes.vl.json").write_text(json.dumps(spec, indent=1) + "\n")
         (out / "changes.png").write_bytes(vl_convert.vegalite_to_png(spec, scale=1.5))
-        lines += ["![change of every metric, per scenario, with its 95 % interval](changes.png)", ""]
+        lines += ["![change of every metric, per scenario, with its interval (line style: its level)](changes.png)", ""]
     for verdict in verdicts:
         png = capacity_png(verdict)
         if png is not None:

@@ -101,6 +101,7 @@ _METRIC_FIELDS_FLOAT = (
     "noise_pct",
     "seconds_needed",
     "confidence",
+    "level",
 )
 
 _WHY = {
@@ -196,7 +197,17 @@ def _metric(raw: object, where: str) -> MetricVerdict:
         noise_pct=numbers["noise_pct"],
         seconds_needed=numbers["seconds_needed"],
         confidence=numbers["confidence"],
+        level=_level(numbers["level"], f"{where}.level"),
     )
+
+
+def _level(value: float | None, where: str) -> float:
+    """The level an interval was asked for (95 % in a file from before it was written): from 0.5 to 1."""
+    if value is None:
+        return 0.95
+    if not 0.5 <= value < 1.0:
+        raise _fail(where, f"not a confidence level from 0.5 to 1: {value!r}")
+    return value
 
 
 def _verdict(raw: object, where: str) -> Verdict:

@@ -1,8 +1,9 @@
-"""Verdicts on a terminal, and the number formats every report shares (terminal and Markdown).
+"""Verdicts on a terminal, and the wording every report shares (terminal and Markdown).
 
 One row per scenario x threads x metric: base and head medians, the change with its confidence
-interval (in %), the noise of the comparison, the verdict and its short reason. Colour comes only on
-a terminal (see :func:`harness.report.terminal.console`).
+interval (in %, or per transaction for a count whose base is 0, at its real level: see
+:mod:`harness.report.change_cells`), the noise of the comparison, the verdict and its short reason.
+Colour comes only on a terminal (see :func:`harness.report.terminal.console`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rich.text import Text
 from harness.judge.classify import duration
 from harness.model import METRIC_LABELS, MetricVerdict, Verdict, VerdictOutcome
 from harness.model.work import WORK
+from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
 from harness.report.tables import Justify, fmt_value, new_table, show
 from harness.report.terminal import console
 
@@ -59,22 +61,6 @@ _STYLES: dict[str, str] = {
     "no_baseline": "dim",
     "failed": "bold red",
 }
-
-
-def fmt_pct(value: float | None, digits: int = 1) -> str:
-    """A signed percentage such as ``+4.2 %`` (``-`` when unknown; never ``-0.0``)."""
-    if value is None or not math.isfinite(value):
-        return "-"
-    rounded = round(value, digits) + 0.0
-    return f"{rounded:+.{digits}f} %"
-
-
-def fmt_interval(low: float | None, high: float | None, digits: int = 1) -> str:
-    """A confidence interval of a change in percent, such as ``[+1.0, +9.3] %``."""
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return "-"
-    lo, hi = round(low, digits) + 0.0, round(high, digits) + 0.0
-    return f"[{lo:+.{digits}f}, {hi:+.{digits}f}] %"
 
 
 def fmt_noise(value: float | None) -> str:
@@ -133,27 +119,21 @@ def short_reason(mv: MetricVerdict) -> str:
     return mv.summary + (f"; {advice}" if advice else "")
 
 
-def fmt_ci(mv: MetricVerdict, level: float = 0.95) -> str:
-    """The interval, with its real confidence when too few repetitions give less than ``level``."""
-    text = fmt_interval(mv.ci_low_pct, mv.ci_high_pct)
-    if text != "-" and mv.confidence is not None and mv.confidence < level - 1e-9:
-        text += f" ({mv.confidence * 100:.0f} %)"
-    return text
-
-
 #: Under every verdict table: what the columns hold.
 LEGEND = (
     "change: the test's estimate (Hodges-Lehmann for timing metrics, ratio of geometric means for cost), "
-    "which can differ from the ratio of the medians shown when runs are spread; 95 % CI: the exact interval, "
-    "with its real level in brackets when the repetitions allow less than 95 %; noise: SD of the per-pair "
-    "log ratios (A/B) or of one run (baseline)."
+    "which can differ from the ratio of the medians shown when runs are spread; CI: the interval at the level "
+    "its heading names, a row at another level with it in brackets (less when the repetitions allow no more; "
+    "1 - alpha / family size, such as 99.9 %, where the test was not significant across the family and the "
+    "interval was widened to decide); noise: SD of the per-pair log ratios (A/B) or of one run (baseline)."
 )
 
 #: Added to the legend where a work-vector count has a row.
 WORK_LEGEND = (
     "A count per transaction (system calls, server work) is tested on the count plus an offset (its floor over "
-    "its minimum effect), so a count that starts at 0 has a finite change: its change and interval are of that "
-    "sum, and verdicts.json's reason gives both counts and the offset."
+    "its minimum effect), so that a count starting at 0 has a finite change; its change and interval are shown "
+    "for the count itself, in % of the base, or per transaction (/txn) where the base is 0, and the verdict's "
+    "reason (verdicts.json) gives the offset and the test's numbers on the sum."
 )
 
 
@@ -228,13 +208,14 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
         ("base", "right"),
         ("head", "right"),
         ("change", "right"),
-        ("95 % CI", "right"),
+        (ci_header(mv for _, mv in verdict_rows(verdicts)), "right"),
         ("noise", "right"),
         ("n", "right"),
         ("verdict", "left"),
         ("reason", "left"),
     ]
     table = new_table(title, columns)
+    level = common_level(mv for _, mv in verdict_rows(verdicts))
     for verdict, mv in verdict_rows(verdicts):
         style = _STYLES.get(mv.outcome, "") if mv.gating or mv.outcome in _WHOLE_RUN else "dim"
         cells: list[str | Text] = [comparison_label(verdict)] if several else []
@@ -244,8 +225,8 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
             metric_label(mv.metric),
             fmt_value(mv.base_median),
             fmt_value(mv.head_median),
-            Text(fmt_pct(mv.estimate_pct), style=style),
-            fmt_ci(mv),
+            Text(fmt_change(mv), style=style),
+            fmt_ci(mv, level),
             fmt_noise(mv.noise_pct),
             f"{mv.n_base}/{mv.n_head}",
             Text(outcome_word(mv), style=style),

@@ -42,7 +42,7 @@ def test_marker_first_and_links_present() -> None:
     assert "🔴 **Performance regression**" in text
     assert "[Full report, verdicts and charts](https://github.com/acme/dbperf/actions/runs/1001)" in text
     # the reason in words, the estimate and the interval of each row
-    assert "| oltp_read_only | 8 | QPS | -7.9 % | [-10.2, -5.6] % | 🔴 regression | drop beyond the 5 %" in text
+    assert "| oltp_read_only | 8 | QPS | 20,150 | 18,558 | -7.9 % | [-10.2, -5.6] % | 🔴 regression | drop beyond the 5 %" in text
 
 
 def test_too_long_comments_are_cut_with_a_note_and_keep_the_link() -> None:
@@ -111,9 +111,9 @@ def test_comment_golden_config_change_leads_with_the_change_and_the_culprits() -
     fold = lines.index("<details>")
     assert change < worst < culprits < fold
     worst_rows = [line for line in lines[worst:culprits] if line.startswith("| oltp")]
-    assert [r.split(" | ")[2:4] for r in worst_rows] == [
-        ["instructions/txn", "+12.3 %"],
-        ["instructions/txn", "+0.1 %"],
+    assert [r.split(" | ")[2:6] for r in worst_rows] == [
+        ["instructions/txn", "1,236,000", "1,388,028", "+12.3 %"],
+        ["instructions/txn", "1,236,000", "1,237,236", "+0.1 %"],
     ]
     functions = [line.split(" | ")[2] for line in lines[culprits:fold] if line.startswith("| oltp_insert")]
     assert functions == [

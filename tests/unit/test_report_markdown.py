@@ -17,13 +17,12 @@ import pytest
 
 from harness import model
 from harness.model import Metrics, MetricVerdict, RunResult, Totals, Verdict
+from harness.report.change_cells import fmt_interval, fmt_pct
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import COLLAPSE_ABOVE
 from harness.report.runs_markdown import render_runs_markdown
 from harness.report.verdicts import (
     comparison_outcome,
-    fmt_interval,
-    fmt_pct,
     fmt_value,
     headline,
     print_verdicts,
