@@ -25,6 +25,7 @@ from harness.errors import HarnessError, ReportError
 from harness.measure.fallback import unsaved_folders
 from harness.model import Outcome
 from harness.pipeline.flames import flame_graphs
+from harness.report.file_names import file_name as safe_file_name
 from harness.report.files import write_atomic
 from harness.report.flamegraph import file_name, markdown_lines, render_svg
 from harness.report.mermaid import summary_charts
@@ -99,7 +100,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         for verdict in outcome.verdicts:  # capacity at the SLO: p95 against throughput, per side
             png = capacity_png(verdict)
             if png is not None:
-                name = f"capacity-{verdict.scenario}.png"
+                name = safe_file_name(verdict.scenario, prefix="capacity-", suffix=".png")
                 if files.put(name, png):
                     chart_links.append((name.removesuffix(".png"), name))
         head_runs = [r for r in ok_runs if r.label != "base"]

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from harness.judge.flame import top_changes
 from harness.model.flame import FlameFrame, FlameGraph
+from harness.report.file_names import file_name as safe_file_name
 from harness.report.mdtable import cell
 
 WIDTH = 1200
@@ -32,9 +33,10 @@ GONE_LISTED = 8
 
 
 def file_name(graph: FlameGraph) -> str:
-    """The SVG's file name beside the report: ``flamegraph-<scenario>[-<tag>]-<threads>t.svg``."""
+    """The SVG's file name beside the report: ``flamegraph-<scenario>[-<tag>]-<threads>t.svg``, the names made
+    safe (:mod:`harness.report.file_names`)."""
     tag = f"-{graph.tag}" if graph.tag else ""
-    return f"flamegraph-{graph.scenario}{tag}-{graph.threads}t.svg"
+    return safe_file_name(f"{graph.scenario}{tag}", prefix="flamegraph-", suffix=f"-{graph.threads}t.svg")
 
 
 def _fmt(value: float) -> str:

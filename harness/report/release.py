@@ -26,6 +26,7 @@ from harness.model.flame import FlameGraph
 from harness.model.operations import is_operation_metric
 from harness.report.capacity_chart import capacity_png
 from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
+from harness.report.file_names import file_name as safe_file_name
 from harness.report.flamegraph import file_name, markdown_lines, render_svg
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
@@ -186,7 +187,9 @@ def write_release(
     for verdict in verdicts:
         png = capacity_png(verdict)
         if png is not None:
-            name = f"capacity-{verdict.scenario}-{verdict.base}-{verdict.head}.png"
+            name = safe_file_name(
+                f"{verdict.scenario}-{verdict.base}-{verdict.head}", prefix="capacity-", suffix=".png"
+            )
             (out / name).write_bytes(png)
             lines += [f"![{verdict.scenario}: p95 against throughput per side]({name})", ""]
     for graph in flames:

@@ -21,7 +21,6 @@ import contextlib
 import html
 import json
 import os
-import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +34,7 @@ from harness.errors import ReportError
 from harness.model import METRIC_LABELS
 from harness.model.history import ChangeMark, TrendData
 from harness.report.charts import Selection, dashboard_spec, image_specs, spec_json
+from harness.report.file_names import safe_stem
 from harness.report.files import write_atomic
 from harness.report.tables import fmt_value
 
@@ -79,8 +79,8 @@ def _bundle() -> str:
 
 
 def slug(name: str) -> str:
-    """A file-name-safe form of a scenario name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "scenario"
+    """A file-name-safe form of a scenario name, distinct for distinct names (:mod:`harness.report.file_names`)."""
+    return safe_stem(name)
 
 
 def _write(path: Path, text: str) -> None:
