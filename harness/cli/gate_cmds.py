@@ -309,7 +309,9 @@ def compare_cmd(
     Base and head run in a randomised balanced order (ABBA...), each repetition on a fresh server
     from the dataset snapshot; per-pair log ratios are judged with the Hodges-Lehmann estimate and
     the exact Wilcoxon signed-rank interval, Holm-corrected across every scenario x metric. Every
-    scenario takes part in every look, so drift hits them all alike.
+    scenario takes part in every look, so drift hits them all alike. A head whose effective settings
+    equal the base's (a --head-var value it already runs with) is said to be an A/A comparison. Pairs
+    the design check adds are priced first; over --max-minutes it stops, unless --yes.
 
     \b
     Examples:

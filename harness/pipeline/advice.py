@@ -82,6 +82,12 @@ def record_command(
     return shlex.join(argv + carried_flags(settings))
 
 
+def cost_only(settings: Settings, unit: str) -> str:
+    """The cheaper way a raised timing design has: cost runs only, which decide small changes in 2-3."""
+    instead = " instead of --no-cost" if settings.cost is False else ""
+    return f"cost runs only, --cost{instead} (instructions decide small server-cost changes in 3 {unit})"
+
+
 Lookup = Callable[[Case, Kind, int], "Baseline | None"]
 
 
@@ -137,9 +143,7 @@ def gate_cheaper(
 ) -> tuple[str, ...]:
     """The cheaper ways a gate whose raised timing runs are over the limit names: cost runs only, and a
     timing baseline of ``timing_runs`` runs where the stored ones have fewer (then a gate needs as many)."""
-    out = []
-    if settings.cost is None:
-        out.append("cost runs only, add --cost (instructions decide small server-cost changes in 3 runs)")
+    out = [cost_only(settings, "runs")] if settings.cost is not True else []
     short = [p for p, found in plan if p.kind == "time" and found is not None and p.n_base < timing_runs]
     if short:
         out.append(
@@ -149,14 +153,16 @@ def gate_cheaper(
     return tuple(out)
 
 
-def price(settings: Settings, cases: Sequence[Case], repetitions: int, kinds: Sequence[Kind]) -> tuple[float, str]:
+def price(
+    settings: Settings, cases: Sequence[Case], repetitions: int, kinds: Sequence[Kind], *, comparisons: int = 0
+) -> tuple[float, str]:
     """The wall time of a raised plan: ``repetitions`` timing runs of every case and thread count, the cost
-    runs at their own count, and the session's fixed overhead; and where the run figures come from:
-    "measured (N runs)" of this machine's history, or "assumed" (warm-up + measured + start)."""
-    from harness.ci.estimate import SESSION_S, per_run, recent_history  # its module imports this package
+    runs at their own count, the session's fixed overhead and each A/B comparison's query-plan check; and
+    where the run figures come from: "measured (N runs)" of this machine's history, or "assumed"."""
+    from harness.ci.estimate import PLAN_CHECK_S, SESSION_S, per_run, recent_history  # it imports this package
 
     history = recent_history(settings.store)
-    total = SESSION_S
+    total = SESSION_S + PLAN_CHECK_S * comparisons
     sources: list[str] = []
     for case in cases:
         for kind in kinds:

@@ -148,7 +148,7 @@ def check(
     if priced is not None and limit.seconds is not None and priced[0] > limit.seconds:
         cheaper = "; ".join(limit.cheaper)
         raise DesignError(
-            f"not started: {problem}, so a gate that can fail needs {needed} repetitions instead of {have}, "
+            f"not started: {problem}, so finding a regression needs {needed} repetitions instead of {have}, "
             f"about {duration(priced[0])[1:]} ({priced[1]}), over the {duration(limit.seconds)[1:]} limit "
             f"(--max-minutes / DBPERF_MAX_MINUTES); cheaper: {cheaper or 'gate fewer scenarios or metrics'}; "
             "or pass --yes to run it"

@@ -334,13 +334,13 @@ def compare(
     looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)
     first_alpha = stats.alpha_spending(options.alpha, 1, looks) if looks > 1 else options.alpha
     sides = [Case(side, s.scenario) for s in specs for side in (s.base, s.head)]
-    cheaper = ("cost runs only, add --cost (instructions decide small server-cost changes in 3 pairs)",)
+    cheaper = (advice.cost_only(settings, "pairs"),) if settings.cost is not True else ()
     decision = design_check.check(
         planned,
         alpha=first_alpha,
         forced=forced(settings),
-        price=lambda n: advice.price(settings, sides, n, kinds),
-        limit=design_check.Limit(options.limit_s, cheaper if settings.cost is None else ()),
+        price=lambda n: advice.price(settings, sides, n, kinds, comparisons=len(specs)),
+        limit=design_check.Limit(options.limit_s, cheaper),
     )
     if decision.repetitions is not None:
         pairs = decision.repetitions

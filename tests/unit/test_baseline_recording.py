@@ -99,3 +99,28 @@ def test_repetitions_say_what_each_kind_gets(capsys):
     for flags in ({"repetitions": "8", "cost": True}, {"repetitions": "8", "cost": False}, {}):
         _repetitions_note(resolve_settings(flags, root=REPO, environ={}), [point])  # nothing ignored: silent
         assert capsys.readouterr().err == ""
+
+
+def test_recording_beside_a_kept_cost_baseline_exits_0_with_a_note(tmp_path: Path, monkeypatch):
+    """The README's `baseline record --repetitions 8` beside the committed cost baseline of the same build:
+    the timing baseline is written, the cost one kept, and the outcome is a note, not an error (issue 39)."""
+    from types import SimpleNamespace
+
+    from harness.config.settings import resolve_settings
+    from harness.measure.session import Ledger
+    from harness.pipeline import flow
+
+    committed = write_baseline(tmp_path, cost_runs())
+    timing = [run(100.0 + i, threads=2) for i in range(8)]
+    monkeypatch.setattr(flow, "_session", lambda *_: SimpleNamespace(testbed=TESTBED, ledger=Ledger()))
+    monkeypatch.setattr(flow, "measure_case", lambda _s, _c, *, kind, **_: cost_runs() if kind == "cost" else timing)
+    settings = resolve_settings({"baselines-dir": str(tmp_path)}, root=REPO, environ={})
+    server = Server(name="mariadb-local", flavour="mariadb", version="10.11", provider="local", binary="mariadbd")
+    point = scenario(profile="quick", threads=(2,), repetitions=8)
+    notes: list[str] = []
+    outcome = flow.record(settings, Case(server, point), SimpleNamespace(phase=notes.append))  # type: ignore[arg-type]
+    assert outcome.exit_code == 0 and outcome.error == ""
+    assert [p.name for p in outcome.written] == ["2t.json"]
+    (kept,) = [w for w in outcome.warnings if w.startswith("kept the cost baseline")]
+    assert str(committed) in kept and "--force" in kept
+    assert not any("timing baseline has" in w for w in outcome.warnings)  # 8 runs are enough

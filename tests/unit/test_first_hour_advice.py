@@ -66,7 +66,7 @@ def test_over_its_limit_it_stops_in_one_line_with_the_cheaper_ways():
     line = str(stopped.value)
     assert "\n" not in line
     assert line.startswith("not started: ")
-    assert "needs 500 repetitions instead of 1, about 42 min (assumed), over the 10 min limit" in line
+    assert "finding a regression needs 500 repetitions instead of 1, about 42 min (assumed), over the 10 min" in line
     assert "cheaper: cost runs only, add --cost; record the timing baseline again: dbperf baseline record" in line
     assert line.endswith("or pass --yes to run it")
     assert isinstance(stopped.value, ConfigError)  # exit 2
@@ -160,3 +160,18 @@ def test_a_head_that_sets_what_the_base_runs_with_is_an_aa():
     assert not same_settings(LOCAL, LOCAL.with_variables({"table_open_cache": "2000"}), point)
     other = Server(name="x", flavour="mariadb", version="11.8", provider="local", binary="mariadbd")
     assert not same_settings(LOCAL, other, point)
+
+
+def test_the_cheaper_ways_name_cost_runs_and_the_exact_recording(tmp_path: Path):
+    short = [(planned(1)[0], object())]  # a stored 1-run timing baseline
+    hints = {("time", ""): "dbperf baseline record --scenario oltp_point_select --no-cost --repetitions 6"}
+    both = advice.gate_cheaper(settings(tmp_path), short, hints, 6)  # type: ignore[arg-type]
+    assert both == (
+        "cost runs only, --cost (instructions decide small server-cost changes in 3 runs)",
+        "record the timing baseline again with 6 runs (it has 1), after which a gate needs 6 at most: "
+        + hints[("time", "")],
+    )
+    timing_only = advice.gate_cheaper(settings(tmp_path, cost=False), short, hints, 6)  # type: ignore[arg-type]
+    assert timing_only[0].startswith("cost runs only, --cost instead of --no-cost")
+    enough = [(planned(6)[0], object())]
+    assert advice.gate_cheaper(settings(tmp_path, cost=True), enough, hints, 6) == ()  # type: ignore[arg-type]
