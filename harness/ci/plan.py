@@ -345,7 +345,8 @@ def plan(
         for name in scenarios:
             if name not in trees.stems("head", SCENARIOS):
                 known = ", ".join(sorted(trees.stems("head", SCENARIOS))) or "none"
-                raise ConfigError(f"default scenario '{name}' is not defined at {head_ref} (known: {known})")
+                what = f"scenario '{name}' (named with --scenario)" if named else f"default scenario '{name}'"
+                raise ConfigError(f"{what} is not defined at {head_ref} (known: {known})")
         builder = _Builder(trees, changes, default_server, scenarios, named)
         builder.servers()
         builder.scenarios()

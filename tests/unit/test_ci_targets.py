@@ -267,3 +267,11 @@ def test_the_stock_ycsb_c_script_change_is_timed_on_its_operation_metrics(
     (left_out,) = doc["left_out"]  # a 2-core runner's timing has no power: said on ycsb_c's own metrics
     assert "no wall-clock metric gates it" not in left_out
     assert "(ops_per_s, noise" in left_out or "(READ.p99_ms, noise" in left_out
+
+
+def test_an_unknown_named_scenario_is_not_called_default(repo: Path) -> None:
+    from harness.errors import ConfigError
+
+    commit(repo, "relaxed flushing", {"servers/conf/a.cnf": CONF.replace("= 1", "= 2")})
+    with pytest.raises(ConfigError, match=r"^scenario 'nope' \(named with --scenario\) is not defined at change"):
+        make_plan(repo, default_scenarios=("nope",), named=True)
