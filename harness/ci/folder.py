@@ -145,8 +145,13 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         text = render_markdown(
             outcome.verdicts, outcome.runs, title=title, warnings=notes, plans=outcome.plans, changes=changes
         )
-        with Path(summary).open("a") as handle:
-            handle.write(text + _section(summary_charts(outcome.verdicts, flames, len(chart_links))) + footer + "\n")
+        try:  # GitHub's own file, appended to (the runner's disk may be full too)
+            with Path(summary).open("a") as handle:
+                handle.write(
+                    text + _section(summary_charts(outcome.verdicts, flames, len(chart_links))) + footer + "\n"
+                )
+        except OSError as exc:
+            files.failed.append(f"$GITHUB_STEP_SUMMARY ({exc.strerror})")
     return Written(report, kept, tuple(files.failed))
 
 

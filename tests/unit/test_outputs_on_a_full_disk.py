@@ -44,6 +44,7 @@ def full_disk(folder: Path) -> Iterator[Path]:
     try:
         (folder / "out").mkdir()
         (folder / "out" / "report.md").write_text("the previous report\n")
+        (folder / "summary.md").write_text("x" * 4096)  # a whole page: an append needs a new one
         fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT, 0o644)
         for block in (65536, 4096, 512, 1):
             with contextlib.suppress(OSError):
@@ -87,8 +88,8 @@ def test_append_atomic_keeps_what_was_there(tmp_path: Path) -> None:
 
 def test_ci_outputs_on_a_full_disk_keep_the_verdicts_elsewhere(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     with full_disk(tmp_path / "disk") as out:
+        monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(out.parent / "summary.md"))  # GitHub's file: appended to
         outcome = Outcome(runs=(), verdicts=(VERDICT,), exit_code=2, error=UNSAVED)
         written = write_outputs(out, PLAN, outcome, seconds=60)
         assert empty_files(out) == []
@@ -97,12 +98,15 @@ def test_ci_outputs_on_a_full_disk_keep_the_verdicts_elsewhere(tmp_path: Path, m
     assert written.verdicts is not None and written.verdicts.parent == tmp_path / "data" / "dbperf" / "unsaved"
     assert '"oltp_point_select"' in written.verdicts.read_text()
     enospc = "(No space left on device)"
-    assert written.failed == (f"verdicts.json {enospc}", f"report.md {enospc}", f"comment.md {enospc}")
-    line = closing_line(outcome, written)
-    assert line == (
-        f"dbperf: error: {UNSAVED}; verdicts kept in {written.verdicts}; "
-        f"not written: verdicts.json {enospc}, report.md {enospc}, comment.md {enospc}"
+    failed = (
+        f"verdicts.json {enospc}",
+        f"report.md {enospc}",
+        f"comment.md {enospc}",
+        f"$GITHUB_STEP_SUMMARY {enospc}",
     )
+    assert written.failed == failed
+    line = closing_line(outcome, written)
+    assert line == f"dbperf: error: {UNSAVED}; verdicts kept in {written.verdicts}; not written: {', '.join(failed)}"
 
 
 def test_ci_outputs_all_written_close_with_nothing(tmp_path: Path, monkeypatch) -> None:
