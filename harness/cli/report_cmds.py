@@ -19,7 +19,7 @@ from harness.errors import ConfigError
 from harness.model import METRIC_LABELS, METRICS, RunResult
 from harness.report.operations import operations_table
 from harness.report.tables import fmt_value, new_table, show
-from harness.report.terminal import console, runs_table, scaling_table
+from harness.report.terminal import RUNS_OPTIONAL, console, runs_table, scaling_table
 from harness.store import ResultStore, open_store
 
 
@@ -122,7 +122,7 @@ def report_cmd(
 
 def _print_runs(runs: list[RunResult], described: str, stream: Any) -> None:
     out = console(stream)
-    show(out, runs_table(runs, title=f"{len(runs)} run(s): {described}"))
+    show(out, runs_table(runs, title=f"{len(runs)} run(s): {described}"), RUNS_OPTIONAL)
     scaling = scaling_table(runs)
     if scaling is not None:
         show(out, scaling)
@@ -293,17 +293,24 @@ def changes_cmd(
                 m.point[:12], m.at, fmt_value(m.before), fmt_value(m.after),
                 f"[{style}]{m.change_pct:+.1f} %[/{style}]", f"{m.p_value:.3f}", f"{m.confidence * 100:.1f} %",
             )  # fmt: skip
-        show(out, table_out)
-    for s in found:
+        show(out, table_out, ("first run", "p", "profile", "commit / day", "before", "after"))
+    from harness.judge.gate import KIND_METRICS
+
+    def labels(names: Sequence[str]) -> str:
+        return ", ".join(METRIC_LABELS.get(m, m) for m in names)
+
+    unmeasured: set[str] = set()
+    for s in found:  # each series names the metrics its kind of run measures (cost runs have no QPS)
         short = f" (too short: at least {2 * min_size} commits are needed)" if s.points < 2 * min_size else ""
         kind = "/cost" if s.kind == "cost" else ""
+        own = [m for m in metrics if m in KIND_METRICS.get(s.kind, metrics)]  # type: ignore[call-overload]
+        what = f"{len(s.changes)} change point(s) in {labels(own)}" if own else f"no {labels(metrics)} in {s.kind} runs"
+        unmeasured.update(m for m in metrics if m not in own)
         out.print(
-            f"{s.server} {s.scenario} {s.profile}{kind} {s.threads}t: {s.points} commit(s), "
-            f"{len(s.changes)} change point(s){short}",
-            markup=False,
+            f"{s.server} {s.scenario} {s.profile}{kind} {s.threads}t: {s.points} commit(s), {what}{short}", markup=False
         )
-    labels = ", ".join(METRIC_LABELS.get(m, m) for m in metrics)
-    out.print(f"{len(series)} series, {len(marks)} change point(s) in {labels}", markup=False)
+    note = f" ({labels(sorted(unmeasured))}: not measured by cost runs; --metric instr_per_txn)" if unmeasured else ""
+    out.print(f"{len(series)} series, {len(marks)} change point(s) in {labels(metrics)}{note}", markup=False)
     return 0
 
 

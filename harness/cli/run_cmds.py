@@ -16,7 +16,14 @@ from harness.cli.selection import check_filter, check_group, check_names, no_run
 from harness.config.settings import Settings
 from harness.errors import ConfigError, HarnessError
 from harness.report.tables import new_table, show
-from harness.report.terminal import TerminalReporter, console, print_summary, run_listing, runs_table
+from harness.report.terminal import (
+    LISTING_OPTIONAL,
+    TerminalReporter,
+    console,
+    print_summary,
+    run_listing,
+    runs_table,
+)
 from harness.store import open_store
 
 if TYPE_CHECKING:
@@ -113,7 +120,7 @@ def runs_cmd(status: str | None, group: str | None, limit: int, as_json: bool, *
     if as_json:
         click.echo(json.dumps([r.summary_dict() for r in runs], indent=2))
         return 0
-    show(console(), run_listing(runs, title=f"{len(runs)} run(s) in {settings.store}, newest first"))
+    show(console(), run_listing(runs, title=f"{len(runs)} run(s) in {settings.store}, newest first"), LISTING_OPTIONAL)
     return 0
 
 

@@ -2,8 +2,10 @@
 
 Every column folds instead of truncating (``overflow="fold"``): a value too long for its column wraps
 onto more lines, and nothing ends in an ellipsis. When even that cannot fit (the narrowest the table
-can be, every column at its longest word, is wider than the terminal), the table is printed
-vertically instead: one block per row, one ``column: value`` line per cell, wrapped at the width.
+can be, every column at its longest word, is wider than the terminal), the columns a caller names as
+optional are left out first, in its order (a line under the table names them), so that a listing stays a
+table a person can scan at 80 columns; only when even the essential columns cannot fit is the table
+printed vertically: one block per row, one ``column: value`` line per cell, wrapped at the width.
 Piped output is never wrapped at all (see :func:`harness.report.terminal.console`).
 """
 
@@ -42,6 +44,11 @@ def fits(out: Console, table: Table) -> bool:
     return measurement.minimum <= out.width
 
 
+def _natural_width(out: Console, table: Table) -> int:
+    """The width the table takes with no cell wrapped."""
+    return Measurement.get(out, out.options.update(max_width=1_000_000), table).maximum
+
+
 def _widest(table: Table) -> int:
     """An upper bound of the table's width with every cell on one line, found without rendering.
 
@@ -59,11 +66,49 @@ def _widest(table: Table) -> int:
     return total
 
 
-def show(out: Console, table: Table) -> None:
-    """Print the table, or its vertical form when it cannot fit the width."""
+#: Shorter headings a compact table uses (see :func:`show`).
+SHORT_HEADINGS = {
+    "threads": "thr",
+    "started (UTC)": "started",
+    "instr/txn": "instr",
+    "duration s": "dur s",
+    "CPU µs/txn": "CPU µs",
+    "confidence": "conf",
+    "commit / day": "commit",
+    "reconn/s": "recon/s",
+}
+
+
+def compact(table: Table, drop: Sequence[str] = ()) -> Table:
+    """A copy of ``table`` without the columns headed ``drop``, drawn without borders, one space between
+    columns and shorter headings (:data:`SHORT_HEADINGS`): what a narrow terminal can still scan."""
+    kept = [c for c in table.columns if str(c.header) not in drop]
+    narrow = Table(title=table.title, title_justify=table.title_justify, box=None, padding=(0, 1, 0, 0))
+    narrow.pad_edge = False
+    for column in kept:
+        heading = SHORT_HEADINGS.get(str(column.header), column.header)
+        narrow.add_column(heading, justify=column.justify, overflow="fold", header_style="bold")
+    for index in range(table.row_count):
+        narrow.add_row(*(list(c.cells)[index] for c in kept))
+    return narrow
+
+
+def show(out: Console, table: Table, optional: Sequence[str] = ()) -> None:
+    """Print the table; when it cannot fit the width, compact (:func:`compact`), then also without the
+    ``optional`` columns it must leave out (in their order, named under it), and only then vertically."""
     if fits(out, table):
         out.print(table)
         return
+    present = [str(c.header) for c in table.columns]
+    names = [n for n in optional if n in present]
+    for count in range(len(names) + 1):  # first with every word on one line, then folding long ones
+        narrow = compact(table, names[:count])
+        if _natural_width(out, narrow) <= out.width or (count == len(names) and fits(out, narrow)):
+            out.print(narrow)
+            if count:
+                note = f"left out at {out.width} columns: {', '.join(names[:count])} (a wider terminal shows them)"
+                out.print(note, style="dim", markup=False, crop=False)
+            return
     if table.title:
         out.print(Text(str(table.title), style="bold"))
     headers = [str(c.header) for c in table.columns]

@@ -86,6 +86,14 @@ class TerminalReporter:
             self.out.print(f"[red]✘ {run.server} {run.scenario} {run.threads}t #{run.repetition}: {run.failure}[/red]")
 
 
+#: The columns :func:`runs_table` leaves out first on a narrow terminal (:func:`harness.report.tables.show`).
+RUNS_OPTIONAL = (
+    "version", "TPS", "p50 ms", "p99 ms", "reconn/s", "err/s", "duration s", "rep", "CPU µs/txn", "p95 ms",
+)  # fmt: skip
+#: The columns :func:`run_listing` (``dbperf runs``) leaves out first on a narrow terminal.
+LISTING_OPTIONAL = ("group", "rep", "started (UTC)", "p95 ms", "kind")
+
+
 def runs_table(runs: Sequence[RunResult], title: str = "dbperf runs") -> Table:
     table = new_table(
         title,
@@ -225,7 +233,7 @@ def work_rows(runs: Sequence[RunResult]) -> list[tuple[str, str, str, str, str, 
 
 def print_summary(runs: Sequence[RunResult], stream: TextIO | None = None) -> None:
     out = console(stream)
-    show(out, runs_table(runs, title="dbperf summary"))
+    show(out, runs_table(runs, title="dbperf summary"), RUNS_OPTIONAL)
     rows = work_rows(runs)
     if rows:
         columns = ("scenario", "server", "threads", "kind", "per transaction", "median", "min-max")

@@ -320,3 +320,29 @@ def test_timing_and_cost_runs_get_their_own_thread_counts(store: Store, tmp_path
     perf_counted = [replace(r, metrics=Metrics(qps=1.0, p95_ms=1.0, instr_per_txn=9e9)) for r in history()[:3]]
     s.save_many(perf_counted)  # a timing run's own instructions (perf) are another count: never charted
     assert max(v for v in trend_data(s.metrics_table()).points.column("instr_per_txn").to_pylist() if v) < 50_000
+
+
+def test_changes_over_cost_series_name_the_metric_they_lack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cost series has no QPS: its line says so and names the metric to ask for (issue 34), instead of
+    "0 change point(s) in QPS" over a series that cannot have one."""
+    s = Store(tmp_path / "dbperf.duckdb")
+    cost = [
+        replace(
+            make_run(rep, threads=1),
+            run_id=f"c-{c:02d}-{rep}",
+            kind="cost",
+            started_at=T0 + timedelta(hours=c, minutes=rep),
+            git_sha=f"{c:02d}" + "cd" * 19,
+            group_id=f"cost-{c:02d}",
+            metrics=Metrics(instr_per_txn=1_000_000.0 + rep),
+        )
+        for c in range(8)
+        for rep in range(2)
+    ]
+    s.save_many(cost)
+    code, out, _ = run_cli(capsys, s, "changes")
+    assert code == 0
+    assert "mariadb-11.8 oltp_read_only ci/cost 1t: 8 commit(s), no QPS in cost runs" in out, out
+    assert out.rstrip().endswith("(QPS: not measured by cost runs; --metric instr_per_txn)"), out
+    code, out, _ = run_cli(capsys, s, "changes", "--metric", "instr_per_txn")
+    assert "ci/cost 1t: 8 commit(s), 0 change point(s) in instructions/txn" in out, out

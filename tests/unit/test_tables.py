@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -73,3 +74,36 @@ def test_every_case_prints_its_reasons_whole_when_piped() -> None:
     for v in verdicts:
         for m in v.metrics:
             assert (m.summary or " ".join(m.reason.split()))[:60] in text
+
+
+def _runs_at(width: int, render) -> list[str]:
+    from test_report_markdown import runs_for
+
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=width, highlight=False)
+    runs = runs_for("mariadb-10.11", "mariadb-11.8", scenario="threadpool_read_write")
+    runs = [dataclasses.replace(r, run_id=f"{i:016x}") for i, r in enumerate(runs)]  # ids as dbperf makes them
+    render(out, runs)
+    return buffer.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("which", ["listing", "runs"])
+def test_at_80_columns_runs_stay_a_table_of_one_line_each(which: str) -> None:
+    """``dbperf runs`` and ``dbperf report`` at 80 columns (issue 34): a table a person scans, one line per run
+    (not a 13-17-line block each), columns left out named under it."""
+    from harness.report.terminal import LISTING_OPTIONAL, RUNS_OPTIONAL, run_listing, runs_table
+
+    def render(out: Console, runs: list) -> None:
+        if which == "listing":
+            show(out, run_listing(runs, "runs"), LISTING_OPTIONAL)
+        else:
+            show(out, runs_table(runs), RUNS_OPTIONAL)
+
+    lines = _runs_at(80, render)
+    assert max(len(line) for line in lines) <= 80
+    rows = [line for line in lines if "threadpool_read_write" in line]
+    assert len(rows) == 10 and not any(line.startswith("─") for line in lines)  # no vertical blocks
+    assert all("mariadb-1" in row for row in rows)  # the server stays beside its scenario
+    assert any(line.startswith("left out at 80 columns: ") for line in lines)
+    wide = _runs_at(400, render)  # a wide terminal keeps every column and says nothing
+    assert not any(line.startswith("left out") for line in wide)
