@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from harness.model import RunResult, Testbed, Verdict
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
+from harness.report.sweep_work import sweep_notes
 from harness.report.verdicts import comparison_label, fmt_noise, metric_label, needed_text, several_comparisons
 
 _IMAGE_SUFFIXES = (".png", ".svg", ".jpg", ".jpeg", ".gif", ".webp")
@@ -41,8 +42,9 @@ def noise_notes(verdicts: Sequence[Verdict], warnings: Sequence[str]) -> list[st
 
 
 def run_notes(runs: Sequence[RunResult]) -> list[str]:
-    """What the measurements noticed (a busy machine, a window still warming up), once each."""
-    return list(dict.fromkeys(note for run in runs for note in run.notes))
+    """What the measurements noticed (a busy machine, a window still warming up), once each, then the thread
+    sweeps whose work per transaction changed with the thread count (:mod:`harness.report.sweep_work`)."""
+    return list(dict.fromkeys([*(note for run in runs for note in run.notes), *sweep_notes(runs)]))
 
 
 def failed_runs(runs: Sequence[RunResult]) -> list[str]:

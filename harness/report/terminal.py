@@ -16,6 +16,7 @@ from rich.table import Table
 from harness.model import IntervalSample, RunResult
 from harness.model.work import WORK_METRICS
 from harness.report.operations import operations_table
+from harness.report.sweep_work import sweep_notes
 from harness.report.tables import new_table, show
 
 #: Width of piped output: wide enough that no table of dbperf's ever wraps (nothing is cut either way).
@@ -250,6 +251,8 @@ def print_summary(runs: Sequence[RunResult], stream: TextIO | None = None) -> No
     per_type = operations_table(runs)
     if per_type is not None:
         show(out, per_type)
+    for note in sweep_notes(runs):  # a sweep whose work per transaction moved with the thread count
+        out.print(f"warning: {note}", style="yellow", markup=False)
     failed = [r for r in runs if not r.ok]
     stored = len(runs)
     out.print(f"{stored} run(s) stored, {len(failed)} failed.")
