@@ -22,7 +22,7 @@ from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.judge import stats
 from harness.judge.baselines import all_baselines
-from harness.model import Outcome, RunResult, Scenario, Server, Verdict
+from harness.model import Kind, Outcome, RunResult, Scenario, Server, Verdict
 from harness.model.server import variables_text
 from harness.pipeline import JudgeOptions
 from harness.report.plans import print_plans
@@ -245,7 +245,27 @@ def judge_options(
         seed=seed,
         max_pairs=max_pairs,
         limit_s=settings.raise_limit_s if limited else None,
+        pricing=_pricing(settings) if limited else pipeline.Pricing(),
     )
+
+
+def _pricing(settings: Settings) -> pipeline.Pricing:
+    """A raised plan priced as ``dbperf ci plan`` prices its plans: this machine's recent runs in the store
+    (read once, when a design is raised), else the profile's (:mod:`harness.ci.estimate`)."""
+    from functools import cache
+
+    from harness.ci.estimate import PLAN_CHECK_S, SESSION_S, History, per_run, recent_history
+
+    @cache
+    def history() -> History:
+        return recent_history(settings.store)
+
+    def run(case: pipeline.Case, kind: Kind, threads: int) -> tuple[float, str]:
+        found = history()
+        seconds, source = per_run(found.durations, case.server.name, case.server.provider, case.scenario, kind, threads)
+        return seconds + found.gap_s(kind)[0], source
+
+    return pipeline.Pricing(run, SESSION_S, PLAN_CHECK_S)
 
 
 def _warn_inconclusive(verdicts: Sequence[Verdict], strict: bool) -> None:

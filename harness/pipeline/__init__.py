@@ -1,6 +1,7 @@
 """The one wiring point from settings to runs, verdicts and an exit code (see :mod:`harness.pipeline.flow`)."""
 
 from harness.pipeline.ab import ComparisonSpec
+from harness.pipeline.advice import Pricing
 from harness.pipeline.cases import Case, resolve
 from harness.pipeline.flow import JudgeOptions, changes, compare, gate, history, measure_case, open_session, record, run
 
@@ -8,6 +9,7 @@ __all__ = [
     "Case",
     "ComparisonSpec",
     "JudgeOptions",
+    "Pricing",
     "changes",
     "compare",
     "gate",

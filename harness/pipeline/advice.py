@@ -8,8 +8,9 @@ baseline_runs`), so the gate that follows can fail without raising its repetitio
 
 The wall time of planned work is priced here too, for the design check's plan line and its limit: this
 machine's recent runs of the same server, scenario, kind, thread count and durations (the store's
-history, as ``dbperf ci plan`` prices its plans, :mod:`harness.ci.estimate`), else the profile's
-warm-up + measured seconds + an assumed server start, labelled as assumed. docs/method.md
+history, as ``dbperf ci plan`` prices its plans: the CLI hands in :mod:`harness.ci.estimate`'s figures,
+a layer above this one), else the profile's warm-up + measured seconds + an assumed server start,
+labelled as assumed. docs/method.md
 ("Before the first run") says how they are used.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -27,7 +29,7 @@ from harness.judge import design
 from harness.judge.baselines import Baseline
 from harness.model import Kind
 from harness.pipeline.cases import Case, for_kind, kind_threads
-from harness.pipeline.design_check import Planned, baseline_runs, gating_metrics, tests_of
+from harness.pipeline.design_check import Planned, baseline_runs, gating_metrics, seconds_per_run, tests_of
 
 
 def _given_path(settings: Settings, name: str, value: Path) -> list[str]:
@@ -153,16 +155,40 @@ def gate_cheaper(
     return tuple(out)
 
 
+RunPrice = Callable[[Case, Kind, int], "tuple[float, str]"]
+"""``run(case, kind, threads)``: one run's wall time with the gap to the next, and where it comes from."""
+
+
+def assumed_run(case: Case, kind: Kind, threads: int) -> tuple[float, str]:
+    """One run from the profile alone: warm-up + measured seconds + a server start (cost: its events)."""
+    del threads
+    start = {"local": 1.5, "container": 6.0}.get(case.server.provider, 0.0)
+    return seconds_per_run(case.scenario, kind, start_s=start) + 2.0, "assumed"
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """How a raised plan is priced: per run (the CLI hands in this machine's stored durations, as ``dbperf
+    ci plan`` prices its plans: :mod:`harness.ci.estimate`), per invocation and per A/B comparison."""
+
+    run: RunPrice = assumed_run
+    session_s: float = 10.0
+    plan_check_s: float = 6.0
+
+
 def price(
-    settings: Settings, cases: Sequence[Case], repetitions: int, kinds: Sequence[Kind], *, comparisons: int = 0
+    settings: Settings,
+    cases: Sequence[Case],
+    repetitions: int,
+    kinds: Sequence[Kind],
+    pricing: Pricing,
+    *,
+    comparisons: int = 0,
 ) -> tuple[float, str]:
     """The wall time of a raised plan: ``repetitions`` timing runs of every case and thread count, the cost
     runs at their own count, the session's fixed overhead and each A/B comparison's query-plan check; and
     where the run figures come from: "measured (N runs)" of this machine's history, or "assumed"."""
-    from harness.ci.estimate import PLAN_CHECK_S, SESSION_S, per_run, recent_history  # it imports this package
-
-    history = recent_history(settings.store)
-    total = SESSION_S + PLAN_CHECK_S * comparisons
+    total = pricing.session_s + pricing.plan_check_s * comparisons
     sources: list[str] = []
     for case in cases:
         for kind in kinds:
@@ -171,10 +197,8 @@ def price(
             c = for_kind(settings, case, kind)
             count = repetitions if kind == "time" else c.scenario.cost.repetitions
             for threads in kind_threads(c.scenario, kind):
-                seconds, source = per_run(
-                    history.durations, c.server.name, c.server.provider, c.scenario, kind, threads
-                )
-                total += count * (seconds + history.gap_s(kind)[0])
+                seconds, source = pricing.run(c, kind, threads)
+                total += count * seconds
                 sources.append(source)
     measured = [s for s in sources if s != "assumed"]
     if measured and len(measured) == len(sources):

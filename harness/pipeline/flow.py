@@ -65,6 +65,8 @@ class JudgeOptions:
     #: The most wall time a design check may raise the timing runs to (None: no limit; the CLI's
     #: --max-minutes, lifted by --yes). Above it the check stops with the cheaper ways.
     limit_s: float | None = None
+    #: How a raised plan is priced (the CLI's: this machine's stored run durations; else the profile's).
+    pricing: advice.Pricing = dataclasses.field(default_factory=advice.Pricing)
 
 
 def open_session(
@@ -206,7 +208,7 @@ def gate(
         [p for p, found in every if found is not None],
         alpha=options.alpha,
         forced=forced(settings),
-        price=lambda n: advice.price(settings, cases, n, kinds),
+        price=lambda n: advice.price(settings, cases, n, kinds, options.pricing),
         limit=design_check.Limit(options.limit_s, advice.gate_cheaper(settings, every, hints, runs_needed)),
         record_hint=hints.get(("time", ""), ""),
     )
@@ -339,7 +341,7 @@ def compare(
         planned,
         alpha=first_alpha,
         forced=forced(settings),
-        price=lambda n: advice.price(settings, sides, n, kinds, comparisons=len(specs)),
+        price=lambda n: advice.price(settings, sides, n, kinds, options.pricing, comparisons=len(specs)),
         limit=design_check.Limit(options.limit_s, cheaper),
     )
     if decision.repetitions is not None:

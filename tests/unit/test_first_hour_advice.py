@@ -175,3 +175,19 @@ def test_the_cheaper_ways_name_cost_runs_and_the_exact_recording(tmp_path: Path)
     assert timing_only[0].startswith("cost runs only, --cost instead of --no-cost")
     enough = [(planned(6)[0], object())]
     assert advice.gate_cheaper(settings(tmp_path, cost=True), enough, hints, 6) == ()  # type: ignore[arg-type]
+
+
+def test_a_raised_plan_is_priced_per_run_with_its_source(tmp_path: Path):
+    def stored(case: Case, kind: str, threads: int) -> tuple[float, str]:
+        return (7.0, "measured (5 runs)") if kind == "time" else (20.0, "measured (3 runs)")
+
+    pricing = advice.Pricing(stored, session_s=10.0, plan_check_s=6.0)  # type: ignore[arg-type]
+    point = Case(LOCAL, QUICK)
+    cost_runs = QUICK.cost.repetitions * len(QUICK.cost.threads)
+    seconds, source = advice.price(settings(tmp_path), [point], 6, ("time", "cost"), pricing)
+    assert (seconds, source) == (10.0 + 6 * 7.0 + cost_runs * 20.0, "measured (5 runs) here")
+    seconds, source = advice.price(settings(tmp_path), [point, point], 7, ("time",), pricing, comparisons=1)
+    assert seconds == 10.0 + 6.0 + 2 * 7 * 7.0
+    seconds, source = advice.price(settings(tmp_path), [point], 6, ("time",), advice.Pricing())
+    assert seconds == 10.0 + 6 * (1 + 3 + 1.5 + 2.0)  # warm-up + measured + a local start + storing it
+    assert source == "assumed: warm-up + measured seconds + server start, from the profile"
