@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import statistics
 import sys
 import time
@@ -131,7 +132,9 @@ def baseline_show(as_json: bool, **kwargs: Any) -> int:
             message = f"no baselines match ({run_filter.describe()}) in {settings.baselines_dir}"
         else:
             message = (
-                f"no baselines in {settings.baselines_dir} (record one: dbperf baseline record --scenario S --server T)"
+                f"no baselines in {settings.baselines_dir} (record one, e.g.: dbperf baseline record "
+                f"--scenario oltp_point_select --server mariadb-local --repetitions 6 --baselines-dir "
+                f"{shlex.quote(str(settings.baselines_dir))})"
             )
         return no_runs(message, as_json=as_json)
     if as_json:
@@ -367,7 +370,7 @@ def compare_cmd(
         if pairs < 2 and settings.repetitions is not None:
             raise ConfigError(
                 f"an A/B comparison needs at least 2 repetitions (pairs); --repetitions {pairs} gives "
-                "one: pass --repetitions 8 or more"
+                "one: leave --repetitions out, and the design check runs the pairs that can decide"
             )
     _repetitions_note(settings, [s.scenario for s in specs])
     options = judge_options(settings, seed=seed, max_pairs=max_repetitions, limited=True)

@@ -191,3 +191,24 @@ def test_a_raised_plan_is_priced_per_run_with_its_source(tmp_path: Path):
     seconds, source = advice.price(settings(tmp_path), [point], 6, ("time",), advice.Pricing())
     assert seconds == 10.0 + 6 * (1 + 3 + 1.5 + 2.0)  # warm-up + measured + a local start + storing it
     assert source == "assumed: warm-up + measured seconds + server start, from the profile"
+
+
+def test_the_cli_hints_are_commands_that_run(tmp_path: Path):
+    """`baseline show` on an empty folder and `compare --repetitions 1` suggest what works as printed."""
+    from click.testing import CliRunner
+
+    empty = tmp_path / "empty baselines"
+    empty.mkdir()
+    shown = CliRunner().invoke(cli, ["baseline", "show", "--baselines-dir", str(empty)])
+    (hint,) = shown.output.split("e.g.: ")[1:]
+    argv = shlex.split(hint.strip().rstrip(")"))
+    assert argv[:3] == ["dbperf", "baseline", "record"] and argv[-2:] == ["--baselines-dir", str(empty)]
+    group = cli.make_context("dbperf", argv[1:])
+    _, record, rest = cli.resolve_command(group, argv[1:])
+    assert record is not None
+    baseline = record.make_context("baseline", rest, parent=group)
+    _, leaf, args = record.resolve_command(baseline, rest)  # type: ignore[attr-defined]
+    leaf.make_context("record", args, parent=baseline)  # parses
+    compare = ["compare", "--base", "mariadb-local", "--head-var", "thread_cache_size=8", "-s", "oltp_point_select"]
+    one = CliRunner().invoke(cli, [*compare, "--repetitions", "1", "--no-cost", "--store", str(tmp_path / "s.db")])
+    assert isinstance(one.exception, ConfigError) and "leave --repetitions out" in str(one.exception)
