@@ -42,7 +42,10 @@ def test_marker_first_and_links_present() -> None:
     assert "🔴 **Performance regression**" in text
     assert "[Full report, verdicts and charts](https://github.com/acme/dbperf/actions/runs/1001)" in text
     # the reason in words, the estimate and the interval of each row
-    assert "| oltp_read_only | 8 | QPS | 20,150 | 18,558 | -7.9 % | [-10.2, -5.6] % | 🔴 regression | drop beyond the 5 %" in text
+    assert (
+        "| oltp_read_only | 8 | QPS | 20,150 | 18,558 | -7.9 % | [-10.2, -5.6] % | 🔴 regression | drop beyond the 5 %"
+        in text
+    )
 
 
 def test_too_long_comments_are_cut_with_a_note_and_keep_the_link() -> None:

@@ -39,7 +39,10 @@ def test_rebuilt_comment_golden(case: str) -> None:
 def test_the_numbers_and_verdicts_survive_the_rebuild() -> None:
     text = build_comment(json.dumps(document("regression")), sha=SHA, run_url=RUN_URL)
     assert "🔴 **Performance regression**" in text
-    assert "| oltp_read_only | 8 | QPS | 20,150 | 18,558 | -7.9 % | [-10.2, -5.6] % | 🔴 regression | a real change, beyond" in text
+    assert (
+        "| oltp_read_only | 8 | QPS | 20,150 | 18,558 | -7.9 % | [-10.2, -5.6] % | 🔴 regression | "
+        "a real change, beyond" in text
+    )
     assert f"[Full report, verdicts and charts]({RUN_URL})" in text
 
 
