@@ -360,7 +360,7 @@ def test_concurrent_saves_from_several_processes(tmp_path: Path) -> None:
     for proc in procs:
         proc.start()
     for proc in procs:
-        proc.join(timeout=120)
+        proc.join(timeout=900)  # a state (the process ended), not a time limit: a loaded machine took 351 s
     assert [proc.exitcode for proc in procs] == [0] * workers
     store = Store(path)
     assert store.count() == workers * per_worker
