@@ -277,12 +277,9 @@ local function process_token()
 end
 
 local function map_acks(threads)
-   local shm = io.open("/dev/shm", "r")
-   local dir = shm and "/dev/shm" or (os.getenv("TMPDIR") or "/tmp")
-   if shm then
-      shm:close()
-   end
-   acks_path = string.format("%s/dbperf-ycsb-acks-%d", dir, ffi.C.getpid())
+   -- in the working directory: dbperf runs sysbench in a folder of its own, removed with the run (also
+   -- when sysbench is killed before thread_done), so no file outlives the run in a shared place
+   acks_path = string.format("./dbperf-ycsb-acks-%d", ffi.C.getpid())
    local size = 8 * (threads + 1)
    local fd = ffi.C.open(acks_path, 66, 384) -- O_RDWR | O_CREAT, 0600
    if fd < 0 or ffi.C.ftruncate(fd, size) ~= 0 then
