@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.dataset import DatasetCache, Snapshot
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.measure.context import CostIdentity, RunContext, Served, build_result
 from harness.measure.fallback import Unsaved
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
 from harness.servers import provider_for
 from harness.servers.callgrind import Callgrind, server_environment
 from harness.servers.provider import DatasetCredentials, Launch, Provider, ServerInstance
-from harness.servers.variables import effective_variables
+from harness.servers.variables import effective_variables, requested_values, unmet_settings
 from harness.sysbench.driver import prepare
 
 
@@ -165,9 +165,12 @@ class Session:
             )
             with serving as server:
                 served.read(server)
+                unmet = self.unmet_settings(ctx.server, served.variables)
                 logs = self.cache.root.parent / "logs"
                 live = Live(ctx, started, server, served, self.reporter, self.ledger, profile_warmup, logs, build, cost)
                 result = measure(live)
+                if unmet:
+                    result = replace(result, notes=(*result.notes, *unmet))
         except (HarnessError, OSError) as exc:  # a full or failing disk ends this run, not the command
             failure = _os_failure(exc) if isinstance(exc, OSError) else str(exc)
             result = build_result(
@@ -179,6 +182,25 @@ class Session:
         self.save(result)
         self.reporter.finished(result)
         return result
+
+    def unmet_settings(self, server: Server, effective: dict[str, str]) -> tuple[str, ...]:
+        """Notes for the settings the started server does not run with as asked (read back: it clamped,
+        rounded or ignored them), each also said once as a warning: the run measured the server's value."""
+        try:
+            unmet = unmet_settings(requested_values(server), effective)
+        except ConfigError:
+            return ()
+        notes = []
+        for name, (asked, runs) in sorted(unmet.items()):
+            note = (
+                f"{server.name}: {name} = {asked} was asked for, the server runs with {runs} (it clamped, rounded "
+                f"or ignored the value): the runs measure {name} = {runs}"
+            )
+            notes.append(note)
+            if note not in self.ledger.warned:
+                self.ledger.warned.add(note)
+                self.reporter.phase(f"warning: {note}")
+        return tuple(notes)
 
     def adapted(self, scenario: Scenario, threads: int) -> Scenario:
         """The scenario with the warm-up earlier runs of it showed it needs (see :mod:`harness.measure.warmup`)."""

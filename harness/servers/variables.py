@@ -168,3 +168,39 @@ def _line(name: str, value: str) -> str:
 def write_cnf(path: Path, server: Server, variables: Mapping[str, str], *, tmpdir: Path | None = None) -> Path:
     path.write_text(render_cnf(server, variables, tmpdir=tmpdir))
     return path
+
+
+def _same_value(asked: str, runs: str) -> bool:
+    """Whether a requested option value and the value the server reports are the same setting.
+
+    Sizes compare as bytes (``512M`` = ``536870912``), numbers as numbers (``1`` = ``1.000000``), switches
+    as on/off (``ON`` = ``1``), sets by their items (every requested ``a=b`` or ``X`` is among the server's);
+    anything else as text, ignoring case.
+    """
+    a, r = asked.strip().strip("'\"").lower(), runs.strip().lower()
+    if a == r:
+        return True
+    sizes = size_bytes(a), size_bytes(r)
+    if sizes[0] is not None and sizes[1] is not None:
+        return sizes[0] == sizes[1]
+    try:
+        return float(a) == float(r)
+    except ValueError:
+        pass
+    switch = {"on": "1", "true": "1", "yes": "1", "off": "0", "false": "0", "no": "0"}
+    if switch.get(a, a) == switch.get(r, r):
+        return True
+    if "," in r or "=" in r:
+        have = {item.strip() for item in r.split(",")}
+        return all(item.strip() in have for item in a.split(","))
+    return False
+
+
+def unmet_settings(requested: Mapping[str, str], effective: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """Settings the server does not run with as asked (it clamped, rounded or ignored them): name ->
+    (requested, effective). Options the server does not report as a variable are left out."""
+    return {
+        name: (value, effective[name])
+        for name, value in requested.items()
+        if name in effective and not _same_value(value, effective[name])
+    }

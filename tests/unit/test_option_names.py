@@ -204,3 +204,29 @@ def test_a_version_without_a_list_needs_one_unless_the_file_is_trusted(tmp_path:
         load_server_file(path)
     path.write_text(head + 'allow_unsafe_variables = true\n[variables]\nmax_connections = "500"\n')
     assert load_server_file(path).variables == {"max_connections": "500"}
+
+
+def test_a_setting_read_back_is_compared_as_the_server_reports_it() -> None:
+    from harness.servers.variables import unmet_settings
+
+    effective = {
+        "innodb_buffer_pool_size": "536870912",
+        "long_query_time": "1.000000",
+        "performance_schema": "ON",
+        "optimizer_switch": "index_merge=off,index_merge_union=on",
+        "table_open_cache": "10",
+        "thread_handling": "pool-of-threads",
+    }
+    asked = {
+        "innodb_buffer_pool_size": "512M",
+        "long_query_time": "1",
+        "performance_schema": "1",
+        "optimizer_switch": "index_merge=off",
+        "table_open_cache": "1",
+        "thread_handling": "'pool-of-threads'",
+        "skip_log_bin": "",  # an option that is no variable: not read back, not compared
+    }
+    assert unmet_settings(asked, effective) == {"table_open_cache": ("1", "10")}
+    assert unmet_settings({"optimizer_switch": "index_merge=on"}, effective) == {
+        "optimizer_switch": ("index_merge=on", "index_merge=off,index_merge_union=on")
+    }
