@@ -12,7 +12,8 @@ Everything lands in one output folder (:mod:`harness.ci.folder`)::
     out/bmf.json                   Bencher Metric Format of the head side's runs
     out/site/                      the trend and scaling charts of these runs
 
-When the ``store`` setting names a shared store (a DuckLake), every run also goes there as it finishes.
+Every run also goes to the store the ``store`` setting names (a store file, or a DuckLake shared by a
+fleet) as it finishes, so the next plan's estimate is measured.
 
 Runs the store refuses (a full or read-only disk) go to unsaved-run files, verdicts.json that the folder
 refuses to the unsaved-run folder, and the command ends with one line (:attr:`CiOutcome.closing`) naming
@@ -124,11 +125,12 @@ def run_plan(
 
 
 def _also_shared(settings: Settings, shared: Path | str, reporter: Reporter, servers: list[Server]) -> Session | None:
-    """With a shared store (a lake), a session that saves every run there too, beside ``out/``."""
-    if not is_lake(shared):
+    """A session that saves every run in the user's store too (a lake, or a store file other than
+    ``out/``'s), beside ``out/``: the next ``ci plan`` prices the same comparisons from their durations."""
+    if not is_lake(shared) and Path(shared).resolve() == Path(settings.store).resolve():
         return None
-    lake = call_within(lambda: open_store(shared, timeout_s=settings.store_timeout), settings.store_timeout, "open it")
-    # a lake that fails or stops answering keeps the run in a file too
-    save_shared = Saver(lake.save, shared, reporter.phase, limit_s=settings.store_timeout)
+    store = call_within(lambda: open_store(shared, timeout_s=settings.store_timeout), settings.store_timeout, "open it")
+    # a store that fails or stops answering keeps the run in a file too
+    save_shared = Saver(store.save, shared, reporter.phase, limit_s=settings.store_timeout)
     containers = any(s.provider == "container" for s in servers)
     return pipeline.open_session(settings, reporter, containers=containers, also_save=save_shared)

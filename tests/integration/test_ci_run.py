@@ -10,6 +10,7 @@ checked for shape and honesty only (they are noise on a shared VM).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -19,7 +20,9 @@ from pathlib import Path
 import pytest
 from conftest import dbperf_argv
 
+from harness.model import MetricVerdict
 from harness.model.outcome import read_document
+from harness.store import Store
 
 pytestmark = pytest.mark.integration
 
@@ -132,7 +135,8 @@ def test_ci_run_judges_the_change(
     git(change_repo, "checkout", "-q", branch)
     out = tmp_path / "out"
     summary = tmp_path / "summary.md"
-    env = {**cli_env, "GITHUB_STEP_SUMMARY": str(summary)}
+    user_store = tmp_path / "user" / "dbperf.duckdb"
+    env = {**cli_env, "GITHUB_STEP_SUMMARY": str(summary), "DBPERF_STORE": str(user_store)}
     try:
         result = dbperf(
             change_repo, env, "ci", "run", "--base", "main", "--head", branch, "--out", str(out), *RUN_ARGS, *kinds
@@ -145,6 +149,9 @@ def test_ci_run_judges_the_change(
         assert result.returncode == expected_exit, result.stdout[-3000:] + result.stderr[-3000:]
     for name in ("plan.json", "report.md", "comment.md", "verdicts.json", "bmf.json", "dbperf.duckdb"):
         assert (out / name).exists(), name
+    # every run is in the user's store too, so the next plan prices these comparisons from their durations
+    in_out = {r.run_id for r in Store(out / "dbperf.duckdb").runs()}
+    assert in_out and {r.run_id for r in Store(user_store).runs()} == in_out
     report = (out / "report.md").read_text()
     written = summary.read_text()
     # the job summary is the report without the charts' relative image links (they do not resolve there)
@@ -173,7 +180,11 @@ def test_ci_run_judges_the_change(
     assert f"`{flame}`" in comment
     # the job summary's charts are Mermaid blocks, one per judged metric (and the flame graph's), none empty
     estimates = [m for v in document["verdicts"] for m in v["metrics"] if m["estimate_pct"] is not None]
-    moved = {m["metric"] for m in estimates if abs(m["estimate_pct"]) >= 0.005}
+    # a chart shows the change as reports do: a count's own change, not the test's on count + offset
+    fields = {f.name for f in dataclasses.fields(MetricVerdict)}
+    verdict_of = {m["metric"]: MetricVerdict(**{k: v for k, v in m.items() if k in fields}) for m in estimates}
+    shown = {name: mv.shown_change() for name, mv in verdict_of.items()}
+    moved = {name for name, change in shown.items() if change.value is not None and abs(change.value) >= 0.005}
     if outcome == "regression":  # the timer's +1.1 % instructions/txn gets a chart; a harmless change may move nothing
         assert "instr_per_txn" in moved
     blocks = written.split("```mermaid\n")[1:]

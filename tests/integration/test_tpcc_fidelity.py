@@ -219,7 +219,7 @@ def test_the_log_parser_tells_committed_from_retried():
             "\t\t    7 Query\tROLLBACK",
             "\t\t    7 Query\tBEGIN",
             "\t\t    7 Query\tUPDATE warehouse SET w_ytd=w_ytd+5.00 WHERE w_id=2",
-            "\t\t    7 Query\tSELECT c_id FROM customer WHERE c_w_id=3 AND c_d_id=4 AND c_last='BARBAR'"
+            "\t\t    7 Query\tSELECT c_id FROM customer WHERE c_w_id=3 AND c_d_id=4 AND c_last='BARBAR'",
             "\t\t    7 Query\tSELECT c_first FROM customer WHERE c_w_id=3 AND c_d_id=4 AND c_id=9 FOR UPDATE",
             "\t\t    7 Query\tCOMMIT",
             "\t\t    8 Query\tBEGIN",
