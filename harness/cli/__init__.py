@@ -7,6 +7,7 @@ bug in dbperf: one line naming the file its traceback went to, and exit 2 (:mod:
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -22,6 +23,8 @@ from harness.errors import HarnessError, InconclusiveVerdict, PerformanceRegress
 
 EXIT_REGRESSION = 1
 EXIT_ERROR = 2
+#: The reader of dbperf's output left (``dbperf runs | head``): the code of a process ended by SIGPIPE.
+EXIT_PIPE = 141
 
 
 #: Every command: the module that defines it and its one-line help. The module is imported only when
@@ -169,6 +172,16 @@ def _leave_abandoned_stores(exc: SystemExit) -> None:
     os._exit(code if isinstance(code, int) else (0 if code is None else EXIT_ERROR))
 
 
+def _reader_gone() -> None:
+    """The reader of dbperf's output closed its end (``dbperf runs | head``): not a bug, and nothing more can
+    be said to it; leave as a process ended by SIGPIPE does, with no traceback and no crash report."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a stream without a descriptor (captured): nothing to do
+            os.dup2(devnull, stream.fileno())
+    sys.exit(EXIT_PIPE)
+
+
 def _main(argv: list[str] | None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
@@ -198,6 +211,8 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(EXIT_REGRESSION)
     except KeyboardInterrupt:
         _interrupted()
+    except BrokenPipeError:
+        _reader_gone()
     except Exception as exc:  # noqa: BLE001 - the last resort: a bug in dbperf, said in one line (harness.crash)
         from harness.crash import EXIT_CRASH, crash_line
 

@@ -23,6 +23,15 @@ from harness.report.tables import new_table, show
 PIPE_WIDTH = 1000
 
 
+class _Console(Console):
+    """rich's console, except that a reader who closed the pipe (``dbperf runs | head``) is no exit 1
+    (rich's own ``SystemExit(1)``, the regression code): the CLI leaves as SIGPIPE would
+    (:func:`harness.cli._reader_gone`)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
 def console(stream: TextIO | None = None) -> Console:
     """A console that colours only when writing to a terminal (and never when NO_COLOR is set).
 
@@ -35,7 +44,7 @@ def console(stream: TextIO | None = None) -> Console:
     if not tty:
         columns = os.environ.get("COLUMNS", "")
         width = int(columns) if columns.isdigit() and int(columns) > 0 else PIPE_WIDTH
-    return Console(file=out, highlight=False, soft_wrap=not tty, width=width)
+    return _Console(file=out, highlight=False, soft_wrap=not tty, width=width)
 
 
 def fmt(value: float | None, digits: int = 2) -> str:

@@ -7,6 +7,7 @@ The pytest plugin's handler is tested in test_plugin_outcomes.py, the bounds in 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,21 @@ def test_a_verdicts_document_nested_deep_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match="nested deeper than 64 levels"):
         read_document(json.dumps({"verdicts": []})[:-1] + ', "x": ' + "{" * 5000 + "}" * 5000 + "}", "v.json")
+
+
+def test_a_reader_that_leaves_is_no_bug(tmp_path: Path) -> None:
+    """``dbperf scenarios | head -1``: the pipe closes under dbperf; it leaves as SIGPIPE would, no crash file."""
+    env = {"PATH": "/usr/bin:/bin", "TMPDIR": str(tmp_path), "PYTHONPATH": str(REPO), "HOME": str(tmp_path)}
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before dbperf writes a line
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "scenarios", "--scenarios-dir", str(REPO / "scenarios")],
+        stdout=writer,
+        stderr=writer,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    os.close(writer)
+    assert done.returncode == 141
+    assert not list(tmp_path.glob("dbperf-crash-*.txt"))
