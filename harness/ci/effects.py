@@ -6,12 +6,15 @@ a judging setting (repetitions, minimum effects) is not a workload change.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from harness.ci.records import START_OVERHEAD_S
+from harness.config.option_names import server_setting_names, setting_name
 from harness.model import ChangeStatus, DefinitionChange, Scenario, Server
+from harness.servers.variables import PINNED, PINNED_BY_FLAVOUR
 
 
 def _fmt(value: object) -> str:
@@ -178,7 +181,18 @@ def server_changes(
             status = _presence(name in old_vars, name in new_vars)
             line = toml_line(toml_text, name, "variables") if name in new_vars else None
             changes.append(DefinitionChange(head_file, name, _text(old), _text(new), status, line, "variables"))
-    return changes
+    return [_with_base_value(change, base) for change in changes]
+
+
+def _with_base_value(change: DefinitionChange, base: Server) -> DefinitionChange:
+    """An added setting with the value dbperf pinned on the base (``innodb_flush_log_at_trx_commit = 1`` added:
+    before, 2), so the change reads as the old and new effective values."""
+    if change.status != "added" or change.old or change.section not in ("variables", "mysqld", "server", "mariadb"):
+        return change
+    name = setting_name(change.name, server_setting_names(base.flavour, base.version))
+    pinned = {**PINNED, **PINNED_BY_FLAVOUR.get(base.flavour, {})}
+    before = None if change.name in base.variables else pinned.get(name)
+    return dataclasses.replace(change, old=before) if before else change
 
 
 def _text(value: object) -> str:

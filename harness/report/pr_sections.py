@@ -42,6 +42,7 @@ def change_line(change: DefinitionChange) -> str:
     name = code(change.name)
     if change.status == "added":
         what = f"{name} = {code(change.new)} added" if change.new else f"{name} added"
+        what += f" (before: {code(change.old)}, dbperf's pin)" if change.old else ""
     elif change.status == "removed":
         what = f"{name} removed" + (f" (was {code(change.old)})" if change.old else "")
     else:
