@@ -109,9 +109,8 @@ def run_plan(
             pipeline.Case(server, _override(scenario, settings))
             for server, scenario in (load_side(r.side, trees, the_plan.profile) for r in the_plan.recordings)
         ]
-        session = _also_shared(
-            settings, shared, reporter, [*(t for s in specs for t in (s.base, s.head)), *(c.server for c in recordings)]
-        )
+        servers = [*(t for s in specs for t in (s.base, s.head)), *(c.server for c in recordings)]
+        session = _also_shared(settings, shared, reporter, servers) if servers else None  # nothing to run: no store
         outcome = pipeline.compare(
             settings, specs, reporter, options or pipeline.JudgeOptions(), recordings=recordings, session=session
         )
