@@ -76,6 +76,7 @@ from harness.ci.trees import Trees, config_ref, materialised, stem
 from harness.config.scenarios import PROFILES
 from harness.errors import ConfigError
 from harness.model import DefinitionChange, Scenario, Server
+from harness.model.change import CONTENTS
 
 NAMED = "named with --scenario"
 
@@ -263,6 +264,8 @@ class _Builder:
                 dataclasses.replace(e, scenario=name)
                 for e in scenario_changes(base_scenario, head_scenario, self.trees.roots["head"], path)
             ]
+            own = {path, f"{SCENARIOS}/{counterpart}.toml"}
+            edits += [DefinitionChange(ref, CONTENTS, scenario=name) for ref in sorted((refs & touched) - own)]
             self._compare(
                 "scenario",
                 Side(server, "head", server, counterpart, "base", counterpart + BASE_SUFFIX),

@@ -8,6 +8,10 @@ from typing import Literal
 ChangeStatus = Literal["changed", "added", "removed"]
 
 
+#: The name of a change that is a whole file (a scenario's Lua script changed), not one setting in it.
+CONTENTS = "contents"
+
+
 @dataclass(frozen=True)
 class DefinitionChange:
     """One setting, variable or field that differs between base and head, and where it is in the head's file.

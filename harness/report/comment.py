@@ -3,12 +3,14 @@
 The first line is the hidden marker :data:`MARKER`, by which the posting job finds the comment again
 and updates it on every push instead of adding another. Below it, in the order a reviewer needs them:
 
-1. the status and headline (never contradicting a row: see :func:`harness.report.verdicts.status`);
+1. the status and headline (never contradicting a row: see :func:`harness.report.verdicts.status`), then
+   the largest decided change in words, with its size and both values;
 2. **the change under test**: each setting that changed (file and line, section, old → new) and the
    servers compared with their versions;
 3. **the worst verdict of each scenario**, one row each (base, head, change and its interval at its real
    level, verdict, reason in words; a count's change is the count's own: :mod:`harness.report.change_cells`);
-4. **where the instructions went**: three functions per regressed cost comparison, with their share;
+4. **why**: per regressed cost comparison the metrics that moved, largest first, then (only where
+   instructions moved beyond their noise) three functions, with their share;
 5. **links**: the full report (the run's artifacts) and anything else a run publishes (trend site);
 6. folded: what was judged and every row; then changed query plans and warnings.
 
@@ -28,7 +30,13 @@ from harness.model.plan import PlanCheck
 from harness.report.change_cells import common_level, fmt_change, fmt_ci, fmt_level
 from harness.report.mdtable import cell, inert
 from harness.report.plans import plans_comment
-from harness.report.pr_sections import change_section, culprit_section, regressed_explained, worst_rows
+from harness.report.pr_sections import (
+    change_section,
+    culprit_section,
+    largest_change,
+    regressed_explained,
+    worst_rows,
+)
 from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     OUTCOME_EMOJI,
@@ -129,9 +137,12 @@ def render_comment(
     if failed:
         notes.append(f"{failed} run(s) failed: see the full report")
     explained = len(regressed_explained(verdicts))
+    largest = largest_change(verdicts)
 
     def build(n: dict[str, int]) -> str:
         lines = [MARKER, f"### {title}", "", f"{status(verdicts, failed)}: {headline(verdicts)}", ""]
+        if largest:
+            lines += [largest, ""]
         lines += change_section(changes, verdicts, n["changes"])
         if worst:
             heading = "**Worst verdict per scenario**" if len(rows) > len(worst) else "**Verdicts**"

@@ -1,24 +1,30 @@
-"""The sections that lead a pull request's comment and report: the change under test, the worst verdict of
-each scenario, and the functions behind each regressed cost comparison.
+"""The sections that lead a pull request's comment and report: the largest decided change in words, the
+change under test, the worst verdict of each scenario, and why each regressed cost comparison moved.
 
 Both renderers of the comment (:mod:`harness.report.comment`, on the run's side and, from the checked
 ``verdicts.json``, in the trusted job) and the Markdown report use these, so what a reviewer reads first
 is the same everywhere (every name a pull request wrote is inert: in a code span or through
 :func:`harness.report.mdtable.inert`): *what changed* (file, setting, old → new, and the servers'
-versions), *what it did* (one row per scenario: its worst metric) and *where* (three functions per
-regressed cost comparison, with their share of the change).
+versions, and each changed scenario file), *what it did* (the largest decided change, then one row per
+scenario: its worst metric) and *why* (per regressed cost comparison the metrics that moved, largest
+first, and only where instructions moved beyond their noise, the functions behind them).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from harness.model import DefinitionChange, FunctionDelta, MetricVerdict, Verdict
+from harness.model.change import CONTENTS
+from harness.report.change_cells import fmt_change, fmt_per_txn
 from harness.report.mdtable import cell, code, inert
+from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     OUTCOME_ORDER,
     comparison_label,
     comparison_outcome,
+    metric_label,
     needs_attention,
     several_comparisons,
     verdict_rows,
@@ -40,6 +46,8 @@ def _where(change: DefinitionChange) -> str:
 def change_line(change: DefinitionChange) -> str:
     """``innodb_flush_log_at_trx_commit: 1 → 2 (servers/conf/mariadb.cnf line 7, [mysqld])``, as Markdown."""
     name = code(change.name)
+    if change.name == CONTENTS:
+        return f"{code(change.file)} changed" + (f" (used by {code(change.scenario)})" if change.scenario else "")
     if change.status == "added":
         what = f"{name} = {code(change.new)} added" if change.new else f"{name} added"
         what += f" (before: {code(change.old)}, dbperf's pin)" if change.old else ""
@@ -98,50 +106,120 @@ def worst_rows(verdicts: Sequence[Verdict]) -> list[tuple[Verdict, MetricVerdict
     return [min(rows, key=_worst_key) for rows in groups.values()]
 
 
+#: Metrics listed per comparison in the comment's "why" (largest change first), before its functions.
+MOVED = 4
+_DECIDED = ("regression", "improvement")
+#: The metric whose interval decides whether functions are named (instructions per transaction).
+INSTRUCTIONS = "instr_per_txn"
+
+
+def _size(mv: MetricVerdict) -> float:
+    """How far a metric moved, for ordering: its shown change in % (a count from 0 first: no % exists)."""
+    shown = mv.shown_change()
+    if shown.value is None:
+        return 0.0
+    return math.inf if shown.unit == "/txn" else abs(shown.value)
+
+
+def moved(verdict: Verdict) -> list[MetricVerdict]:
+    """The metrics of a comparison whose change was decided (a regression or an improvement, gating or
+    not), the largest change first."""
+    return sorted((mv for mv in verdict.metrics if mv.outcome in _DECIDED), key=lambda mv: (-_size(mv), mv.metric))
+
+
+def _noise(verdict: Verdict) -> float | None:
+    """The instructions per transaction within which a function's change is noise: the half-width of the
+    count's own interval (or its noise), at the base; None when instructions were not decided to move."""
+    instr = next((mv for mv in verdict.metrics if mv.metric == INSTRUCTIONS), None)
+    if instr is None or instr.outcome not in _DECIDED or not instr.base_median:
+        return None
+    if instr.ci_low_pct is not None and instr.ci_high_pct is not None:
+        half = (instr.ci_high_pct - instr.ci_low_pct) / 2
+    else:
+        half = instr.noise_pct or 0.0
+    return abs(half) / 100 * instr.base_median
+
+
 def regressed_explained(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """The cost comparisons that regressed and know which functions moved."""
+    """The cost comparisons that regressed and decided what moved (metrics, and functions where
+    instructions moved)."""
     return [
         v
         for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, v.base, v.head))
-        if v.explanation and comparison_outcome(v) == "regression"
+        if v.kind == "cost" and comparison_outcome(v) == "regression" and (moved(v) or v.explanation)
     ]
 
 
 def culprits(verdict: Verdict, top: int = CULPRITS) -> list[FunctionDelta]:
     """The ``top`` named functions whose instructions per transaction moved most, then the line of the
-    functions the binary does not name (their sum: the part no symbol explains), when there is one."""
-    named = [d for d in verdict.explanation if d.name != UNNAMED]
-    unnamed = [d for d in verdict.explanation if d.name == UNNAMED and d.delta]
+    functions the binary does not name (their sum: the part no symbol explains), when there is one.
+    None when instructions did not move beyond their noise, and never a function whose change is within
+    it (:func:`_noise`): a cause the count does not show is not named by its functions."""
+    noise = _noise(verdict)
+    if noise is None:
+        return []
+    named = [d for d in verdict.explanation if d.name != UNNAMED and abs(d.delta) > noise]
+    unnamed = [d for d in verdict.explanation if d.name == UNNAMED and abs(d.delta) > noise]
     return [*sorted(named, key=lambda d: (-abs(d.delta), d.name))[:top], *unnamed]
 
 
+def _moved_cells(mv: MetricVerdict) -> tuple[str, str, str, str]:
+    return metric_label(mv.metric), fmt_value(mv.base_median), fmt_value(mv.head_median), fmt_change(mv)
+
+
 def culprit_section(verdicts: Sequence[Verdict], shown: int) -> list[str]:
-    """**Where the instructions went**: three functions per regressed cost comparison (the first ``shown``
-    comparisons) and the unnamed rest, with the change per transaction and its share of all the movement."""
+    """**Why**: per regressed cost comparison (the first ``shown``), the metrics that moved, largest change
+    first (fsyncs, reads, instructions ...), then, only where instructions moved beyond their noise, the
+    three functions that moved most and the unnamed rest, with their share of the change."""
     regressed = regressed_explained(verdicts)
     if not regressed:
         return []
     several = several_comparisons(verdicts)
     lines = [
-        "**Where the instructions went** (the functions that moved most per regressed cost comparison; "
-        "share: part of all the change in self instructions per transaction, up and down)",
+        "**Why** (per regressed cost comparison: what moved, the largest change first; functions only where "
+        "instructions moved beyond their noise, with their share of all the change in self instructions, "
+        "up and down)",
         "",
-        "| scenario | threads | function | base | head | change | share |",
-        "| :--- | ---: | :--- | ---: | ---: | ---: | ---: |",
+        "| scenario | threads | what moved | base | head | change |",
+        "| :--- | ---: | :--- | ---: | ---: | ---: |",
     ]
     for verdict in regressed[:shown]:
         scenario = cell(inert((f"{comparison_label(verdict)}: " if several else "") + verdict.scenario))
-        for d in culprits(verdict):
-            cells = (
-                scenario,
-                verdict.threads_label,
-                code(d.name).replace("|", "\\|"),
-                f"{d.base:,.0f}",
-                f"{d.head:,.0f}",
-                f"{d.delta:+,.0f}",
-                f"{d.share * 100:+.0f} %",
-            )
-            lines.append("| " + " | ".join(cells) + " |")
+        rows = [_moved_cells(mv) for mv in moved(verdict)[:MOVED]]
+        functions = culprits(verdict)
+        for d in functions:
+            name = code(d.name).replace("|", "\\|")
+            share = f"{d.share * 100:+.0f} % of the change"
+            what = name if d.name == UNNAMED else f"function {name}"
+            rows.append((f"{what} ({share})", f"{d.base:,.0f}", f"{d.head:,.0f}", f"{d.delta:+,.0f} /txn"))
+        if not functions and any(mv.metric == INSTRUCTIONS for mv in verdict.metrics):
+            rows.append(("instructions within their noise: no function named", "", "", ""))
+        lines += ["| " + " | ".join((scenario, verdict.threads_label, *r)) + " |" for r in rows]
     if len(regressed) > shown:
         lines.append(f"\n{len(regressed) - shown} more regressed comparison(s): see the full report.")
     return [*lines, ""]
+
+
+def largest_change(verdicts: Sequence[Verdict]) -> str:
+    """The size and direction of the largest decided change of a gating metric, in plain words: the largest
+    regression, or when none the largest improvement (empty when nothing was decided)."""
+    rows = [(v, mv) for v in verdicts for mv in v.metrics if mv.gating and mv.outcome in _DECIDED]
+    regressions = [r for r in rows if r[1].outcome == "regression"]
+    pool = regressions or rows
+    if not pool:
+        return ""
+    verdict, mv = max(pool, key=lambda r: (_size(r[1]), r[0].scenario, r[1].metric))
+    shown = mv.shown_change()
+    if shown.value is None:
+        return ""
+    direction = "rose" if shown.value > 0 else "fell"
+    size = fmt_per_txn(abs(shown.value)).lstrip("+") if shown.unit == "/txn" else f"{abs(shown.value):.1f} %"
+    clients = "1 client" if verdict.threads_label == "1" else f"{verdict.threads_label} clients"
+    where = f"{verdict.scenario} at {clients}"
+    if several_comparisons(verdicts):
+        where += f" ({comparison_label(verdict)})"
+    what = "regression" if mv.outcome == "regression" else "improvement"
+    return (
+        f"Largest {what}: {inert(where)}, {metric_label(mv.metric)} {direction} by **{size}** "
+        f"({fmt_value(mv.base_median)} → {fmt_value(mv.head_median)})."
+    )

@@ -339,6 +339,8 @@ def test_lua_script_change_compares_the_scenarios_that_run_it(repo: Path) -> Non
     commit(repo, "heavier", {"scenarios/lua/mix.lua": MIX_LUA + "-- two more selects\n"})
     (c,) = make_plan(repo).comparisons
     assert (c.kind, c.scenario, c.reason) == ("scenario", "mix", "script lua/mix.lua changed")
+    # the comment's "change under test" names the changed file
+    assert [(e.file, e.name, e.scenario) for e in c.edits] == [("scenarios/lua/mix.lua", "contents", "mix")]
 
 
 def test_lua_module_change_compares_the_scenarios_that_require_it(repo: Path) -> None:
@@ -356,6 +358,7 @@ def test_lua_module_change_compares_the_scenarios_that_require_it(repo: Path) ->
     p = make_plan(repo, base="change", head="module-change")
     (c,) = p.comparisons
     assert (c.kind, c.scenario, c.reason) == ("scenario", "mix", "script lua/mix.lua changed")
+    assert [e.file for e in c.edits] == ["scenarios/lua/mix_common.lua"]
     assert not [n for n in p.notes if "not referenced" in n]
 
 

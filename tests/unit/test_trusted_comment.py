@@ -205,8 +205,8 @@ EVIL = "[x](https://evil.example) @everyone <img src=x onerror=alert(1)> `code` 
         (("changes", 0, "section"), "mysqld]\n## Approved", "line 8, [?])"),
         (("changes", 0, "new"), EVIL, "- `performance_schema` = `(not shown)` added"),
         (("changes", 0, "new"), "1" * 81, "- `performance_schema` = `(not shown)` added"),
-        (("verdicts", 0, "explanation", 0, "name"), "evil` | [x](https://evil.example)", "| `?` |"),
-        (("verdicts", 0, "explanation", 0, "name"), "f" * 201, "| `?` |"),
+        (("verdicts", 0, "explanation", 0, "name"), "evil` | [x](https://evil.example)", "function `?` ("),
+        (("verdicts", 0, "explanation", 0, "name"), "f" * 201, "function `?` ("),
     ],
 )
 def test_forged_change_text_and_function_names_are_not_shown(path: tuple[object, ...], value: str, shown: str) -> None:
