@@ -12,14 +12,15 @@ servers, stores every run, and is judged through :func:`harness.pipeline.gate` a
 timing against this testbed's, cost against the committed cost baseline. The test's result follows the
 outcome's exit code, as ``dbperf gate``'s would: exit 2 (a failed run, runs the store could not take)
 is a pytest error, exit 1 (a regression) a failure with the evidence, and a case nothing was judged for
-(no comparable baseline) a skip that says how to record one; each in one line, no traceback, also
+(no comparable baseline) a skip that says how to record one, before anything is measured
+(:mod:`harness.pipeline.judgeable`); each in one line, no traceback, also
 in the short test summary (``FAILED <id> - PerformanceRegression: ...``) and when the harness stops
 the case (a malformed baseline, a refused design: :class:`~harness.errors.HarnessError`). Progress
 and notes go to the terminal as they happen, not into the captured output. The design is checked
 before running, as for ``dbperf gate``. The session ends with a summary table of every run, the
 verdicts, and the notes the measurements made. When every failure was such an error, pytest exits 2,
 not 1 (a regression's code); an exception dbperf did not expect is a bug said in one line
-(:mod:`harness.crash`).
+(:mod:`harness.crash`). ``--lf`` after a session of scenarios with no failure selects none of them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +130,30 @@ class ExitCodes:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(ExitCodes(), "dbperf-exit-codes")
+
+
+_LFNF = ("--lfnf", "--last-failed-no-failures")
+
+
+def _lfnf_given(config: pytest.Config) -> bool:
+    """Whether the user chose ``--last-failed-no-failures`` (command line, PYTEST_ADDOPTS or addopts)."""
+    args = [*map(str, config.invocation_params.args), *shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))]
+    args += [str(a) for a in config.getini("addopts")]
+    return any(a.startswith(_LFNF) for a in args)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--lf`` after a scenario session with no failure selects no scenario, not all of them.
+
+    pytest's default (``--last-failed-no-failures all``) reruns every test when none failed: after a
+    session whose cases were all skipped (nothing to judge against) or passed, ``pytest scenarios/ --lf``
+    would measure the whole catalogue again. A session of scenario cases only takes ``none`` instead,
+    unless the user chose; pytest's cache plugin applies it after this hook (it wraps it)."""
+    if not config.getoption("lf", False) or _lfnf_given(config):
+        return
+    if items and all("dbperf_case" in getattr(item, "fixturenames", ()) for item in items):
+        config.option.last_failed_no_failures = "none"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

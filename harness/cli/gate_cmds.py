@@ -192,7 +192,7 @@ def baseline_show(as_json: bool, **kwargs: Any) -> int:
 
 @click.command("gate")
 @json_option
-@shared(*GATE_OPTIONS)
+@shared(*GATE_OPTIONS, "measure-unjudged")
 def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     """Run scenarios and judge them against this testbed's baselines.
 
@@ -212,8 +212,11 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     if as_json:
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
-        print_summary(outcome.runs)
+        if outcome.runs:
+            print_summary(outcome.runs)
         print_verdicts(outcome.verdicts)
+        if not outcome.runs and outcome.verdicts:  # nothing to judge against: nothing was measured
+            click.echo("nothing was measured: there is no baseline to judge against (the notes say how to record one)")
     for warning in outcome.warnings:
         click.echo(f"note: {warning}", err=True)
     _warn_inconclusive(outcome.verdicts, settings.strict)

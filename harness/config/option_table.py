@@ -89,6 +89,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         metavar="MINUTES",
     ),
     OptionSpec("yes", "flag", "run a design the check raised beyond --max-minutes anyway"),
+    OptionSpec(
+        "measure-unjudged",
+        "flag",
+        "measure scenarios that have no baseline to judge them against anyway (their runs are stored); "
+        "without it a gate says so and skips them before measuring",
+    ),
     OptionSpec("alpha", "float", "family-wise error rate of the verdicts (Holm across every gating test)", "0.02"),
     OptionSpec("strict", "flag", "fail (exit 1) on inconclusive verdicts too"),
     OptionSpec(

@@ -104,6 +104,7 @@ class Settings:
     store_timeout: int = 600  # seconds a DuckLake may take to open or to save a run
     max_minutes: float = 10.0  # the most a design check may raise the timing runs to without --yes
     yes: bool = False
+    measure_unjudged: bool = False  # a gate measures what has no baseline to judge it (pipeline/judgeable.py)
 
     @property
     def raise_limit_s(self) -> float | None:
@@ -226,6 +227,7 @@ def resolve_settings(
         store_timeout=600 if store_timeout is None else store_timeout,
         max_minutes=max_minutes,
         yes=bool(as_bool("--yes", values["yes"])),
+        measure_unjudged=bool(as_bool("--measure-unjudged", values["measure-unjudged"])),
     )
 
 

@@ -35,7 +35,7 @@ from harness.errors import ConfigError, StoreError
 from harness.judge import capacity, stats
 from harness.judge.baselines import Baseline, find_baseline
 from harness.judge.changes import change_marks
-from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines
+from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines, no_baseline_verdict
 from harness.measure.fallback import Saver, call_within, waiting_notice
 from harness.measure.plans import check_plans
 from harness.measure.session import Ledger, Reporter, Session, new_group_id
@@ -43,7 +43,7 @@ from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
 from harness.model.history import SeriesChanges, TrendData, uncommitted_note
 from harness.model.outcome import Outcome, exit_code
-from harness.pipeline import advice, design_check, recording
+from harness.pipeline import advice, design_check, judgeable, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome import closed
@@ -212,8 +212,19 @@ def gate(
         limit=design_check.Limit(options.limit_s, advice.gate_cheaper(settings, every, hints, runs_needed)),
         record_hint=hints.get(("time", ""), ""),
     )
-    timed = with_decision(decision, cases, warnings, session.reporter)
+    unjudged = judgeable.of_gate(settings, cases, kinds, baseline, session.server_build, hints)
+    for u in unjudged:  # said before anything runs (judgeable's module doc)
+        session.reporter.phase(f"note: {u.line()}")
     group = new_group_id()
+    if len(unjudged) == len(cases) * len(kinds) and not settings.measure_unjudged:  # nothing measured
+        verdicts = tuple(
+            no_baseline_verdict(u.scenario, t, u.server.name, u.reason, u.kind, u.command)
+            for u in unjudged
+            for t in u.threads
+        )
+        outcome = Outcome((), verdicts, exit_code(verdicts), tuple(warnings), group_id=group)
+        return closed(outcome, session, settings)
+    timed = with_decision(decision, cases, warnings, session.reporter)
     runs: list[RunResult] = []
     judged: list[BaselineCase] = []
     for case in timed:

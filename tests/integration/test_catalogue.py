@@ -85,6 +85,7 @@ def test_whole_catalogue_on_local_mariadb(inner_pytest, store_path, baselines_di
         "--dbperf-baselines-dir",
         baselines_dir,
         "--dbperf-no-cost",
+        "--dbperf-measure-unjudged",  # a fresh baselines folder: measured all the same
         timeout_s=1800,  # every scenario's timing runs: about 5 min on a quiet machine, 9.5 at load 30
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
@@ -103,7 +104,7 @@ def test_every_scenario_counts_its_cost(inner_pytest, store_path, baselines_dir,
     out = inner_pytest(
         "scenarios/", "-v", "--dbperf-profile", "quick", "--dbperf-server", "mariadb-local", "--dbperf-cost",
         "--dbperf-repetitions", "1", "--dbperf-store", store_path, "--dbperf-cache-dir", cache_dir,
-        "--dbperf-baselines-dir", baselines_dir,
+        "--dbperf-baselines-dir", baselines_dir, "--dbperf-measure-unjudged",
         timeout_s=2400,  # a cost run of every scenario: about 8 min on a quiet machine, over 15 at load 30
     )  # fmt: skip
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
@@ -137,6 +138,7 @@ def test_read_write_and_point_select_on_every_container(inner_pytest, store_path
         "--dbperf-baselines-dir",
         baselines_dir,
         "--dbperf-no-cost",
+        "--dbperf-measure-unjudged",
     )
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
     expected = {
