@@ -23,6 +23,8 @@ cause                     when
 ``not-deterministic``     a cost metric whose runs disagree beyond what a deterministic count may,
                           and whose interval (from that observed spread) does not decide
 ``one-run``               a cost metric with a single run on a side
+``unsteady``              a latency metric of timing runs whose window was shorter than 5 x their
+                          p95: not decided on it (set by :mod:`harness.judge.steady` after classifying)
 ========================  ==========================================================================
 
 A reason never contradicts its interval: an interval (at the confidence asked for or more) wholly

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from harness.judge import capacity, stats
+from harness.judge import capacity, stats, steady
 from harness.judge.baselines import Baseline, incomparable_reason, record_command
 from harness.judge.classify import Classification, Evidence, classify
 from harness.judge.explain import explain, per_transaction
@@ -450,6 +450,7 @@ def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEF
     """Baseline mode for several cases at once (Holm across all of them)."""
     shells: list[Verdict] = []
     pending: list[_Pending] = []
+    unsteady: dict[int, str] = {}  # a window too short for its p95: latency is not decided on it
     for index, case in enumerate(cases):
         scenario, threads, server, runs = case.scenario, case.threads, case.server, case.runs
         failed = [r for r in runs if not r.ok]
@@ -478,6 +479,9 @@ def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEF
             *baseline.warnings_for(runs),
             *_missing(scenario, case.kind, tests),
         ]
+        if case.kind == "time" and (short := steady.note(runs, "candidate")):
+            unsteady[index] = short
+            warnings.append(short)
         shell = _shell(
             "baseline",
             scenario,
@@ -492,13 +496,14 @@ def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEF
         if case.kind == "cost":  # a cost baseline keeps its functions: the culprits of a change, on any machine
             shell = replace(shell, explanation=explain(baseline.functions, per_transaction(runs)))
         shells.append(shell)
-    return conclude(shells, pending, alpha=alpha)
+    return steady.hold(conclude(shells, pending, alpha=alpha), unsteady)
 
 
 def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) -> list[Verdict]:
     """A/B mode for several cases at once (Holm across all of them)."""
     shells: list[Verdict] = []
     pending: list[_Pending] = []
+    unsteady: dict[int, str] = {}  # a window too short for its p95: latency is not decided on it
     for index, case in enumerate(cases):
         scenario, threads = case.scenario, case.threads
         good = [(b, h) for b, h in case.pairs if b.ok and h.ok]
@@ -520,6 +525,10 @@ def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) ->
         ]
         if bad:
             warnings.append(f"{len(bad)} failed run(s) left out of the pairs (first: {bad[0].failure})")
+        short = [n for side, rs in (("base", base_runs), ("head", head_runs)) if (n := steady.note(rs, side))]
+        if case.kind == "time" and short:
+            unsteady[index] = "; ".join(short)
+            warnings += short
         shell = _shell(
             "ab",
             scenario,
@@ -541,7 +550,7 @@ def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) ->
     for sweep in _sweeps(cases):
         shells.append(_capacity_shell(sweep))
         pending += _capacity_pending(len(shells) - 1, sweep)
-    return conclude(shells, pending, alpha=alpha)
+    return steady.hold(conclude(shells, pending, alpha=alpha), unsteady)
 
 
 def _sweeps(cases: Sequence[PairedCase]) -> list[capacity.SweepComparison]:

@@ -48,6 +48,7 @@ from typing import get_args
 from harness import bounded_json
 from harness.crash import EXIT_CRASH, crash_line
 from harness.errors import ReportError
+from harness.judge import steady
 from harness.judge.classify import Cause
 from harness.judge.design import Kind as TestKind
 from harness.judge.plans import compare_statement
@@ -87,7 +88,7 @@ MAX_FUNCTIONS = 64
 _STATUSES = frozenset(get_args(ChangeStatus))
 MAX_TABLES = 64
 _OUTCOMES = frozenset(get_args(VerdictOutcome))
-_CAUSES = frozenset(get_args(Cause)) | {""}
+_CAUSES = frozenset(get_args(Cause)) | {"", steady.CAUSE}
 _METHODS = frozenset(get_args(TestKind)) | {""}
 _METRIC_FIELDS_FLOAT = (
     "base_median",
@@ -115,6 +116,7 @@ _WHY = {
     "noise": "too noisy to decide",
     "not-deterministic": "the counts of one side differ: cost mode cannot judge it",
     "one-run": "one run per side: no verdict",
+    steady.CAUSE: "the window was shorter than 5 x p95: not a steady state, not decided",
     "": "see the full report",
 }
 
