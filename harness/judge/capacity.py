@@ -30,10 +30,12 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.judge import steady
 from harness.model import RunResult, Scenario, SweepCurve, SweepPoint
 
 KNEE_GAIN = 0.05
@@ -101,6 +103,8 @@ class SweepComparison:
     curves: tuple[SweepCurve, ...]
     base_version: str = ""
     head_version: str = ""
+    #: (side, pair, client count) of every run whose window was not a steady state for its p95
+    unsteady: tuple[tuple[Side, int, int], ...] = ()
 
     @property
     def top_threads(self) -> int:
@@ -112,7 +116,9 @@ class SweepComparison:
         return [c.clients_at_slo if metric == "capacity_clients" else c.qps_at_slo for c in chosen]
 
     def notes(self) -> list[str]:
-        """What the sweep showed, in words: each side's median capacity, whether it is censored, its knee."""
+        """What the sweep showed, in words counted over the sweeps (never "every" unless every one did):
+        each side's median capacity and what it is (measured, a lower bound, extrapolated), its knee,
+        and the client counts whose window was not a steady state (:mod:`harness.judge.steady`)."""
         slo = self.scenario.slo_p95_ms
         out = []
         for side, name in (("base", self.base), ("head", self.head)):
@@ -120,14 +126,49 @@ class SweepComparison:
             clients = statistics.median(c.clients_at_slo for c in mine)
             qps = statistics.median(c.qps_at_slo for c in mine)
             counts = ",".join(str(p.threads) for p in mine[0].points)
-            where = {
-                "beyond": f"met p95 ≤ {slo:g} ms at every client count ({counts}): at least",
-                "below": f"missed p95 ≤ {slo:g} ms at every client count ({counts}): extrapolated to",
-                "within": f"reached p95 {slo:g} ms within the sweep ({counts}) at",
-            }[statistics.mode(c.reached for c in mine)]
+            seen = reached_counts(mine)
+            n = len(mine)
+            found = [
+                f"{words} in {seen[kind]} of {n} sweeps"
+                for kind, words in (
+                    ("within", f"reached p95 {slo:g} ms within the sweep"),
+                    ("beyond", f"met p95 ≤ {slo:g} ms at every client count"),
+                    ("below", f"missed p95 ≤ {slo:g} ms already at {mine[0].points[0].threads} clients"),
+                )
+                if seen[kind]
+            ]
             knees = [c.knee for c in mine if c.knee is not None]
             bend = f"; throughput stops rising past {statistics.median(knees):g} clients" if knees else ""
-            out.append(f"capacity of {name} ({side}): {where} {clients:,.0f} clients and {qps:,.0f} QPS{bend}")
+            figure = mark(mine)
+            out.append(
+                f"capacity of {name} ({side}) over {counts} clients: {'; '.join(found)}; median "
+                f"{_fmt(clients)} clients and {qps:,.0f} QPS{f' ({figure})' if figure else ''}{bend}"
+            )
+        out += self.unsteady_notes()
+        return out
+
+    def unsteady_notes(self) -> list[str]:
+        """Per side, the client counts whose window was shorter than a steady state allows, and whether
+        the capacity figures rest on them."""
+        out = []
+        for side in ("base", "head"):
+            short = [(pair, threads) for s, pair, threads in self.unsteady if s == side]
+            if not short:
+                continue
+            at = sorted({t for _, t in short})
+            used = sum(
+                1 for c in self.curves if c.side == side and any(t in rested_on(c) for p, t in short if p == c.pair)
+            )
+            total = len({c.pair for c in self.curves if c.side == side})
+            rests = (
+                f"the capacity figures rest on such a run in {used} of {total} sweeps"
+                if used
+                else "the capacity figures do not rest on those runs"
+            )
+            out.append(
+                f"{side}: the measured window was shorter than {steady.STEADY_FACTOR:g} x p95 (not a steady "
+                f"state) at {', '.join(map(str, at))} clients in {len(short)} run(s): {rests}"
+            )
         return out
 
 
@@ -141,6 +182,7 @@ def sweep_comparisons(
     counts = sorted(by_threads)
     n = min(len(by_threads[t]) for t in counts)
     curves: list[SweepCurve] = []
+    short: list[tuple[Side, int, int]] = []
     versions = ("", "")
     for i in range(n):
         pairs = [by_threads[t][i] for t in counts]
@@ -149,6 +191,48 @@ def sweep_comparisons(
             continue
         curves += [curve("base", i + 1, base_sweep, slo), curve("head", i + 1, head_sweep, slo)]
         versions = (pairs[0][0].server_version, pairs[0][1].server_version)
+        short += [("base", i + 1, b.threads) for b, _ in pairs if steady.unsteady(b)]
+        short += [("head", i + 1, h.threads) for _, h in pairs if steady.unsteady(h)]
     if len(curves) < 4:
         return None
-    return SweepComparison(scenario, base, head, tuple(curves), *versions)
+    return SweepComparison(scenario, base, head, tuple(curves), *versions, unsteady=tuple(short))
+
+
+def _fmt(value: float) -> str:
+    """``4.82``, ``42.2``, ``1,024``: three significant digits below 100, whole numbers above."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def reached_counts(curves: Sequence[SweepCurve]) -> Counter[str]:
+    """How many of these curves reached the SLO within the sweep, met it everywhere, or missed it everywhere."""
+    return Counter(c.reached for c in curves)
+
+
+def rested_on(c: SweepCurve) -> set[int]:
+    """The client counts a curve's capacity figures were computed from (:func:`curve`'s rule)."""
+    if c.reached == "below":
+        return {c.points[0].threads}
+    if c.reached == "beyond":
+        return {p.threads for p in c.points}
+    inside = [p.threads for p in c.points if p.threads <= c.clients_at_slo]
+    above = [p.threads for p in c.points if p.threads > c.clients_at_slo]
+    return {*inside[-1:], *above[:1]}
+
+
+def mark(curves: Sequence[SweepCurve]) -> str:
+    """What one side's median capacity figure is, from how its sweeps reached the SLO: "" (measured within
+    every sweep), ``extrapolated`` (every sweep missed the SLO at its first client count: the figure lies
+    below the measured range), ``at least`` (every sweep met it everywhere: a lower bound at the sweep's
+    top), or the counts when the sweeps differ (``extrapolated in 3 of 11 sweeps``)."""
+    seen, n = reached_counts(curves), len(curves)
+    if not n or seen["within"] == n:
+        return ""
+    if seen["below"] == n:
+        return "extrapolated"
+    if seen["beyond"] == n:
+        return "at least"
+    parts = [
+        f"extrapolated in {seen['below']}" if seen["below"] else "",
+        f"at least in {seen['beyond']}" if seen["beyond"] else "",
+    ]
+    return f"{', '.join(p for p in parts if p)} of {n} sweeps"

@@ -7,9 +7,11 @@ a side whose line crosses it later serves more clients within it (:mod:`harness.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from harness.model import Verdict
+from harness.report.capacity_cells import side_cell
+from harness.report.png import render_png
 
 
 def capacity_spec(verdict: Verdict) -> dict[str, Any] | None:
@@ -57,8 +59,22 @@ def capacity_spec(verdict: Verdict) -> dict[str, Any] | None:
         .encode(y="slo:Q", tooltip=["label:N"])
     )
     title = f"{verdict.scenario}: p95 against throughput, {verdict.threads_label} clients (labels: clients)"
-    layered = alt.layer(lines, labels, slo).properties(width=520, height=300, title=title)
+    layered = alt.layer(lines, labels, slo).properties(
+        width=520, height=300, title=alt.TitleParams(title, subtitle=_figures(verdict))
+    )
     return dict(layered.to_dict())
+
+
+def _figures(verdict: Verdict) -> list[str]:
+    """One subtitle line per side: its median clients at the SLO, marked as the tables mark it."""
+    lines = []
+    sides: tuple[tuple[Literal["base", "head"], str], ...] = (("base", verdict.base), ("head", verdict.head))
+    for side, name in sides:
+        found = next((m for m in verdict.metrics if m.metric == "capacity_clients"), None)
+        if found is None:
+            continue
+        lines.append(f"{side} {name}: clients at the SLO {side_cell(verdict, found, side)}")
+    return lines
 
 
 def capacity_png(verdict: Verdict) -> bytes | None:
@@ -66,6 +82,4 @@ def capacity_png(verdict: Verdict) -> bytes | None:
     spec = capacity_spec(verdict)
     if spec is None:
         return None
-    import vl_convert
-
-    return bytes(vl_convert.vegalite_to_png(spec, scale=1.5))
+    return render_png(spec, scale=1.5)

@@ -19,13 +19,13 @@ from collections.abc import Sequence
 
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Testbed, Verdict
 from harness.model.plan import PlanCheck
+from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
 from harness.report.plans import plans_markdown
 from harness.report.pr_sections import change_section, server_pairs
-from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     OUTCOME_EMOJI,
     OUTCOME_ORDER,
@@ -97,8 +97,8 @@ def _verdict_row(verdict: Verdict, mv: MetricVerdict, *, several: bool = False, 
         verdict.scenario,
         verdict.threads_label,
         metric_label(mv.metric),
-        fmt_value(mv.base_median),
-        fmt_value(mv.head_median),
+        side_cell(verdict, mv, "base"),
+        side_cell(verdict, mv, "head"),
         fmt_change(mv),
         fmt_ci(mv, level),
         _verdict_cell(mv),

@@ -30,10 +30,12 @@ from harness.report.file_names import file_name as safe_file_name
 from harness.report.flamegraph import file_name, markdown_lines, render_svg
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
+from harness.report.png import render_png
 from harness.report.verdicts import OUTCOME_EMOJI, metric_label
 
 #: Metric order of the table's columns and the chart's panels.
 METRIC_ORDER = ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn", "capacity_clients", "capacity_qps")
+FACET_COLUMNS = 3  # changes.png's panels per row: 3 x 220 px and the case labels stay under 2,000 px at 1.5x
 _DASHES = ([1, 0], [4, 2], [1, 2], [6, 2])  # one stroke per interval level: solid, dashed, dotted, long
 _COLOURS = {
     "regression": "#d62728",
@@ -147,7 +149,9 @@ def chart_spec(verdicts: Sequence[Verdict], title: str) -> dict[str, Any] | None
     )
     zero = alt.Chart(alt.Data(values=[{"zero": 0}])).mark_rule(color="#444", strokeDash=[3, 3]).encode(x="zero:Q")  # type: ignore[no-untyped-call]
     layered = alt.layer(zero, rule, point).properties(width=220, height=max(60, 18 * len(cases)))
-    chart = layered.facet(column=alt.Column("metric:N", title=None, sort=metrics), data=alt.Data(values=rows))  # type: ignore[no-untyped-call]
+    # panels wrap after FACET_COLUMNS: one row of a panel per metric was 8,629 px wide (harness.report.png)
+    facet = alt.Facet("metric:N", title=None, sort=metrics)
+    chart = layered.facet(facet=facet, columns=FACET_COLUMNS, data=alt.Data(values=rows))  # type: ignore[no-untyped-call]
     chart = chart.resolve_scale(x="independent").properties(title=title)
     return dict(chart.to_dict())
 
@@ -156,8 +160,6 @@ def write_release(
     out: Path, outcome: Outcome, *, seconds: float, title: str = "", flames: Sequence[FlameGraph] = ()
 ) -> Path:
     """report.md, changes.png (+ its spec), the flame graphs and verdicts.json in ``out``; returns the report's path."""
-    import vl_convert
-
     out.mkdir(parents=True, exist_ok=True)
     verdicts = outcome.verdicts
     pairs = sorted({(v.base, v.head) for v in verdicts if v.mode == "ab"})
@@ -182,7 +184,7 @@ def write_release(
     spec = chart_spec(verdicts, heading.removeprefix("dbperf comparison: "))
     if spec is not None:
         (out / "changes.vl.json").write_text(json.dumps(spec, indent=1) + "\n")
-        (out / "changes.png").write_bytes(vl_convert.vegalite_to_png(spec, scale=1.5))
+        (out / "changes.png").write_bytes(render_png(spec, scale=1.5))
         lines += ["![change of every metric, per scenario, with its interval (line style: its level)](changes.png)", ""]
     for verdict in verdicts:
         png = capacity_png(verdict)

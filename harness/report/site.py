@@ -36,6 +36,7 @@ from harness.model.history import ChangeMark, TrendData
 from harness.report.charts import Selection, dashboard_spec, image_specs, spec_json
 from harness.report.file_names import safe_stem
 from harness.report.files import write_atomic
+from harness.report.png import render_png
 from harness.report.tables import fmt_value
 
 BUNDLE_FILE = "vega-bundle.js"
@@ -244,7 +245,7 @@ def _render_images(data: TrendData, out_dir: Path, scale: float) -> tuple[Path, 
     written = []
     for path, spec in jobs:  # one at a time: vl-convert's renderer does not run two charts at once
         try:
-            png = vl_convert.vegalite_to_png(spec, scale=scale)
+            png = render_png(spec, scale=scale)
         except Exception as exc:  # vl-convert raises plain ValueError/RuntimeError
             raise ReportError(f"cannot render {path.name}: {exc}") from exc
         written.append(write_atomic(path, png))

@@ -19,8 +19,16 @@ from rich.text import Text
 from harness.judge.classify import duration
 from harness.model import METRIC_LABELS, MetricVerdict, Verdict, VerdictOutcome
 from harness.model.work import WORK
+from harness.report.capacity_cells import LEGEND as CAPACITY_LEGEND
+from harness.report.capacity_cells import marked as capacity_marked
+from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
-from harness.report.tables import Justify, fmt_value, new_table, show
+from harness.report.tables import (
+    Justify,
+    fmt_value,  # noqa: F401 (re-exported: the Markdown tests import it here)
+    new_table,
+    show,
+)
 from harness.report.terminal import console
 
 #: Display order of outcomes (worst first), as used in headlines.
@@ -138,9 +146,11 @@ WORK_LEGEND = (
 
 
 def legend(verdicts: Sequence[Verdict]) -> str:
-    """What the columns hold, with the work-vector sentence when a count per transaction has a row."""
+    """What the columns hold, with the work-vector sentence when a count per transaction has a row and the
+    capacity marks' when a capacity figure is marked (:mod:`harness.report.capacity_cells`)."""
     has_work = any(mv.metric in WORK and mv.estimate_pct is not None for v in verdicts for mv in v.metrics)
-    return f"{LEGEND} {WORK_LEGEND}" if has_work else LEGEND
+    text = f"{LEGEND} {WORK_LEGEND}" if has_work else LEGEND
+    return f"{text} {CAPACITY_LEGEND}" if capacity_marked(verdicts) else text
 
 
 def verdict_rows(verdicts: Sequence[Verdict]) -> list[tuple[Verdict, MetricVerdict]]:
@@ -223,8 +233,8 @@ def verdicts_table(verdicts: Sequence[Verdict], title: str = "dbperf verdicts") 
             verdict.scenario,
             verdict.threads_label,
             metric_label(mv.metric),
-            fmt_value(mv.base_median),
-            fmt_value(mv.head_median),
+            side_cell(verdict, mv, "base"),
+            side_cell(verdict, mv, "head"),
             Text(fmt_change(mv), style=style),
             fmt_ci(mv, level),
             fmt_noise(mv.noise_pct),

@@ -40,7 +40,7 @@ def test_chart_has_a_panel_per_metric_and_a_point_per_case() -> None:
         ("oltp_read_only 8t", "CPU µs/txn", "pass"),
     ]
     spec = chart_spec(verdicts, "10.11 → 11.8")
-    assert spec is not None and spec["facet"]["column"]["field"] == "metric"
+    assert spec is not None and spec["facet"]["field"] == "metric" and spec["columns"] == 3
     assert chart_spec([], "x") is None
 
 
