@@ -37,6 +37,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Record and inspect baselines (baselines/<testbed>/<server>/<scenario>/<threads>t.json).",
     ),
     "cache": ("run_cmds", "Dataset snapshots (prepared once, restored for every run)."),
+    "calibrate": ("forecast_cmds", "Measure this runner's calibration for forecasts and keep it with its testbed."),
+    "calibration": ("forecast_cmds", "Show this testbed's calibration (the unit times forecasts use)."),
     "changes": ("report_cmds", "Find change points in the stored history: every series, or those the filters select."),
     "ci": ("ci_cmds", "Pull-request performance checks, decided from the git diff between two refs."),
     "compare": ("gate_cmds", "A/B-compare two servers (or one with --head-var) on scenarios, interleaved."),

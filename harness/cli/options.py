@@ -27,7 +27,7 @@ RUN_OPTIONS = (
     "scenario", "server", "profile", "store", "threads", "time", "warmup", "repetitions", "servers-dir",
     "scenarios-dir", "cache-dir", "cost", "testbed-class", "store-timeout",
 )  # fmt: skip
-JUDGE_OPTIONS = ("alpha", "strict", "min-effect", "gate-metric")
+JUDGE_OPTIONS = ("alpha", "strict", "min-effect", "gate-metric", "forecast-gate")
 #: How much work a design check may add before it stops (``gate``, ``compare``).
 LIMIT_OPTIONS = ("max-minutes", "yes")
 GATE_OPTIONS = (*RUN_OPTIONS, "baselines-dir", *JUDGE_OPTIONS, *LIMIT_OPTIONS)

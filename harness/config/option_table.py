@@ -109,6 +109,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         f"metrics that gate (decide the exit code), overriding the scenario's; of {', '.join(METRICS)}",
         metavar="METRIC",
     ),
+    OptionSpec(
+        "forecast-gate",
+        "flag",
+        "let a cost comparison's forecast of single-client TPS decide the exit code too (a forecast drop "
+        "beyond the scenario's QPS minimum effect over its whole interval is a regression; docs/forecast.md)",
+    ),
 )
 
 

@@ -90,6 +90,7 @@ class Settings:
     baselines_dir: Path
     cache_dir: Path
     threads: tuple[int, ...] | None = None
+    forecast_gate: bool = False  # a cost comparison's forecast decides the exit code too (docs/forecast.md)
     time: int | None = None
     warmup: int | None = None
     repetitions: int | None = None
@@ -215,6 +216,7 @@ def resolve_settings(
         baselines_dir=baselines_dir,
         cache_dir=path("cache-dir"),
         threads=threads,
+        forecast_gate=bool(as_bool("--forecast-gate", values["forecast-gate"])),
         time=time_s,
         warmup=optional_int("warmup"),
         repetitions=repetitions,

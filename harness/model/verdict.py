@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.model.forecast import Forecast
 from harness.model.work import WORK
 
 VerdictOutcome = Literal["pass", "regression", "improvement", "inconclusive", "no_baseline", "failed"]
@@ -153,6 +154,9 @@ class Verdict:
     #: ``threads`` is then the sweep's highest client count and ``slo_p95_ms`` the objective
     curves: tuple[SweepCurve, ...] = ()
     slo_p95_ms: float | None = None
+    #: cost comparisons: the single-client time this work forecasts with the testbed's calibration (never a
+    #: measurement; it decides nothing unless the forecast-gate setting is on: docs/forecast.md)
+    forecast: Forecast | None = None
 
     @property
     def threads_label(self) -> str:

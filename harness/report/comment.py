@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Verdict
 from harness.model.plan import PlanCheck
 from harness.report.change_cells import common_level, fmt_change, fmt_ci, fmt_level
+from harness.report.forecast_sections import forecast_comment
 from harness.report.mdtable import cell, inert
 from harness.report.plans import plans_comment
 from harness.report.pr_sections import (
@@ -148,6 +149,7 @@ def render_comment(
             heading = "**Worst verdict per scenario**" if len(rows) > len(worst) else "**Verdicts**"
             lines += [heading, "", *_header(several, level), *worst[: n["worst"]], ""]
         lines += culprit_section(verdicts, n["culprits"])
+        lines += forecast_comment(verdicts)
         # links: the full report, then whatever else the run publishes (trend site, flame graphs)
         lines += [*_links(links), ""]
         judged = [inert(line) for line in judged_section(verdicts)]

@@ -21,6 +21,7 @@ from harness.model import DefinitionChange, MetricVerdict, RunResult, Testbed, V
 from harness.model.plan import PlanCheck
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
+from harness.report.forecast_sections import forecast_markdown
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
@@ -160,6 +161,7 @@ def render_markdown(
     if any(mv.estimate_pct is not None for v in verdicts for mv in v.metrics):
         lines += [f"<sub>{legend(verdicts)} A positive change is worse for latency and cost metrics.</sub>", ""]
     lines += judged_section(verdicts)
+    lines += forecast_markdown(verdicts)
     for verdict in explained(verdicts):
         lines += [f"**{explanation_title(verdict)}**", ""]
         rows = explanation_rows(verdict)

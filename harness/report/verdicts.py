@@ -23,6 +23,7 @@ from harness.report.capacity_cells import LEGEND as CAPACITY_LEGEND
 from harness.report.capacity_cells import marked as capacity_marked
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
+from harness.report.forecast_sections import forecast_lines
 from harness.report.tables import (
     Justify,
     fmt_value,  # noqa: F401 (re-exported: the Markdown tests import it here)
@@ -361,6 +362,8 @@ def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) ->
         out.print(Text(line))
     if any(v.kind == "cost" for v in verdicts):
         out.print(Text(EXCLUDES, style="dim"))
+    for line in forecast_lines(verdicts):  # beside the cost verdicts, never as a measurement
+        out.print(Text(line))
     for verdict in explained(verdicts):
         table = new_table(
             explanation_title(verdict),

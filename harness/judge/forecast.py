@@ -1,0 +1,178 @@
+"""From counts to time: a cost comparison's forecast of single-client time per transaction (docs/forecast.md).
+
+Each side's time per transaction at one client is the sum, over the work it counted, of count x unit time::
+
+    T = instructions x (server CPU per instruction)          the server build's own unit
+      + statements   x (time per statement outside its CPU)  the client, the loopback, the wake-ups
+      + syncs        x (fdatasync latency)                    sys_fsync: fsync + fdatasync in dispatch
+      + page reads   x (read of a page not in cache)          sys_pread, else Innodb_buffer_pool_reads
+      + writes       x (pwrite latency)                       sys_pwrite
+
+The change of single-client TPS is ``T_base / T_head - 1`` (QPS alike: the statements per transaction are
+the workload's), and each transaction's latency, so its p95 while the spread stays, moves by
+``T_head - T_base``. Each unit's value is its mean; the interval spans every combination of the
+units' lowest and highest batch means (a unit both sides share takes the same value on both). What the
+model cannot see: concurrency, lock and latch waits, background work (page cleaning, purge, checkpoints)
+and the kernel time of system calls other than these kinds.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.model.forecast import Calibration, Forecast, ForecastTerm, ServerUnits, UnitTime
+
+ONE_CLIENT = "1 client only: concurrency, lock waits and background work are outside the model"
+
+#: (component label, the work-vector keys read in turn, the I/O unit it is multiplied by)
+IO_COMPONENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("syncs", ("sys_fsync",), "fdatasync"),
+    ("page reads", ("sys_pread", "bp_reads"), "page_read"),
+    ("writes", ("sys_pwrite",), "write"),
+)
+
+
+@dataclass(frozen=True)
+class SideWork:
+    """One side of a cost comparison: its work per transaction (medians over its runs: ``instr_per_txn``
+    and work-vector components), statements per transaction, and its server build's units."""
+
+    work: Mapping[str, float]
+    statements: float
+    units: ServerUnits
+
+
+def _count(work: Mapping[str, float], keys: Sequence[str]) -> float | None:
+    return next((work[k] for k in keys if k in work), None)
+
+
+def _variables(base: SideWork, head: SideWork, calibration: Calibration) -> dict[str, UnitTime]:
+    out: dict[str, UnitTime] = {}
+    for side in (base, head):
+        key = side.units.build_id or side.units.server
+        out[f"{key}:instruction"] = side.units.instruction
+        out[f"{key}:statement"] = side.units.statement
+    for _, _, name in IO_COMPONENTS:
+        unit = calibration.unit(name)
+        if unit is not None:
+            out[name] = unit
+    return out
+
+
+def _time(side: SideWork, values: Mapping[str, float], io: Sequence[tuple[str, float]]) -> float:
+    key = side.units.build_id or side.units.server
+    cpu = side.work.get("instr_per_txn", 0.0) * values[f"{key}:instruction"]
+    rtt = side.statements * values[f"{key}:statement"]
+    return cpu + rtt + sum(count * values[name] for name, count in io)
+
+
+def _io(side: SideWork, names: Mapping[str, UnitTime]) -> list[tuple[str, float]]:
+    out = []
+    for _, keys, name in IO_COMPONENTS:
+        count = _count(side.work, keys)
+        if count is not None and name in names:
+            out.append((name, count))
+    return out
+
+
+def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tuple[ForecastTerm, ...]:
+    terms = [
+        ForecastTerm(
+            "instructions",
+            base.work.get("instr_per_txn", 0.0),
+            head.work.get("instr_per_txn", 0.0),
+            base.units.instruction.value_us,
+            head.units.instruction.value_us,
+        ),
+        ForecastTerm(
+            "statements", base.statements, head.statements, base.units.statement.value_us, head.units.statement.value_us
+        ),
+    ]
+    for label, keys, name in IO_COMPONENTS:
+        unit = names.get(name)
+        if unit is None:
+            continue
+        b, h = _count(base.work, keys), _count(head.work, keys)
+        if b is None and h is None:
+            continue
+        terms.append(ForecastTerm(label, b or 0.0, h or 0.0, unit.value_us, unit.value_us))
+    return tuple(terms)
+
+
+def outcome_of(low_pct: float, high_pct: float, bound_pct: float) -> str:
+    """regression when the whole TPS interval lies beyond a drop of ``bound_pct``, improvement beyond a rise
+    of it, pass when it rules out such a drop, else unknown."""
+    if high_pct < -bound_pct:
+        return "regression"
+    if low_pct > bound_pct:
+        return "improvement"
+    if low_pct > -bound_pct:
+        return "pass"
+    return "unknown"
+
+
+def forecast(
+    base: SideWork,
+    head: SideWork,
+    calibration: Calibration,
+    *,
+    bound_pct: float = 5.0,
+    holds: str = ONE_CLIENT,
+    gating: bool = False,
+) -> Forecast:
+    """Each side's time per transaction at one client and the change it implies (module docstring)."""
+    units = _variables(base, head, calibration)
+    names = list(units)
+    base_io, head_io = _io(base, units), _io(head, units)
+    medians = {n: u.value_us for n, u in units.items()}
+    t_base, t_head = _time(base, medians, base_io), _time(head, medians, head_io)
+    changes: list[float] = []
+    deltas: list[float] = []
+    for corner in itertools.product((0, 1), repeat=len(names)):
+        values = {n: (units[n].low_us, units[n].high_us)[c] for n, c in zip(names, corner, strict=True)}
+        b, h = _time(base, values, base_io), _time(head, values, head_io)
+        changes.append(100.0 * (b / h - 1.0) if h > 0 else 0.0)
+        deltas.append(h - b)
+    tps = 100.0 * (t_base / t_head - 1.0) if t_head > 0 else 0.0
+    low, high = min(changes), max(changes)
+    missing = [label for label, _, name in IO_COMPONENTS if name not in units]
+    note = f"not calibrated: {', '.join(missing)}" if missing else ""
+    return Forecast(
+        base_us=t_base,
+        head_us=t_head,
+        tps_pct=tps,
+        tps_low_pct=min(low, tps),
+        tps_high_pct=max(high, tps),
+        delta_us=t_head - t_base,
+        delta_low_us=min(deltas),
+        delta_high_us=max(deltas),
+        terms=_terms(base, head, units),
+        holds=holds,
+        calibrated=f"testbed {calibration.testbed}, calibrated {calibration.measured_at}",
+        outcome=outcome_of(low, high, bound_pct),  # type: ignore[arg-type]
+        bound_pct=bound_pct,
+        gating=gating,
+        note=note,
+    )
+
+
+def holds_for(per_threads: Mapping[int, float], *, flat: float = 0.9) -> str:
+    """Where a single-client forecast stops holding, from a stored thread sweep (TPS by client count):
+    the first client count whose TPS per client falls below ``flat`` x the single client's, or the model's
+    own limit where there is no sweep with a single-client point."""
+    if 1 not in per_threads or len(per_threads) < 2 or per_threads[1] <= 0:
+        return ONE_CLIENT
+    one = per_threads[1]
+    flat_to = 1
+    for threads in sorted(t for t in per_threads if t > 1):
+        share = per_threads[threads] / threads / one
+        if share < flat:
+            return (
+                f"holds at 1 client, and to {flat_to} by the stored sweep; not at {threads} clients and more, "
+                f"where each client gets {100 * share:.0f} % of one client's TPS (queueing and contention "
+                "are outside the model)"
+            )
+        flat_to = threads
+    return f"holds at 1 client; the stored sweep stays flat per client up to {flat_to} clients"

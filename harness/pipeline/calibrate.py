@@ -1,0 +1,81 @@
+"""``dbperf calibrate``: measure this runner's unit times and keep them with its testbed (docs/forecast.md).
+
+One server per call: its timing runs at one client (``repetitions`` of them, the settings' profile and
+durations) and one cost run of a CPU-bound scenario give its time per instruction and per statement;
+the I/O and loopback units are measured beside them in ``$TMPDIR``, where servers keep their datadirs,
+the way the server's own variables say it syncs, writes and reads. Every run is stored as usual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.config.settings import Settings
+from harness.measure.calibration import (
+    load_averages,
+    load_calibration,
+    log_writes_direct,
+    measure_io,
+    merged,
+    read_mode,
+    save_calibration,
+    server_units,
+)
+from harness.measure.session import Reporter
+from harness.model.forecast import Calibration
+from harness.pipeline.cases import Case, checked, resolve
+from harness.pipeline.flow import measure_case, open_session
+
+#: A scenario whose time at one client is the server's CPU and the round trip: no syncs, no page reads.
+CALIBRATION_SCENARIO = "oltp_point_select"
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibrated:
+    calibration: Calibration
+    path: Path
+    run_ids: tuple[str, ...]
+
+
+def calibrate(
+    settings: Settings,
+    reporter: Reporter,
+    *,
+    scenario: str = CALIBRATION_SCENARIO,
+    repetitions: int = 3,
+    samples: int = 300,
+) -> Calibrated:
+    """Measure the calibration of ``settings.server`` on this testbed and write it (merged with the other
+    servers' units already kept for this testbed)."""
+    case = resolve(settings, scenario, settings.one_server())
+    timing = Case(case.server, case.scenario.with_overrides(threads=[1], repetitions=repetitions))
+    cost_settings = dataclasses.replace(case.scenario.cost, repetitions=1, threads=(1,))
+    counting = Case(case.server, dataclasses.replace(case.scenario, cost=cost_settings))
+    checked((timing.server, timing.scenario))
+    session = open_session(settings, reporter, containers=case.server.provider == "container")
+    before = load_averages()
+    timed = measure_case(session, timing, kind="time", label="calibration")
+    counted = measure_case(session, counting, kind="cost", label="calibration")
+    units = server_units(timed, counted)
+    variables = next((r.variables for r in timed if r.ok), {})
+    mode = read_mode(variables)
+    reporter.phase(f"measuring fsync, fdatasync, page reads ({mode}), writes and the loopback round trip")
+    folder = Path(tempfile.gettempdir())
+    io = measure_io(
+        folder, samples=samples, direct_reads=mode == "O_DIRECT", direct_writes=log_writes_direct(variables)
+    )
+    fresh = Calibration(
+        testbed=session.testbed.fingerprint,
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        data_dir=str(folder),
+        read_mode=mode,
+        load=f"{before} before, {load_averages()} after",
+        io=io,
+        servers=(units,),
+    )
+    calibration = merged(load_calibration(settings.baselines_dir, fresh.testbed), fresh)
+    path = save_calibration(settings.baselines_dir, calibration)
+    return Calibrated(calibration, path, units.run_ids)

@@ -1,0 +1,159 @@
+"""Every cost comparison of an outcome gets its forecast of single-client time (docs/forecast.md).
+
+The counts are the verdict's own medians (instructions and work vector per transaction, each side), the
+statements per transaction the scenario's cost runs made, the unit times this testbed's calibration
+(``dbperf calibrate``); where the stored timing runs of the scenario hold a thread sweep, the forecast
+names the client counts where it stops holding. A forecast decides nothing unless the ``forecast-gate``
+setting is on: then a forecast TPS drop beyond the scenario's QPS minimum effect, over its whole
+interval, is a regression (exit 1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from harness.config.scenarios import load_scenario
+from harness.config.settings import Settings
+from harness.errors import HarnessError
+from harness.judge.forecast import ONE_CLIENT, SideWork, forecast, holds_for
+from harness.measure.calibration import load_calibration
+from harness.model import RunResult, Testbed, Verdict
+from harness.model.forecast import Calibration, ServerUnits
+from harness.model.outcome import EXIT_OK, EXIT_REGRESSION, Outcome
+
+#: TPS by client count of a scenario on a server, from stored timing runs (empty: no sweep stored).
+Sweeps = Callable[[str, str], Mapping[int, float]]
+
+NO_CALIBRATION = "no forecast: this testbed has no calibration; run `dbperf calibrate --server {server}` once"
+
+
+def _work(verdict: Verdict, side: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for m in verdict.metrics:
+        value = m.base_median if side == "base" else m.head_median
+        if value is not None:
+            out[m.metric] = value
+    return out
+
+
+def _runs(runs: Sequence[RunResult], verdict: Verdict, server: str) -> list[RunResult]:
+    return [
+        r
+        for r in runs
+        if r.kind == "cost" and r.ok and r.scenario == verdict.scenario and r.threads == verdict.threads
+        if r.server == server
+    ]
+
+
+def _statements(runs: Sequence[RunResult]) -> float | None:
+    per = [r.totals.queries / r.totals.events for r in runs if r.totals is not None and r.totals.events > 0]
+    return statistics.median(per) if per else None
+
+
+def _units(calibration: Calibration, runs: Sequence[RunResult], name: str) -> ServerUnits | None:
+    build = next((r.build_id for r in runs if r.build_id), "")
+    return calibration.for_server(runs[0].server if runs else name, build)
+
+
+def _bound(settings: Settings, scenario: str) -> float:
+    try:
+        found = load_scenario(scenario, settings.scenarios_dir, settings.profile).min_effects.get("qps")
+    except HarnessError:
+        found = None
+    return 100.0 * (found if found is not None else 0.05)
+
+
+def forecast_verdict(
+    verdict: Verdict, runs: Sequence[RunResult], calibration: Calibration, *, bound_pct: float, holds: str, gating: bool
+) -> Verdict:
+    """The verdict with its forecast, or with a warning saying why it has none."""
+    head_runs = _runs(runs, verdict, verdict.head)
+    base_runs = _runs(runs, verdict, verdict.base) or head_runs  # against a baseline: the same server
+    head_units = _units(calibration, head_runs, verdict.head)
+    base_units = _units(calibration, base_runs, verdict.base) if verdict.mode == "ab" else head_units
+    statements = _statements([*base_runs, *head_runs])
+    missing = next(
+        (n for n, u in ((verdict.base, base_units), (verdict.head, head_units)) if u is None),
+        None,
+    )
+    if missing is not None or base_units is None or head_units is None:
+        server = (base_runs or head_runs)[0].server if (base_runs or head_runs) else missing
+        note = f"no forecast: the calibration has no units for {missing}; run `dbperf calibrate --server {server}`"
+        return dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
+    base, head = _work(verdict, "base"), _work(verdict, "head")
+    if statements is None or "instr_per_txn" not in base or "instr_per_txn" not in head:
+        return verdict
+    made = forecast(
+        SideWork(base, statements, base_units),
+        SideWork(head, statements, head_units),
+        calibration,
+        bound_pct=bound_pct,
+        holds=holds,
+        gating=gating,
+    )
+    return dataclasses.replace(verdict, forecast=made)
+
+
+def stored_sweeps(settings: Settings, testbed: Testbed) -> Sweeps:
+    """TPS by client count from the store's timing runs of this testbed and profile (median per count)."""
+
+    def sweep(scenario: str, server: str) -> Mapping[int, float]:
+        from harness.store import is_lake, open_store
+
+        if is_lake(settings.store) or not Path(settings.store).exists():  # a shared lake is not opened again
+            return {}
+        try:
+            store = open_store(settings.store)
+        except HarnessError:
+            return {}
+        try:
+            rows = store.metrics_table(scenario=scenario, server=server, status="ok").to_pylist()
+        except HarnessError:
+            return {}
+        finally:
+            store.close()
+        by: dict[int, list[float]] = {}
+        for row in rows:
+            same = row["testbed_fingerprint"] == testbed.fingerprint and row["profile"] == settings.profile
+            if row["kind"] == "time" and same and row["tps"]:
+                by.setdefault(int(row["threads"]), []).append(float(row["tps"]))
+        return {t: statistics.median(v) for t, v in by.items()}
+
+    return sweep
+
+
+def with_forecasts(outcome: Outcome, testbed: Testbed, settings: Settings, sweeps: Sweeps | None = None) -> Outcome:
+    """The outcome with a forecast beside every cost comparison (see the module docstring)."""
+    costs = [v for v in outcome.verdicts if v.kind == "cost" and v.outcome != "failed"]
+    if not costs:
+        return outcome
+    calibration = load_calibration(settings.baselines_dir, testbed.fingerprint)
+    verdicts: list[Verdict] = []
+    for v in outcome.verdicts:
+        if v.kind != "cost" or v.outcome == "failed":
+            verdicts.append(v)
+        elif calibration is None:
+            server = next((r.server for r in _runs(outcome.runs, v, v.head)), v.head)
+            verdicts.append(dataclasses.replace(v, warnings=(*v.warnings, NO_CALIBRATION.format(server=server))))
+        else:
+            curve = sweeps(v.scenario, v.base) if sweeps is not None else {}
+            verdicts.append(
+                forecast_verdict(
+                    v,
+                    outcome.runs,
+                    calibration,
+                    bound_pct=_bound(settings, v.scenario),
+                    holds=holds_for(curve) if curve else ONE_CLIENT,
+                    gating=settings.forecast_gate,
+                )
+            )
+    code = outcome.exit_code
+    regressed = any(
+        v.forecast is not None and v.forecast.gating and v.forecast.outcome == "regression" for v in verdicts
+    )
+    if regressed and code == EXIT_OK:
+        code = EXIT_REGRESSION
+    return dataclasses.replace(outcome, verdicts=tuple(verdicts), exit_code=code)

@@ -1,0 +1,152 @@
+"""The forecast beside a cost verdict, and the calibration it came from: terminal, Markdown and comment.
+
+Every line says "forecast" and never "measured": it is the work a cost comparison counted times this
+runner's unit times, at one client (docs/forecast.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.model import Verdict
+from harness.model.forecast import Calibration, Forecast, UnitTime
+
+LABEL = "forecast (from counts x this runner's calibration; not measured)"
+EXPLAINED = (
+    "A forecast multiplies each side's counted work per transaction (instructions, statements, syncs, page reads, "
+    "writes) by this runner's calibrated unit times (`dbperf calibration show`): it is not a measurement, and it "
+    "decides nothing unless the forecast-gate setting is on (docs/forecast.md)."
+)
+
+
+def _pct(value: float) -> str:
+    return f"{value:+.1f} %"
+
+
+def _us(value: float) -> str:
+    return f"{value:+,.1f} µs" if abs(value) < 1000 else f"{value / 1000:+,.2f} ms"
+
+
+def tps_text(f: Forecast) -> str:
+    return f"{_pct(f.tps_pct)} [{_pct(f.tps_low_pct)}, {_pct(f.tps_high_pct)}]"
+
+
+def latency_text(f: Forecast) -> str:
+    return f"{_us(f.delta_us)} [{_us(f.delta_low_us)}, {_us(f.delta_high_us)}]"
+
+
+def forecast_line(verdict: Verdict) -> str:
+    """One line: the forecast of a cost comparison (empty without one)."""
+    f = verdict.forecast
+    if f is None:
+        return ""
+    decides = f"; decides the build: {f.outcome}" if f.gating else ""
+    return (
+        f"{verdict.scenario} {verdict.threads_label}t forecast, 1 client (not measured): TPS and QPS {tps_text(f)}, "
+        f"latency and p95 {latency_text(f)} per transaction ({f.base_us:,.1f} -> {f.head_us:,.1f} µs){decides}; "
+        f"{f.holds}"
+    )
+
+
+def forecast_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """The terminal's lines: one per cost comparison with a forecast."""
+    return [line for v in verdicts if (line := forecast_line(v))]
+
+
+def _terms_rows(f: Forecast) -> list[tuple[str, str, str, str, str]]:
+    return [
+        (t.component, f"{t.base_count:,.4g}", f"{t.head_count:,.4g}", f"{t.base_us:,.1f}", f"{t.head_us:,.1f}")
+        for t in f.terms
+    ]
+
+
+def forecast_markdown(verdicts: Sequence[Verdict]) -> list[str]:
+    """report.md's section: each cost comparison's forecast and the terms it sums (none without forecasts)."""
+    shown = [v for v in verdicts if v.forecast is not None]
+    if not shown:
+        return []
+    lines = [
+        "### Forecast at 1 client (not measured)",
+        "",
+        "| scenario | base µs/txn | head µs/txn | TPS, QPS (forecast) | latency, p95 (forecast) | decides |",
+        "|---|--:|--:|--:|--:|---|",
+    ]
+    for v in shown:
+        f = v.forecast
+        assert f is not None
+        decides = f.outcome if f.gating else "no (information)"
+        lines.append(
+            f"| {v.scenario} {v.threads_label}t | {f.base_us:,.1f} | {f.head_us:,.1f} | {tps_text(f)} | "
+            f"{latency_text(f)} | {decides} |"
+        )
+    lines += ["", f"<sub>{EXPLAINED}</sub>", ""]
+    for v in shown:
+        f = v.forecast
+        assert f is not None
+        lines += [
+            f"<details><summary>{v.scenario} {v.threads_label}t: what the forecast sums</summary>",
+            "",
+            "| component | base /txn | head /txn | base µs | head µs |",
+            "|---|--:|--:|--:|--:|",
+            *(f"| {' | '.join(row)} |" for row in _terms_rows(f)),
+            "",
+            f"Where it holds: {f.holds}. Calibration: {f.calibrated}." + (f" {f.note}." if f.note else ""),
+            "",
+            "</details>",
+            "",
+        ]
+    return lines
+
+
+def forecast_comment(verdicts: Sequence[Verdict]) -> list[str]:
+    """The pull-request comment's lines: one bullet per forecast (none without forecasts)."""
+    shown = [v for v in verdicts if v.forecast is not None]
+    if not shown:
+        return []
+    lines = ["**Forecast at 1 client** (from counts; not measured)", ""]
+    for v in shown:
+        f = v.forecast
+        assert f is not None
+        lines.append(f"- {v.scenario} {v.threads_label}t: TPS {tps_text(f)}, latency {latency_text(f)} per transaction")
+    return [*lines, ""]
+
+
+def _unit_row(u: UnitTime, scale: float = 1.0, unit: str = "µs") -> tuple[str, str, str, str, str]:
+    def fmt(value: float) -> str:
+        return f"{value * scale:,.3g} {unit}"
+
+    return (
+        u.name,
+        fmt(u.value_us),
+        f"{fmt(u.low_us)} - {fmt(u.high_us)}",
+        f"{fmt(u.p50_us)} ({fmt(u.p5_us)} - {fmt(u.p95_us)})" if u.p50_us else "-",
+        f"{u.samples}",
+    )
+
+
+def calibration_rows(calibration: Calibration) -> list[tuple[str, str, str, str, str]]:
+    """Rows: unit, mean, range of batch means (the forecast's interval), median (5-95 %), samples."""
+    rows = [_unit_row(u) for u in calibration.io]
+    for s in calibration.servers:
+        rows.append(_unit_row(s.instruction, 1000.0, "ns"))
+        rows[-1] = (f"{s.server}: per instruction", *rows[-1][1:])
+        rows.append(_unit_row(s.statement))
+        rows[-1] = (f"{s.server}: per statement", *rows[-1][1:])
+    return rows
+
+
+CALIBRATION_HEADER = ("unit", "mean", "range of batch means", "median (5-95 %)", "samples")
+
+
+def calibration_notes(calibration: Calibration) -> list[str]:
+    """What the calibration is, in lines under its table."""
+    out = [
+        f"testbed {calibration.testbed}, measured {calibration.measured_at} (load {calibration.load})",
+        f"data folder {calibration.data_dir}; pages read {calibration.read_mode}",
+    ]
+    for s in calibration.servers:
+        out.append(
+            f"{s.server} {s.version}: {s.instr_per_txn:,.0f} instructions and {s.statements_per_txn:g} statements "
+            f"per transaction of {s.scenario} (server CPU per instruction; per statement: wall time minus server CPU)"
+        )
+    return out
