@@ -4,10 +4,12 @@ Each cost run keeps its profile (every function's self instructions under statem
 side, a function's cost is the median over the runs of its self instructions divided by the run's
 transactions; the change is head minus base. Functions are keyed by name without their parameter
 list, so an overload whose signature changed between two versions still lines up with itself.
-Functions the binary does not name (``0x...``: static functions, most InnoDB internals and
-performance_schema bodies in Debian's stripped builds) are summed into one line, because their
-addresses mean nothing across two builds. Each change's ``share`` is its part of all the movement
-(the sum of every function's absolute change), so the report can say how much of it is unnamed.
+Functions a stripped binary does not name are named by their binary and size where a local server's
+unwind table covers them (``[mariadbd, 524 bytes]``: :func:`harness.measure.cost_dump.name_by_extent`);
+those still named by address (``0x...``: container binaries) are summed into one line, because their
+addresses mean nothing across two builds (docs/reports.md, "Functions without symbols"). Each change's
+``share`` is its part of all the movement (the sum of every function's absolute change), so the report
+can say how much of it is unnamed.
 With debug symbols installed (``/usr/lib/debug/.build-id``) valgrind names them itself.
 """
 

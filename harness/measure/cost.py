@@ -266,7 +266,7 @@ def _count(live: Live) -> RunResult:
         clock.lap("measured")
         dump = control.dump("measured")
         deltas = status_deltas(mark, read)
-    profile = read_dump(dump)
+    profile = read_dump(dump, local_binaries=ctx.server.provider == "local")
     clock.lap("dump")
     probes = Probes(status_deltas=deltas, syscalls=profile.syscalls)
     totals = measured.totals

@@ -18,6 +18,12 @@ The format (valgrind's "Callgrind Format Specification", version 1) in the parts
   system calls made inside the collected code, booked as self cost to the libc function that made them
   (``fdatasync``, ``pwrite64``, ``__libc_recv``...). :func:`syscall_kind` groups those names by kind.
 
+Functions a stripped binary does not name come as addresses (``fn=(7) 0x0000000000de0b60``). When the
+binaries are those of this machine (a local server), :func:`name_by_extent` renames each after the
+function its unwind table says holds it: ``[mariadbd, 524 bytes]`` (:mod:`harness.servers.unwind`),
+a name the same code keeps at another address in another build; functions of one size in one binary
+share it.
+
 Why not ``callgrind_annotate``: after ``callgrind_control -z`` the functions on the stack at the reset
 have ``calls=0`` edges, and ``--inclusive=no`` books their callees' cost as the caller's self cost
 (FACTS.md). Here self cost is only what a function's own cost lines say, checked against a
@@ -30,12 +36,14 @@ import gzip
 import re
 import shutil
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import SysbenchError
 from harness.model import CostProfile, FunctionCost
 from harness.model.flame import CallGraph
+from harness.servers.unwind import Extents, function_extents
 
 _COMPRESSED = re.compile(r"^\((\d+)\)(?:\s(.*))?$")
 _SPACE = {
@@ -264,12 +272,57 @@ def _free_bytes(folder: Path) -> int | None:
         return None
 
 
-def read_dump(path: Path) -> CostProfile:
-    """Parse a dump file (plain or gzipped) and keep its gzipped text in the profile."""
+_ADDRESS = re.compile(r"^(c?fn)=\((\d+)\) 0x([0-9a-fA-F]+)(?:'\d+)?$")  # 'N: a recursion level
+
+
+def extent_name(binary: str, size: int) -> str:
+    """The name of a function a binary does not name: ``[mariadbd, 524 bytes]``."""
+    return f"[{Path(binary).name}, {size} bytes]"
+
+
+def name_by_extent(text: str, extents_for: Callable[[str], Extents] = lambda path: function_extents(Path(path))) -> str:
+    """The dump with every function named by address renamed after the function holding it in its
+    binary's unwind table (:func:`extent_name`); addresses no table covers keep their name."""
+    objects: dict[str, str] = {}
+    current = callee = ""
+    out = []
+    for raw_line in text.splitlines():
+        line = raw_line
+        if line.startswith(("ob=", "cob=")):
+            key, _, value = line.partition("=")
+            match = _COMPRESSED.match(value)
+            path = value
+            if match:
+                if match.group(2) is not None:
+                    objects[match.group(1)] = match.group(2)
+                path = objects.get(match.group(1), "")
+            if key == "ob":
+                current, callee = path, ""
+            else:
+                callee = path
+        elif (found := _ADDRESS.match(line)) is not None:
+            kind, ident, address = found.groups()
+            binary = (callee or current) if kind == "cfn" else current
+            extent = extents_for(binary).find(int(address, 16)) if binary.startswith("/") else None
+            if extent is not None:
+                line = f"{kind}=({ident}) {extent_name(binary, extent[1])}"
+        if line.startswith("cfn="):
+            callee = ""
+        out.append(line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def read_dump(path: Path, *, local_binaries: bool = False) -> CostProfile:
+    """Parse a dump file (plain or gzipped) and keep its gzipped text in the profile; with
+    ``local_binaries`` (the server ran this machine's binaries), functions named by address are named by
+    their binary and size (:func:`name_by_extent`) in both."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise SysbenchError(f"cannot read the callgrind dump {path}: {exc.strerror}") from exc
+    if local_binaries:
+        plain = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        raw = name_by_extent(plain.decode("utf-8", errors="replace")).encode()
     if raw[:2] == b"\x1f\x8b":
         packed, text = raw, gzip.decompress(raw).decode("utf-8", errors="replace")
     else:

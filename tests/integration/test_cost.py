@@ -38,6 +38,12 @@ def test_cost_runs_are_repeatable_and_never_report_timing(dbperf, store_path):
     for run in runs:
         assert run["status"] == "ok" and run["backend"] == "callgrind"
         assert run["qps"] is None and run["p95_ms"] is None  # a server under valgrind has no real QPS
+    # the stripped local binary's functions are named by their binary and size, never by address
+    with duckdb.connect(str(store_path), read_only=True) as con:
+        names = [n for (n,) in con.sql("SELECT DISTINCT name FROM functions").fetchall()]
+    sized = [n for n in names if re.fullmatch(r"\[mariadbd, [0-9]+ bytes\]", n)]
+    addresses = [n for n in names if n.startswith("0x")]
+    assert len(sized) > 20 and len(addresses) < len(sized) / 10, (len(sized), addresses[:5])
 
 
 def test_compare_detects_a_one_percent_cost_and_names_the_functions(dbperf, store_path):
