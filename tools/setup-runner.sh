@@ -11,7 +11,8 @@
 #   pr       runner label dbperf-pr; runs pull-request code, so it is ephemeral (tools/pr-runner.sh
 #            registers a just-in-time runner for ONE job, wipes what the job left, and starts over)
 #            and gets NO docker group (the group is root-equivalent): local servers only. A runner
-#            user already in the docker group is taken out of it.
+#            user already in the docker group is taken out of it, and may not use cron or at
+#            (/etc/cron.deny, /etc/at.deny: a job could otherwise leave work for later).
 #
 # What it does:
 #   1. apt packages: mariadb-server/-client, sysbench, perf, chromium, python3-venv, git (trusted
@@ -19,8 +20,9 @@
 #   2. trusted: the Docker engine (systemd unit where there is one, else tools/start-docker.sh);
 #   3. trusted: the server images the targets in servers/*.toml name: official images are pulled where
 #      a registry is reachable, dbperf/* images are built offline by tools/build-images.sh;
-#   4. dbperf's state folder (DBPERF_HOME, default /var/lib/dbperf) owned by the runner user: the
-#      history store and dataset cache (trusted), the pull-request dataset cache (pr);
+#   4. dbperf's state folder (DBPERF_HOME, default /var/lib/dbperf): the runner user's, with the
+#      history store and dataset cache (trusted); root's, with the pull-request dataset cache the
+#      runner user's (pr);
 #   5. the project's virtualenv at .venv/ (for trying dbperf by hand; CI jobs make their own);
 #   6. prints the machine's measurement settings and what to change (nothing is tuned for you).
 #
@@ -178,7 +180,14 @@ else
     mkdir -p "$DBPERF_HOME/cache-pr"
 fi
 if [ -n "$runner_user" ]; then
-    chown -R "$runner_user:" "$DBPERF_HOME"
+    if [ "$role" = trusted ]; then
+        chown -R "$runner_user:" "$DBPERF_HOME"
+    else
+        # root's, with only the dataset cache the job user's: tools/pr-runner.sh deletes everything
+        # the job user owns between jobs (and recreates the cache)
+        chown root:root "$DBPERF_HOME" && chmod 0755 "$DBPERF_HOME"
+        chown -R "$runner_user:" "$DBPERF_HOME/cache-pr"
+    fi
     if [ "$role" = trusted ]; then
         if getent group docker >/dev/null && ! in_docker_group "$runner_user"; then
             log "adding $runner_user to the docker group (restart the runner service to pick it up)"
@@ -187,6 +196,14 @@ if [ -n "$runner_user" ]; then
     elif getent group docker >/dev/null && in_docker_group "$runner_user"; then
         log "taking $runner_user out of the docker group: pull-request code must not get a root-equivalent group"
         gpasswd -d "$runner_user" docker >/dev/null
+    fi
+    if [ "$role" = pr ]; then
+        for deny in /etc/cron.deny /etc/at.deny; do
+            if ! grep -qx "$runner_user" "$deny" 2>/dev/null; then
+                log "$runner_user may not use ${deny#/etc/} jobs: a pull request's job must leave no work for later"
+                printf '%s\n' "$runner_user" >> "$deny"
+            fi
+        done
     fi
 fi
 log "state folder: $DBPERF_HOME (set the repository variable DBPERF_HOME if you move it)"

@@ -1,14 +1,15 @@
-"""The runners a fork cannot own: tools/pr-runner.sh (one job per registration) and the runner roles of
-tools/setup-runner.sh, run for real as root with an unprivileged runner account.
+"""The runners a fork cannot own: tools/pr-runner.sh (one job per registration, each from a state no earlier
+job could change) and the runner roles of tools/setup-runner.sh, run for real as root with a throwaway
+runner account that the test creates and removes.
 
 GitHub is faked at the seam (a ``gh`` on PATH that hands out just-in-time configurations) and so is the
-Actions runner (a ``run.sh`` that records what it got and leaves a file and a process behind, as a
-hostile job would); everything else is the real script on this machine.
+Actions runner (a root-owned ``run.sh`` that, as a hostile job would, plants a file in every folder the
+job user can write, its dotfiles, a crontab, an at job, IPC objects and a process); everything else is the
+real script on this machine. The planting is in tests/workflows/runner_standin.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
@@ -17,7 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from integration.helpers import REPO, processes_of, unprivileged_user
+from integration.helpers import REPO, processes_of
+
+from . import runner_standin
+from .runner_standin import JobUser
 
 pytestmark = pytest.mark.integration
 
@@ -26,75 +30,97 @@ TOKEN = "github_pat_admin_SENTINEL_0123456789"
 
 @pytest.fixture
 def world() -> Iterator[dict[str, Path]]:
-    user = unprivileged_user()
+    if os.geteuid() != 0:
+        pytest.skip("tools/pr-runner.sh runs as root")
     base = Path(tempfile.mkdtemp(prefix="dbperf-pr-runner-"))
     base.chmod(0o755)
-    paths = {name: base / name for name in ("runner", "records", "shim", "home")}
-    for path in paths.values():
-        path.mkdir()
-    shutil.chown(paths["runner"], user, user)
-    paths["records"].chmod(0o777)
-    (paths["shim"] / "gh").write_text(
-        "#!/bin/bash\n"
-        f'{{ echo "token=${{GH_TOKEN:+set}}"; printf "%s\\n" "$@"; }} >> {paths["records"]}/gh-calls.txt\n'
-        'echo "JITCONFIG-$RANDOM"\n'
-    )
-    (paths["runner"] / "run.sh").write_text(
-        "#!/bin/bash\n"
-        f"records={paths['records']}\n"
-        'n=$(ls "$records" | grep -c "^job-")\n'
-        'here=$(dirname "$0")\n'
-        '{ echo "user=$(id -un)"; echo "groups=$(id -Gn)"; echo "argv=$*"; echo "--- env"; env;\n'
-        '  echo "--- left by earlier jobs"; ls -A "$here/_work" 2>/dev/null; } > "$records/job-$n.txt"\n'
-        'mkdir -p "$here/_work" && echo planted > "$here/_work/left-behind"\n'
-        "setsid sleep 600 < /dev/null > /dev/null 2>&1 &\n"  # a process a hostile job leaves running
-    )
-    for script in (paths["shim"] / "gh", paths["runner"] / "run.sh"):
-        script.chmod(0o755)
-    token = base / "token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
-    paths["token"] = token
-    paths["user"] = Path(user)
+    user: JobUser | None = None
     try:
+        user = runner_standin.create_user(base / "home")
+        paths = runner_standin.prepare(base, user)
+        token = base / "token"
+        token.write_text(TOKEN + "\n")
+        token.chmod(0o600)
+        paths["token"] = token
+        paths["user"] = Path(user.name)
         yield paths
     finally:
-        for pid in processes_of(user):
-            with contextlib.suppress(OSError):
-                os.kill(pid, 9)
+        if user is not None:
+            runner_standin.remove_user(user)
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _pr_runner(world: dict[str, Path], *extra: str) -> subprocess.CompletedProcess[str]:
+def _pr_runner(world: dict[str, Path], *extra: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": f"{world['shim']}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "DBPERF_HOME": str(world["home"]),
+        "DBPERF_HOME": str(world["state"]),
         "LANG": "C.UTF-8",
     }
     argv = ["bash", str(REPO / "tools" / "pr-runner.sh"), "--user", str(world["user"])]
     argv += ["--runner-dir", str(world["runner"]), "--repo", "acme/dbperf", "--token-file", str(world["token"])]
-    return subprocess.run([*argv, *extra], env=env, capture_output=True, text=True, check=False, timeout=120)
+    # the jobs' stdout goes to a root-owned file the wipe leaves alone; the gh stand-in reads it between jobs
+    with (world["records"] / "stdout.txt").open("w") as out:
+        done = subprocess.run(
+            [*argv, *extra], env=env, stdout=out, stderr=subprocess.PIPE, text=True, check=False, timeout=timeout_s
+        )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, (world["records"] / "stdout.txt").read_text(), done.stderr
+    )
 
 
-def test_each_job_gets_a_fresh_ephemeral_runner_and_nothing_of_the_last_one(world: dict[str, Path]) -> None:
+def test_a_job_finds_nothing_an_earlier_job_planted(world: dict[str, Path]) -> None:
+    """Job 1 plants a file in every folder its user can write (found by walking every file system as that
+    user), in its home's dotfiles (git, pip, a user-site .pth), in the runner it runs from, a crontab, an
+    at job, System V shared memory, a semaphore, a message queue, a POSIX message queue and a process;
+    before job 2 starts (checked by root, in the gh stand-in) and from inside job 2, none of it is left."""
     user = str(world["user"])
-    (world["home"] / "cache-pr").mkdir()
-    (world["home"] / "cache-pr" / "poisoned-snapshot").write_text("a job's dataset")
+    (world["state"] / "cache-pr").mkdir()
+    (world["state"] / "cache-pr" / "poisoned-snapshot").write_text("a job's dataset")
     out = _pr_runner(world, "--jobs", "2", "--group-id", "7")
-    assert out.returncode == 0, out.stderr
-    jobs = [(world["records"] / f"job-{n}.txt").read_text() for n in (0, 1)]
+    assert out.returncode == 0, out.stderr + out.stdout
+    planted = runner_standin.planted(out.stdout)
+    places = {kind for kind, _ in planted}
+    # every kind of place, and the folders found by the walk include the shared and the user's own ones
+    assert places >= set(runner_standin.KINDS), (places, out.stdout)
+    folders = {Path(p).parent for kind, p in planted if kind == "file"}
+    for wanted in ("/tmp", "/var/tmp", "/dev/shm", str(world["home"]), str(world["state"] / "cache-pr")):
+        assert Path(wanted) in folders, (wanted, sorted(folders))
+    assert "PRISTINE-WRITABLE" not in out.stdout  # the runner every job starts from is out of the job's reach
+    # root's look between the jobs: every planted path, the crontab, the at queue, the IPC tables, processes
+    between = (world["records"] / "between-2.txt").read_text()
+    assert between.strip() == "clean", between
+    # job 2's own look: its home is /etc/skel's, its runner the pristine one, nothing planted found anywhere
+    seen = [line for line in out.stdout.splitlines() if line.startswith("JOB2 ")]
+    assert seen and all(line.endswith(" ok") for line in seen), "\n".join(seen)
+    assert not (world["state"] / "cache-pr" / "poisoned-snapshot").exists()
+    assert processes_of(user) == []  # what job 2 left is gone too
+    # after the last job, nothing of the user's but a fresh home and an empty dataset cache
+    owned = runner_standin.owned_anywhere(int(str(world["uid"])))
+    assert owned == sorted([str(world["home"]), str(world["state"] / "cache-pr")]), owned
+    jobs = runner_standin.job_records(out.stdout)
+    assert len(jobs) == 2
     for job in jobs:
-        assert f"user={user}\n" in job and "groups=" in job and "docker" not in job.split("groups=")[1].split("\n")[0]
-        assert "argv=--jitconfig JITCONFIG-" in job  # a just-in-time runner: exactly one job
-        assert TOKEN not in job and "GH_TOKEN" not in job  # the admin token never reaches the job
-    assert jobs[1].split("--- left by earlier jobs\n")[1].strip() == ""  # job 1's planted file was wiped
-    assert processes_of(user) == []  # the process job 2 left is gone too (and job 1's before job 2 ran)
-    assert not (world["home"] / "cache-pr" / "poisoned-snapshot").exists()
+        assert job["user"] == user and "docker" not in job["groups"].split()
+        assert job["argv"].startswith("--jitconfig JITCONFIG-")  # a just-in-time runner: exactly one job
+        assert TOKEN not in job["env"] and "GH_TOKEN" not in job["env"]  # the admin token never reaches the job
     calls = (world["records"] / "gh-calls.txt").read_text()
     assert calls.count("repos/acme/dbperf/actions/runners/generate-jitconfig") == 2
     for wanted in ("token=set", "labels[]=self-hosted", "labels[]=linux", "labels[]=dbperf-pr", "runner_group_id=7"):
         assert wanted in calls, calls
     assert "dbperf-trusted" not in calls
+
+
+def test_a_runner_the_job_user_could_change_is_refused(world: dict[str, Path]) -> None:
+    shutil.chown(world["runner"] / "bin", str(world["user"]))
+    out = _pr_runner(world, "--jobs", "1")
+    assert out.returncode == 2 and "is not root's or is writable by others" in out.stderr, out.stderr
+    shutil.chown(world["runner"] / "bin", "root")
+    (world["runner"] / "run.sh").chmod(0o777)
+    out = _pr_runner(world, "--jobs", "1")
+    assert out.returncode == 2 and "the job user could change the runner" in out.stderr, out.stderr
+    (world["runner"] / "run.sh").chmod(0o755)
+    out = _pr_runner(world, "--jobs", "1")
+    assert out.returncode == 0, out.stderr
 
 
 def test_a_readable_token_or_a_docker_group_member_is_refused(world: dict[str, Path]) -> None:
@@ -109,7 +135,7 @@ def test_a_readable_token_or_a_docker_group_member_is_refused(world: dict[str, P
         out = _pr_runner(world, "--jobs", "1")
         assert out.returncode == 2 and "is in the docker group" in out.stderr, out.stderr
         # the pull-request role of setup-runner takes the account out of the group (and needs no Docker)
-        env = {**os.environ, "DBPERF_HOME": str(world["home"])}
+        env = {**os.environ, "DBPERF_HOME": str(world["state"])}
         setup = subprocess.run(
             ["bash", str(REPO / "tools" / "setup-runner.sh"), "--role", "pr", "--user", user, "--skip-venv"],
             env=env,
@@ -123,6 +149,8 @@ def test_a_readable_token_or_a_docker_group_member_is_refused(world: dict[str, P
         groups = subprocess.run(["id", "-nG", user], capture_output=True, text=True, check=True).stdout.split()
         assert "docker" not in groups
         assert "Role: pr runner (label dbperf-pr)" in setup.stdout
+        # the state folder is root's, only the dataset cache the job user's
+        assert world["state"].stat().st_uid == 0 and (world["state"] / "cache-pr").owner() == user
     finally:
         subprocess.run(["gpasswd", "-d", user, "docker"], capture_output=True, check=False, timeout=30)
     out = _pr_runner(world, "--jobs", "1")
