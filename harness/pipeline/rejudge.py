@@ -30,6 +30,7 @@ from harness.judge.baselines import find_baseline
 from harness.judge.gate import BaselineCase, PairedCase, judge_against_baselines, judge_pairs
 from harness.model import Kind, RunResult, Scenario
 from harness.model.outcome import Outcome, exit_code
+from harness.pipeline.forecasts import stored_sweeps, with_forecasts
 
 Mode = Literal["auto", "ab", "baseline"]
 _SUFFIX = re.compile(r"@[\w.-]+$")
@@ -132,7 +133,7 @@ def rejudge(settings: Settings, runs: Sequence[RunResult], *, mode: Mode = "auto
         verdicts = tuple(judge_against_baselines(cases, alpha=settings.alpha))
         pairs = 0
     groups = sorted({r.group_id for r in runs if r.group_id})
-    return Outcome(
+    outcome = Outcome(
         tuple(runs),
         verdicts,
         exit_code(verdicts, strict=strict or settings.strict),
@@ -141,3 +142,5 @@ def rejudge(settings: Settings, runs: Sequence[RunResult], *, mode: Mode = "auto
         pairs=pairs,
         looks=1 if pairs else 0,
     )
+    # cost comparisons get their forecasts from the calibration of the testbed the runs ran on
+    return with_forecasts(outcome, runs[0].testbed, settings, stored_sweeps(settings, runs[0].testbed))

@@ -54,6 +54,8 @@ NOT_RUN = {
     ("import", "go-tpc"): "the reader's own go-tpc log: tests/unit/test_import_go_logs.py, test_import_go_cli.py",
     ("import", "go-ycsb"): "the reader's own go-ycsb log: tests/unit/test_import_go_logs.py, test_import_go_cli.py",
     ("store", "migrate"): "copies into the reader's DuckLake on PostgreSQL: tests/integration/test_lake.py",
+    ("calibrate",): "measures the runner and a real server (minutes): tests/integration/test_forecast.py",
+    ("calibration", "show"): "needs a calibration of this testbed: tests/integration/test_forecast.py",
 }
 #: Any command with one of these options names something of the writer's store, not of an empty one.
 NAMES_STORED = ("--group",)
