@@ -5,6 +5,7 @@ the pipeline step that attaches it to cost verdicts (with a calibration file, fa
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from harness.model import MetricVerdict, Verdict
 from harness.model.forecast import Calibration, ServerUnits, UnitTime
 from harness.model.outcome import Outcome
 from harness.pipeline.forecasts import with_forecasts
-from harness.report.forecast_sections import forecast_comment, forecast_line, forecast_markdown
+from harness.report.forecast_sections import checked_forecast, forecast_comment, forecast_line, forecast_markdown
 from tests.unit.factories import TESTBED, cost_run, run
 
 
@@ -207,3 +208,17 @@ def test_renderers_call_it_a_forecast_never_a_measurement(tmp_path: Path) -> Non
     assert "Forecast at 1 client (not measured)" in md and "| syncs | 0 | 1 | 0.0 | 100.0 |" in md
     assert "-41.7 % [-63.5 %, -23.3 %]" in "\n".join(forecast_comment(verdicts))
     assert forecast_line(dataclasses.replace(verdicts[0], forecast=None)) == ""
+
+
+def test_a_forecast_read_from_an_untrusted_file_keeps_numbers_and_drops_free_text() -> None:
+    f = forecast(SideWork(BASE, 1.0, UNITS), SideWork(HEAD, 1.0, UNITS), CALIBRATION, holds="<img src=x> anything")
+    raw = json.loads(json.dumps(dataclasses.asdict(f)))  # as verdicts.json holds it
+    read = checked_forecast(raw, "verdicts[0].forecast")
+    assert read is not None and read.tps_pct == f.tps_pct and read.terms == f.terms
+    assert read.holds == "where it holds: see the full report" and read.calibrated == ""
+    assert checked_forecast({**raw, "holds": ONE_CLIENT}, "f").holds == ONE_CLIENT  # type: ignore[union-attr]
+    assert checked_forecast(None, "f") is None
+    with pytest.raises(ValueError, match="tps_pct"):
+        checked_forecast({**raw, "tps_pct": float("nan")}, "f")
+    with pytest.raises(ValueError, match="terms"):
+        checked_forecast({**raw, "terms": [{**raw["terms"][0], "component": "<b>x</b>"}]}, "f")
