@@ -55,9 +55,13 @@ def forecast_lines(verdicts: Sequence[Verdict]) -> list[str]:
     return [line for v in verdicts if (line := forecast_line(v))]
 
 
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+
+
 def _terms_rows(f: Forecast) -> list[tuple[str, str, str, str, str]]:
     return [
-        (t.component, f"{t.base_count:,.4g}", f"{t.head_count:,.4g}", f"{t.base_us:,.1f}", f"{t.head_us:,.1f}")
+        (t.component, _count(t.base_count), _count(t.head_count), f"{t.base_us:,.1f}", f"{t.head_us:,.1f}")
         for t in f.terms
     ]
 
