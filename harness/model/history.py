@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -136,6 +136,8 @@ class TrendData:
     scaling: pa.Table
     changes: tuple[ChangeMark, ...]
     time_extents: dict[str, list[int]]
+    #: the work vector of cost runs per commit, long form (harness.store.trend_work.work_points)
+    work: pa.Table = field(default_factory=lambda: pa.table({"scenario": pa.array([], pa.string())}))
 
     @property
     def scenarios(self) -> list[str]:

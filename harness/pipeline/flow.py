@@ -50,6 +50,7 @@ from harness.pipeline.outcome import closed
 from harness.store.check import open_checked
 from harness.store.location import is_lake
 from harness.store.trend_queries import commit_points, committed, history_tables, one_series, series_keys
+from harness.store.trend_work import work_points
 from harness.sysbench.driver import check_version
 from harness.testbed import fingerprint, preflight
 
@@ -389,7 +390,7 @@ def history(
             "(dbperf run --scenario oltp_point_select) or loosen the filters"
         )
     changes = change_marks(committed(points), alpha=alpha, permutations=permutations, min_size=min_size, seed=seed)
-    return TrendData(ok_runs, points, versions, scaling, changes, extents)
+    return TrendData(ok_runs, points, versions, scaling, changes, extents, work=work_points(table))
 
 
 def changes(

@@ -187,6 +187,10 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "testbed_cores",
     "testbed_class",
     "notes",  # JSON list text: the trend site draws runs whose notes say one-off or uncommitted tree apart
+    # the trend site's work-vector chart (harness.store.trend_queries.work_points): counts per transaction
+    "totals_events",
+    "status_deltas",  # JSON object text: the kept status counters' change over the measured window
+    "syscalls",  # JSON object text (cost runs)
 )
 METRIC_COLUMNS: tuple[str, ...] = (
     "qps",

@@ -25,6 +25,7 @@ testbed, else ``server · testbed``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -63,20 +64,64 @@ def testbed_label(cpu_model: str | None, cores: int | None, fingerprint: str | N
 
 
 def with_one_off(table: pa.Table) -> pa.Table:
-    """The metrics table with a ``oneoff`` column (what sets a run apart from its series, "" for none)
-    and a ``--head-var`` run's ``server`` set back to the server its variables modify."""
+    """The metrics table with a ``oneoff`` column (what sets a run apart from its series, "" for none),
+    a ``--head-var`` run's ``server`` set back to the server its variables modify, a base side's scenario
+    or server (``S@base``, ``T@base``: what ``dbperf ci`` loads from the base tree) filed under its own
+    name with ``@base ...`` in ``oneoff``, and a ``loaded`` column: the run's load warning, or ""."""
     if "oneoff" in table.column_names:
         return table
     if "notes" not in table.column_names or table.num_rows == 0:
-        return table.append_column("oneoff", pa.array([""] * table.num_rows, pa.string()))
+        empty = pa.array([""] * table.num_rows, pa.string())
+        return _base_sides(table.append_column("oneoff", empty).append_column("loaded", empty))
     notes = pc.dictionary_encode(pc.fill_null(table.column("notes").combine_chunks(), ""))
     distinct = [one_off_label(note) for note in notes.dictionary.to_pylist()]  # few distinct notes: each once
     oneoff = pa.array(distinct, pa.string()).take(notes.indices)
+    loaded = pa.array([load_note(note) for note in notes.dictionary.to_pylist()], pa.string()).take(notes.indices)
     if any(label.startswith(f"{ONE_OFF}: ") or f" · {ONE_OFF}: " in label for label in distinct):
         servers = table.column("server").to_pylist()
         named = [_modified(server, label) for server, label in zip(servers, oneoff.to_pylist(), strict=True)]
         table = table.set_column(table.column_names.index("server"), "server", pa.array(named, pa.string()))
-    return table.append_column("oneoff", oneoff)
+    return _base_sides(table.append_column("oneoff", oneoff).append_column("loaded", loaded))
+
+
+#: A name loaded from a pull request's base tree (harness.ci.records.BASE_SUFFIX).
+BASE_SIDE = "@base"
+_BASE_LABELS = {"scenario": "@base (the base tree's scenario)", "server": "@base (the base tree's server)"}
+#: The warnings about a busy machine a run keeps in its notes (harness.testbed.preflight; other dbperf runs
+#: measuring on the same CPUs, harness.measure.neighbours).
+_LOAD = re.compile(r"^(?:load average [\d.]+ on|CPU steal time|CPU \d+ % busy before|other dbperf runs \()")
+
+
+def load_note(notes: str | None) -> str:
+    """The run's warnings about a busy machine (load average, steal, a busy CPU), joined, or ""."""
+    try:
+        loaded = json.loads(notes or "[]")
+    except ValueError:
+        return ""
+    found = [str(n) for n in loaded if _LOAD.match(str(n))] if isinstance(loaded, list) else []
+    return "; ".join(found)
+
+
+def _base_sides(table: pa.Table) -> pa.Table:
+    """``S@base`` and ``T@base`` filed under ``S`` and ``T``, drawn apart with their ``@base`` label, so a
+    changed scenario or server is drawn with its base side in the same charts."""
+    oneoff = table.column("oneoff").to_pylist()
+    changed = False
+    for column in ("scenario", "server"):
+        if column not in table.column_names:
+            continue
+        names = table.column(column).to_pylist()
+        if not any(str(n or "").endswith(BASE_SIDE) for n in names):
+            continue
+        changed = True
+        for i, name in enumerate(names):
+            if name and name.endswith(BASE_SIDE):
+                names[i] = name.removesuffix(BASE_SIDE)
+                oneoff[i] = " · ".join(x for x in (oneoff[i], _BASE_LABELS[column]) if x)
+        table = table.set_column(table.column_names.index(column), column, pa.array(names, pa.string()))
+    if not changed:
+        return table
+    return table.set_column(table.column_names.index("oneoff"), "oneoff", pa.array(oneoff, pa.string()))
 
 
 def _modified(server: str | None, label: str) -> str | None:
@@ -151,6 +196,11 @@ def _stats(metric: str, *, quartiles: bool) -> str:
     return ", ".join(cols)
 
 
+#: How many of a point's runs were measured under load, and the first such run's warning (the charts ring them).
+_LOADED = (
+    "count(*) FILTER (WHERE loaded <> '') AS loaded_n, "
+    "coalesce(min(loaded) FILTER (WHERE loaded <> ''), '') AS load_note"
+)
 _POINT_KEY = "coalesce(nullif(git_sha, ''), strftime(started_at, '%Y-%m-%d'))"
 _ISO = "'%Y-%m-%dT%H:%M:%SZ'"
 
@@ -171,7 +221,7 @@ def commit_points(table: pa.Table, metrics: Sequence[str] = TREND_METRICS) -> pa
                    strftime(min(started_at), {_ISO}) AS at, count(*) AS n, {stats},
                    string_agg(DISTINCT server_version, ', ' ORDER BY server_version) AS versions,
                    string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
-                   any_value(testbed_fingerprint) AS testbeds,
+                   any_value(testbed_fingerprint) AS testbeds, {_LOADED},
                    dense_rank() OVER (ORDER BY scenario, server, threads, testbed_fingerprint, oneoff) - 1 AS series
             FROM runs WHERE status = 'ok'
             GROUP BY scenario, server, threads, testbed_fingerprint, testbed, oneoff, point
@@ -190,7 +240,7 @@ def _versions(con: duckdb.DuckDBPyConnection) -> pa.Table:
                coalesce(nullif(server_version, ''), '?') AS server_version,
                count(*) AS n, count(DISTINCT {_POINT_KEY}) AS commits, {stats},
                string_agg(DISTINCT config_hash, ', ' ORDER BY config_hash) AS configs,
-               any_value(testbed_fingerprint) AS testbeds,
+               any_value(testbed_fingerprint) AS testbeds, {_LOADED},
                strftime(min(started_at), {_ISO}) AS first_at, strftime(max(started_at), {_ISO}) AS last_at
         FROM runs WHERE status = 'ok'
         GROUP BY scenario, server, threads, testbed_fingerprint, testbed, oneoff, 7
