@@ -10,9 +10,7 @@ Altair never validates (or hashes) the rows.
 
 from __future__ import annotations
 
-import copy
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +20,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from harness.model.history import TREND_METRICS, TrendData
+from harness.report.chart_scales import ZOOMED, legend, y_scale, zoom_domains
 
 _ALL = "all"
+#: The thread count a cost metric's charts show: the scenario's cost runs', else the selection's.
+THREADS_OF = "(cost_threads[sel_scenario] || sel_threads)"
 
 
 # -- chart specifications -------------------------------------------------------------------------
@@ -75,15 +76,27 @@ class _Filters:
         counts = _thread_counts(data)
         self.thread_domains = alt.param(name="thread_domains", value={k: _thread_domain(v) for k, v in counts.items()})
         self.thread_ticks = alt.param(name="thread_ticks", value=counts)
-        self.params = (self.scenario, self.server, self.threads, self.extents, self.thread_domains, self.thread_ticks)
+        # cost runs count at their own thread count (usually 1): their charts follow it, not the selection's
+        cost = {
+            s: data.default_threads(s, "instr_per_txn") for s in data.scenarios if data.measured("instr_per_txn", s)
+        }
+        self.cost_threads = alt.param(name="cost_threads", value=cost)
+        self.zoom = alt.param(name="zoom", value=zoom_domains(data))
+        self.params = (
+            self.scenario, self.server, self.threads, self.extents, self.thread_domains, self.thread_ticks,
+            self.cost_threads, self.zoom,
+        )  # fmt: skip
 
     @staticmethod
-    def expr(*, threads: bool = True, metric: str | None = None, one_off: bool | None = None) -> str:
+    def expr(
+        *, threads: bool = True, metric: str | None = None, one_off: bool | None = None, cost: bool = False
+    ) -> str:
         """The filter of a layer: the selection, a metric's change points, and (``one_off``) only the
-        runs of the committed configuration (False) or only the others (True)."""
+        runs of the committed configuration (False) or only the others (True); a cost metric's charts
+        (``cost``) take the thread count of the scenario's cost runs."""
         parts = ["datum.scenario === sel_scenario", "(sel_server === 'all' || datum.server === sel_server)"]
         if threads:
-            parts.append("datum.threads === toNumber(sel_threads)")
+            parts.append(f"datum.threads === toNumber({THREADS_OF if cost else 'sel_threads'})")
         if metric is not None:
             parts.append(f"datum.metric === '{metric}'")
         if one_off is not None:
@@ -112,44 +125,6 @@ def _thread_domain(threads: Sequence[int]) -> list[float]:
     return [lo / _THREAD_PAD, hi * _THREAD_PAD]
 
 
-#: Legend labels are never cut: a label wider than this wraps onto more lines (Vega draws a list as lines).
-_LABEL_CHARS = 72
-_CHAR_PX = 6.2  # about the width of one character of a legend label (11 px sans-serif)
-_SYMBOL_PX = 40  # a legend entry's symbol and the gap to the next column
-
-
-def wrap_label(label: str, width: int = _LABEL_CHARS) -> list[str]:
-    """A legend label in lines of at most ``width`` characters, broken after a space or a comma (a run of
-    variables ``a=1,b=2``), a word longer than a line cut where it must; the lines join back to ``label``."""
-    lines: list[str] = []
-    line = ""
-    for word in re.split(r"(?<=[ ,])", label):
-        rest = word
-        while len(rest) > width:  # one word longer than a line
-            if line:
-                lines.append(line)
-                line = ""
-            lines.append(rest[:width])
-            rest = rest[width:]
-        if line and len(line) + len(rest.rstrip()) > width:
-            lines.append(line)
-            line = ""
-        line += rest
-    return [*lines, line] if line or not lines else lines
-
-
-def legend(domain: Sequence[str], title: str) -> alt.Legend:
-    """A legend below the chart whose labels are never cut: no pixel limit on a label, long ones wrapped
-    onto several lines, and as many columns as the longest label leaves room for (one when it is long)."""
-    longest = max((min(len(name), _LABEL_CHARS) for name in domain), default=1)
-    columns = max(1, min(4, int(_WIDTH // (longest * _CHAR_PX + _SYMBOL_PX))))
-    wrapped = {name: wrap_label(name) for name in domain if len(name) > _LABEL_CHARS}
-    expr = f"{json.dumps(wrapped, ensure_ascii=False)}[datum.label] || datum.label" if wrapped else alt.Undefined
-    return alt.Legend(
-        orient="bottom", direction="vertical", columns=columns, labelLimit=0, titleLimit=0, labelExpr=expr, title=title
-    )
-
-
 def _color(domain: list[str], field: str = "server", title: str = "server") -> alt.Color:
     return alt.Color(f"{field}:N", title=title, scale=alt.Scale(domain=domain), legend=legend(domain, title))
 
@@ -159,11 +134,28 @@ def _has_one_off(table: pa.Table) -> bool:
     return "oneoff" in table.column_names and any(table.column("oneoff").to_pylist())
 
 
-_ONE_OFF_NOTE = "faint, dashed: a one-off configuration or an uncommitted tree, apart from the series"
+#: Subtitle lines stay under about 44 characters, so a title is never wider than a phone's chart (the
+#: page's "Reading the charts" section says the rest).
+_ONE_OFF_NOTE = ["faint, dashed: a one-off configuration,", "an uncommitted tree or an @base side"]
 _APART = "(datum.oneoff || '') !== ''"
 #: A one-off configuration's or an uncommitted tree's series: dashed (each is its own series, never
 #: joined to the committed one's line; see harness.store.trend_queries).
 _DASHED = alt.condition(_APART, alt.value([4, 3]), alt.value([1, 0]))
+
+
+#: The ring around points measured under load, and what the charts say about it.
+LOAD_COLOUR = "#bc4c00"
+LOAD_NOTE = "orange ring: some of the point's runs were measured under load (a load warning in their notes)"
+_LOAD_LINE = "orange ring: runs measured under load"
+_LOAD_TIPS = [
+    alt.Tooltip("loaded_n:Q", title="runs measured under load"),
+    alt.Tooltip("load_note:N", title="load warning"),
+]
+
+
+def _has_load(table: pa.Table) -> bool:
+    """Whether any point has a run measured under load."""
+    return "loaded_n" in table.column_names and any(table.column("loaded_n").to_pylist())
 
 
 def _faint(main: float, apart: float) -> Any:
@@ -187,12 +179,13 @@ def _lines(table: pa.Table) -> list[str]:
 def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layered:
     fmt, label = _FMT[metric], _TITLES[metric]
     color = _color(_lines(data.points), field="line", title="server")
-    domain = {"expr": "time_extents[sel_scenario + '|' + sel_server + '|' + sel_threads] || [0, 1]"}
+    threads = THREADS_OF if metric in ZOOMED else "sel_threads"
+    domain = {"expr": f"time_extents[sel_scenario + '|' + sel_server + '|' + {threads}] || [0, 1]"}
     x = alt.X("at:T", title="first run of the commit (UTC)", scale=alt.Scale(domain=domain))
     base = alt.Chart()
     band = base.mark_area().encode(
         x=x,
-        y=alt.Y(f"{metric}_min:Q", title=f"{label}, median of repetitions"),
+        y=alt.Y(f"{metric}_min:Q", title=f"{label}, median of repetitions", scale=y_scale(metric)),
         y2=f"{metric}_max:Q",
         color=color,
         opacity=_faint(0.18, 0.07),
@@ -212,7 +205,17 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
         alt.Tooltip("testbeds:N", title="testbed fingerprint"),
     ]
     line = base.mark_line(point=alt.OverlayMarkDef(size=28) if points else False, strokeWidth=1.6).encode(
-        x=x, y=alt.Y(f"{metric}:Q"), color=color, opacity=_faint(1.0, 0.55), strokeDash=_DASHED, tooltip=tip
+        x=x, y=alt.Y(f"{metric}:Q", scale=y_scale(metric)), color=color, opacity=_faint(1.0, 0.55),
+        strokeDash=_DASHED, tooltip=tip,
+    )  # fmt: skip
+    loaded = (
+        [  # a ring around a point any of whose runs was measured under load (harness.testbed.preflight)
+            base.mark_point(shape="circle", filled=False, size=170, strokeWidth=1.8, color=LOAD_COLOUR)
+            .encode(x=x, y=alt.Y(f"{metric}:Q", scale=y_scale(metric)), tooltip=[*tip, *_LOAD_TIPS])
+            .transform_filter("datum.loaded_n > 0")
+        ]
+        if _has_load(data.points)
+        else []
     )
     changes = alt.Chart()
     change_tooltip = [
@@ -229,15 +232,18 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
     labels = changes.mark_text(align="left", dx=4, dy=-4, baseline="top", fontSize=11).encode(
         x="at:T", y=alt.value(0), text=alt.Text("change_pct:Q", format="+.1f"), color=color, tooltip=change_tooltip
     )
-    series = alt.layer(band, line, data=_named("points")).transform_filter(_Filters.expr())
-    marks = alt.layer(rules, labels, data=_named("changes")).transform_filter(_Filters.expr(metric=metric))
+    cost = metric in ZOOMED
+    series = alt.layer(band, line, *loaded, data=_named("points")).transform_filter(_Filters.expr(cost=cost))
+    marks = alt.layer(rules, labels, data=_named("changes")).transform_filter(_Filters.expr(metric=metric, cost=cost))
     layers: list[Any] = [series, marks]
-    subtitle = ["line: median of repetitions; band: min-max; dashed: change point (+/- %)"]
+    subtitle = ["line: median of repetitions, band: min-max", "dashed rule: change point (+/- %)"]
+    if loaded:
+        subtitle.append(_LOAD_LINE)
     if _has_one_off(data.points):
-        subtitle.append(_ONE_OFF_NOTE)
+        subtitle += _ONE_OFF_NOTE
         if not points:  # a picture of a long history: a lone one-off point needs a mark of its own
             apart = base.mark_point(filled=False, size=40, opacity=0.7).encode(x=x, y=f"{metric}:Q", color=color)
-            only = _Filters.expr(one_off=True) + f" && isValid(datum['{metric}'])"
+            only = _Filters.expr(one_off=True, cost=cost) + f" && isValid(datum['{metric}'])"
             layers.insert(1, alt.layer(apart, data=_named("points")).transform_filter(only))
     return alt.layer(*layers).properties(
         title=alt.TitleParams(f"{label} across commits", subtitle=subtitle),
@@ -254,7 +260,8 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
         "server_version:N",
         title="server version",
         sort=None,  # the rows come in natural version order (a sort field would warn in layers)
-        axis=alt.Axis(labelAngle=-30),
+        # one line per part of a version (10.11.19 / MariaDB / 0+deb12u1): no label reaches past the chart
+        axis=alt.Axis(labelAngle=0, labelExpr="split(datum.label, '-')", labelLimit=0),
     )
     base = alt.Chart()
     offset = alt.XOffset("line:N", scale=alt.Scale(domain=lines))  # one domain: no union warning
@@ -270,10 +277,11 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
         alt.Tooltip("commits:Q", title="commits"),
         alt.Tooltip("configs:N", title="config hash"),
         alt.Tooltip("testbeds:N", title="testbed fingerprint"),
+        *(_LOAD_TIPS[:1] if _has_load(data.versions) else []),
     ]
     whisker = base.mark_rule().encode(
-        x=x, xOffset=offset, y=alt.Y(f"{metric}_min:Q", title=f"{label}, all runs"), y2=f"{metric}_max:Q",
-        color=color, tooltip=tooltip,
+        x=x, xOffset=offset, y=alt.Y(f"{metric}_min:Q", title=f"{label}, all runs", scale=y_scale(metric)),
+        y2=f"{metric}_max:Q", color=color, tooltip=tooltip,
     )  # fmt: skip
     box = base.mark_bar(size=14).encode(
         x=x, xOffset=offset, y=f"{metric}_q1:Q", y2=f"{metric}_q3:Q", color=color, opacity=_faint(0.55, 0.2),
@@ -282,10 +290,12 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
     median = base.mark_tick(thickness=2.5, size=16, color="black").encode(
         x=x, xOffset=offset, y=f"{metric}:Q", tooltip=tooltip
     )
-    layered = alt.layer(whisker, box, median, data=_named("versions")).transform_filter(_Filters.expr())
-    subtitle = ["box: 25th-75th percentile; whiskers: min-max"]
+    layered = alt.layer(whisker, box, median, data=_named("versions")).transform_filter(
+        _Filters.expr(cost=metric in ZOOMED)
+    )
+    subtitle = ["box: 25th-75th percentile, whiskers: min-max"]
     if _has_one_off(data.versions):
-        subtitle.append("faint: a one-off configuration or an uncommitted tree, apart from the series")
+        subtitle += ["faint: a one-off configuration,", "an uncommitted tree or an @base side"]
     return layered.properties(
         title=alt.TitleParams(f"{label} by server version", subtitle=subtitle),
         width=_WIDTH,
@@ -318,7 +328,7 @@ def _scaling_chart(metric: str, data: TrendData) -> Layered:
     ]
     spread = base.mark_rule(strokeWidth=3).encode(
         x=x,
-        y=alt.Y(f"{metric}_q1:Q", title=f"{label}, median"),
+        y=alt.Y(f"{metric}_q1:Q", title=f"{label}, median", scale=y_scale(metric)),
         y2=f"{metric}_q3:Q",
         color=color,
         opacity=_faint(0.5, 0.2),
@@ -327,9 +337,9 @@ def _scaling_chart(metric: str, data: TrendData) -> Layered:
         x=x, y=f"{metric}:Q", color=color, opacity=_faint(1.0, 0.55), strokeDash=_DASHED, tooltip=tooltip
     )
     layers: list[Any] = [alt.layer(spread, line, data=_named("scaling")).transform_filter(_Filters.expr(threads=False))]
-    subtitle = ["newest server version per server and config; bars: 25th-75th percentile"]
+    subtitle = ["newest version per server and config", "bars: 25th-75th percentile"]
     if _has_one_off(data.scaling):
-        subtitle.append(_ONE_OFF_NOTE)
+        subtitle += _ONE_OFF_NOTE
     return alt.layer(*layers).properties(
         title=alt.TitleParams(f"{label} vs threads", subtitle=subtitle),
         width=_WIDTH,
@@ -393,11 +403,10 @@ def dashboard_spec(data: TrendData, selection: Selection, *, validate: bool = Tr
     """
     filters = _Filters(data, selection, interactive=True)
     metrics = [m for m in TREND_METRICS if data.measured(m)] or ["qps"]
-    chart = alt.vconcat(
-        alt.hconcat(*(_trend_chart(m, data) for m in metrics)),
-        alt.hconcat(*(_versions_chart(m, data) for m in metrics)),
-        alt.hconcat(*(_scaling_chart(m, data) for m in metrics)),
-    ).resolve_scale(color="independent")
+    charts = [build(m, data) for m in metrics for build in (_trend_chart, _versions_chart, _scaling_chart)]
+    # a grid of one row per metric (across commits, by version, against threads); the page's script sets
+    # the columns and the charts' widths to the window (harness.report.site_page): 3 wide, 1 on a phone
+    chart = alt.concat(*charts, columns=len(IMAGE_KINDS)).resolve_scale(color="independent")
     spec: dict[str, Any] = chart.to_dict(validate=validate)
     spec["params"] = [p.to_dict() for p in _param_defs(filters)]
     spec["datasets"] = _datasets(data, None, None)
@@ -405,104 +414,6 @@ def dashboard_spec(data: TrendData, selection: Selection, *, validate: bool = Tr
 
 
 IMAGE_KINDS: tuple[str, ...] = ("trend", "versions", "scaling")
-
-
-#: Image trend charts mark each commit's point up to this many commits per series.
-_IMAGE_POINTS = 60
-
-
-def _longest_series(data: TrendData) -> int:
-    """The most commit points of any one series."""
-    if data.points.num_rows == 0 or "series" not in data.points.column_names:
-        return 0
-    counts = data.points.group_by("series").aggregate([("series", "count")])
-    return int(pc.max(counts.column("series_count")).as_py() or 0)
-
-
-def _cut_legends(spec: Any, drawn: set[str]) -> None:
-    """Every colour legend of an image cut to the lines it draws (an image shows one scenario; the
-    charts were built with the lines of all), in place."""
-    if isinstance(spec, list):
-        for item in spec:
-            _cut_legends(item, drawn)
-        return
-    if not isinstance(spec, dict):
-        return
-    color = spec.get("color")
-    if isinstance(color, dict) and isinstance(color.get("scale"), dict) and "domain" in color["scale"]:
-        kept = [line for line in color["scale"]["domain"] if line in drawn]
-        if kept:
-            color["scale"]["domain"] = kept
-            color["legend"] = legend(kept, str(color.get("title", ""))).to_dict()
-    for value in spec.values():
-        _cut_legends(value, drawn)
-
-
-def _image_template(kind: str, data: TrendData, metrics: tuple[str, ...]) -> dict[str, Any]:
-    """The Vega-Lite dict of one kind of image for these metrics, without params and data (filled per scenario)."""
-    if kind == "trend":  # point marks only on short series: hundreds of commits rasterise slowly and add
-        # nothing in a picture, but a series of one commit is nothing but its point
-        charts = [_trend_chart(m, data, points=_longest_series(data) <= _IMAGE_POINTS) for m in metrics]
-    else:
-        build = {"versions": _versions_chart, "scaling": _scaling_chart}[kind]
-        charts = [build(m, data) for m in metrics]
-    chart = alt.hconcat(*charts).properties(title=alt.TitleParams("", anchor="start", fontSize=15))
-    spec: dict[str, Any] = chart.to_dict(validate=False)  # the builders are validated by dashboard_spec
-    return spec
-
-
-def image_plan(data: TrendData) -> list[tuple[Selection, str, tuple[str, ...]]]:
-    """``(selection, kind, metrics)`` of every image worth drawing, per scenario.
-
-    A metric is drawn only where it was measured (a cost-only scenario gets no empty QPS and p95 axes),
-    at the thread count with the most commits among its own runs (cost runs count at 1 thread, timing
-    runs often at more: each gets its own image then); a metric is in the scaling image only when it was
-    measured at two thread counts or more (one point would sit against the axis's edge).
-    """
-    plan: list[tuple[Selection, str, tuple[str, ...]]] = []
-    for scenario in data.scenarios:
-        by_threads: dict[int, list[str]] = {}
-        for metric in TREND_METRICS:
-            if data.measured(metric, scenario):
-                by_threads.setdefault(data.default_threads(scenario, metric), []).append(metric)
-        for threads, metrics in sorted(by_threads.items()):
-            plan += [(Selection(scenario, threads), kind, tuple(metrics)) for kind in ("trend", "versions")]
-        scaled = tuple(m for m in TREND_METRICS if sum(data.measured(m, scenario, t) for t in data.threads) >= 2)
-        if scaled:
-            plan.append((Selection(scenario, data.default_threads(scenario)), "scaling", scaled))
-    return plan
-
-
-def image_specs(
-    data: TrendData, selections: Sequence[Selection] | None = None
-) -> list[tuple[Selection, str, dict[str, Any]]]:
-    """``(selection, kind, spec)`` for every image of :func:`image_plan` (or of the given selections).
-
-    Each kind and metric set is built with Altair once and then filled in per scenario (building charts
-    is the slow part of Altair); the selection is fixed in the params and the datasets are cut to it.
-    """
-    if selections is None:
-        plan = image_plan(data)
-    else:
-        every = tuple(m for m in TREND_METRICS if data.measured(m)) or ("qps",)
-        plan = [(s, kind, every) for s in selections for kind in IMAGE_KINDS]
-    templates: dict[tuple[str, tuple[str, ...]], dict[str, Any]] = {}
-    out = []
-    for selection, kind, metrics in plan:
-        template = templates.get((kind, metrics))
-        if template is None:
-            template = templates[(kind, metrics)] = _image_template(kind, data, metrics)
-        filters = _Filters(data, selection, interactive=False)
-        spec = copy.deepcopy(template)
-        spec["title"] = {
-            **template["title"],
-            "text": selection.scenario + ("" if kind == "scaling" else f" · {selection.threads} threads"),
-        }
-        spec["params"] = [p.to_dict() for p in _param_defs(filters)]
-        spec["datasets"] = _datasets(data, selection, kind)
-        _cut_legends(spec["hconcat"], {str(row["line"]) for rows in spec["datasets"].values() for row in rows})
-        out.append((selection, kind, spec))
-    return out
 
 
 def spec_json(spec: dict[str, Any]) -> str:

@@ -33,11 +33,15 @@ import vl_convert
 from harness.errors import ReportError
 from harness.model import METRIC_LABELS
 from harness.model.history import ChangeMark, TrendData
-from harness.report.charts import Selection, dashboard_spec, image_specs, spec_json
+from harness.report.charts import Selection, dashboard_spec, spec_json
 from harness.report.file_names import safe_stem
 from harness.report.files import write_atomic
 from harness.report.png import render_png
+from harness.report.site_page import SCRIPT, STYLE
+from harness.report.site_sections import reading_guide, release_view
 from harness.report.tables import fmt_value
+from harness.report.trend_images import image_specs
+from harness.report.work_chart import work_spec
 
 BUNDLE_FILE = "vega-bundle.js"
 _EXPORTS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
@@ -140,68 +144,24 @@ def _images_list(out_dir: Path, images: tuple[Path, ...]) -> str:
     return f"<ul class=images>{items}</ul>"
 
 
-_STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5rem;color:#1f2328}
-h1{font-size:1.5rem;margin:0 0 .25rem}h2{font-size:1.15rem;margin-top:2rem}
-.meta{color:#57606a;margin:0 0 1rem}
-#filters{display:flex;gap:1.5rem;flex-wrap:wrap;padding:.6rem .8rem;background:#f6f8fa;border:1px solid #d0d7de;
- border-radius:6px;margin-bottom:1rem}
-#filters .vega-bind{display:flex;gap:.4rem;align-items:center}#filters .vega-bind-name{font-weight:600}
-#status[data-state=error]{color:#cf222e;font-weight:600}
-table.changes{border-collapse:collapse;font-size:.9rem}
-table.changes th,table.changes td{border:1px solid #d0d7de;padding:.25rem .5rem;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums}td.worse{color:#cf222e}td.better{color:#1a7f37}
-"""
-
-_SCRIPT = """
-(function () {
-  var status = document.getElementById('status');
-  function fail(message) {
-    status.setAttribute('data-state', 'error');
-    status.textContent = 'The charts could not be drawn: ' + message;
-    console.error('dbperf trend: ' + message);
-  }
-  window.addEventListener('error', function (event) { fail(event.message); });
-  if (typeof window.vegaEmbed !== 'function') { fail('vega-bundle.js did not load'); return; }
-  var spec = JSON.parse(document.getElementById('dbperf-spec').textContent);
-  window.vegaEmbed('#vis', spec, {
-    renderer: 'svg',
-    actions: {export: true, source: false, compiled: false, editor: false}
-  }).then(function (result) {
-    var view = result.view;
-    window.dbperfView = view;
-    // the selection lives in the URL (#scenario=...&server=...&threads=...), so views can be shared
-    var names = {scenario: 'sel_scenario', server: 'sel_server', threads: 'sel_threads'};
-    var asked = new URLSearchParams(window.location.hash.slice(1));
-    Object.keys(names).forEach(function (key) {
-      var value = asked.get(key);
-      if (value !== null) { view.signal(names[key], key === 'threads' ? Number(value) : value); }
-    });
-    function remember() {
-      var now = new URLSearchParams();
-      Object.keys(names).forEach(function (key) { now.set(key, String(view.signal(names[key]))); });
-      document.body.setAttribute('data-selection', now.toString());
-      if (window.history && window.history.replaceState) {
-        window.history.replaceState(null, '', '#' + now.toString());
-      }
-    }
-    Object.keys(names).forEach(function (key) { view.addSignalListener(names[key], remember); });
-    return view.runAsync().then(function () {
-      remember();
-      status.setAttribute('data-state', 'rendered');
-      status.textContent = '';
-      document.body.setAttribute('data-rendered', 'yes');
-    });
-  }).catch(function (error) { fail(String(error)); });
-})();
-"""
-
-
-def _page(title: str, data: TrendData, spec: dict[str, Any], out_dir: Path, images: tuple[Path, ...]) -> str:
+def _page(
+    title: str,
+    data: TrendData,
+    specs: tuple[dict[str, Any], dict[str, Any] | None],
+    out_dir: Path,
+    images: tuple[Path, ...],
+) -> str:
     built = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     meta = (
         f"{data.runs:,} ok runs · {len(data.scenarios)} scenario(s) · {len(data.servers)} server(s) · "
         f"{data.points.num_rows:,} commit points · {len(data.changes)} change point(s) · built {built}"
+    )
+    spec, work = specs
+    work_part = (
+        '<h2 id="work-vector">Work vector</h2>\n<div id="work"></div>\n'
+        f'<script type="application/json" id="dbperf-work-spec">{spec_json(work)}</script>\n'
+        if work is not None
+        else ""
     )
     return f"""<!doctype html>
 <html lang="en">
@@ -209,7 +169,7 @@ def _page(title: str, data: TrendData, spec: dict[str, Any], out_dir: Path, imag
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(title)}</title>
-<style>{_STYLE}</style>
+<style>{STYLE}</style>
 <script src="{BUNDLE_FILE}"></script>
 </head>
 <body>
@@ -218,15 +178,19 @@ def _page(title: str, data: TrendData, spec: dict[str, Any], out_dir: Path, imag
 <div id="filters" aria-label="filters"></div>
 <div id="vis"></div>
 <p id="status" data-state="loading">Drawing charts…</p>
+{work_part}<h2 id="releases">Releases: server versions side by side</h2>
+{release_view(data)}
+<h2 id="reading">Reading the charts</h2>
+{reading_guide(data)}
 <h2>Change points</h2>
 <p class="meta">E-divisive means with a permutation test over the per-commit medians of each
 scenario × server × threads series; the change is the shift between the means of the neighbouring
 levels, the confidence is 1 − p.</p>
-{_changes_table(data.changes)}
+<div class=scroll>{_changes_table(data.changes)}</div>
 <h2>Images</h2>
 {_images_list(out_dir, images)}
 <script type="application/json" id="dbperf-spec">{spec_json(spec)}</script>
-<script>{_SCRIPT}</script>
+<script>{SCRIPT}</script>
 </body>
 </html>
 """
@@ -272,12 +236,13 @@ def build_site(
     except OSError as exc:
         raise ReportError(f"cannot create {out}: {exc}") from exc
     first = data.scenarios[0]
-    spec = dashboard_spec(data, Selection(scenario=first, threads=data.default_threads(first)), validate=validate)
+    selection = Selection(scenario=first, threads=data.default_threads(first))
+    spec = dashboard_spec(data, selection, validate=validate)
     written = _render_images(data, out, scale) if images else ()
     _write(out / BUNDLE_FILE, _bundle())
     _write(out / "changes.json", json.dumps([c.as_dict() for c in data.changes], indent=2) + "\n")
     index = out / "index.html"
-    _write(index, _page(title, data, spec, out, written))
+    _write(index, _page(title, data, (spec, work_spec(data, selection)), out, written))
     return SiteResult(
         out_dir=out,
         index=index,

@@ -284,7 +284,7 @@ def _cost_history(commits: int = 4) -> list[RunResult]:
 def test_a_cost_only_store_charts_instructions_and_no_empty_axes(tmp_path: Path) -> None:
     """A cost-only report embedded three empty PNGs (QPS and p95 axes, no data): now it charts
     instructions per transaction, and nothing that was not measured (one thread count: no scaling)."""
-    from harness.report.charts import image_plan
+    from harness.report.trend_images import image_plan
 
     s = Store(tmp_path / "cost.duckdb")
     s.save_many(_cost_history())
@@ -304,7 +304,7 @@ def test_a_cost_only_store_charts_instructions_and_no_empty_axes(tmp_path: Path)
 def test_timing_and_cost_runs_get_their_own_thread_counts(store: Store, tmp_path: Path) -> None:
     """Timing runs at 4 and 8 threads and cost runs at 1: QPS and p95 at 8 threads, instructions at 1, a
     scaling image of what was measured at two thread counts or more (not the instructions)."""
-    from harness.report.charts import image_plan
+    from harness.report.trend_images import image_plan
 
     s = Store(tmp_path / "both.duckdb")
     s.save_many([*history(), *_cost_history()])

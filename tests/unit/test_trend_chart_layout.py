@@ -15,7 +15,9 @@ from factories import run
 from harness.model import RunResult
 from harness.model.history import TrendData, one_off_note
 from harness.pipeline import history
-from harness.report.charts import Selection, dashboard_spec, image_specs, legend, wrap_label
+from harness.report.chart_scales import legend, wrap_label
+from harness.report.charts import Selection, dashboard_spec
+from harness.report.trend_images import image_specs
 from harness.store.rows import arrow_tables
 from harness.store.schema import METRIC_COLUMNS, METRICS_TABLE_KEYS
 
