@@ -179,6 +179,10 @@ class Act:
     state: Path
     python_bin: Path = field(default_factory=lambda: Path(sys.base_prefix) / "bin")
 
+    def reserve_run_id(self) -> int:
+        """A run id no act run of this session has: for artifacts a test lays out as a run would."""
+        return self._next_run_id()
+
     def _next_run_id(self) -> int:
         counter = self.state / "run-counter"
         value = int(counter.read_text()) + 1 if counter.exists() else 1001

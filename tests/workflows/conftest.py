@@ -207,7 +207,10 @@ def schedule_event() -> dict[str, object]:
 
 
 def workflow_run_event(run_id: int, event: str, branch: str, sha: str, conclusion: str) -> dict[str, object]:
-    workflow = "pr-check" if event == "pull_request_target" else "perf"
+    """A perf.yml run's completion (push, schedule, dispatch); pr-check.yml's: :func:`pr_check_run_event`."""
+    if event == "pull_request_target":
+        raise ValueError("a pull_request_target run's workflow_run payload: use pr_check_run_event")
+    workflow = "perf"
     run = {
         "id": run_id,
         "name": workflow,
@@ -230,3 +233,24 @@ def workflow_run_event(run_id: int, event: str, branch: str, sha: str, conclusio
         "repository": REPOSITORY,
         "sender": {"login": "acme"},
     }
+
+
+def pr_check_run_event(
+    run_id: int, repo: ScratchRepo, head_sha: str, conclusion: str, *, number: int = PR_NUMBER
+) -> dict[str, object]:
+    """pr-check.yml's run of a pull request's ``pull_request_target`` event, completed, as GitHub sends it.
+
+    For ``pull_request_target`` GitHub runs in the base branch's context, so the run's ``head_branch`` and
+    ``head_sha`` are the BASE branch's (GITHUB_SHA is "the last commit on the PR base branch"; actions/checkout
+    #2454: "when workflow_run is triggered by pull_request_target, the head_sha points to the base branch, not
+    the PR head"), ``pull_requests`` is empty for a fork, and ``display_title`` is pr-check.yml's run-name."""
+    event = workflow_run_event(run_id, "push", "main", repo.main_sha, conclusion)
+    run = dict(event["workflow_run"])  # type: ignore[call-overload]
+    run.update(
+        name="pr-check",
+        path=".github/workflows/pr-check.yml",
+        event="pull_request_target",
+        display_title=f"pr-check #{number} at {head_sha}",
+        pull_requests=[],
+    )
+    return {**event, "workflow_run": run, "workflow": {"name": "pr-check", "path": ".github/workflows/pr-check.yml"}}

@@ -196,10 +196,23 @@ def test_the_pull_request_job_holds_no_secret_and_no_write_token() -> None:
     compare = jobs("pr-check.yml")["compare"]
     assert re.search(r"^    permissions:\n      contents: read\n    env:", compare, re.M), compare
     assert "persist-credentials: false" in compare and "actions/cache" not in check
-    assert "ref: ${{ github.event.pull_request.head.sha || github.sha }}" in compare
-    # forks only with the label a maintainer adds; the same repository's branches at once
-    assert "github.event.label.name == 'perf'" in compare
-    assert "github.event.pull_request.head.repo.full_name == github.repository" in compare
+    # exactly the commit the gate let through, checked after the checkout
+    assert "ref: ${{ needs.gate.outputs.sha }}" in compare and "needs: gate" in compare
+    assert '[ "$head" = "$SHA" ]' in compare
+    # forks only with the label a maintainer adds, on a head a maintainer approved; the same
+    # repository's branches at once. The gate runs on GitHub's machines and may only read reviews.
+    gate = jobs("pr-check.yml")["gate"]
+    assert "github.event.label.name == 'perf'" in gate
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in gate
+    assert runs_on(gate) == ["ubuntu-24.04"]
+    assert re.search(r"^    permissions:\n      pull-requests: read #[^\n]*\n    outputs:", gate, re.M), gate
+    assert '$2 == "APPROVED" && $3 == sha' in gate and "admin|maintain|write" in gate
+    # what the run checked is GitHub's record (run-name), read by the trusted jobs instead of head_sha
+    run_name = "format('pr-check #{0} at {1}', github.event.pull_request.number, github.event.pull_request.head.sha)"
+    assert run_name in check
+    for name in ("pr-comment.yml", "bencher.yml"):
+        assert "title='^pr-check #([0-9]{1,9}) at ([0-9a-f]{40})$'" in text(name), name
+    assert "workflow_run.head_sha" not in text("pr-comment.yml").split("permissions: {}")[1]
 
 
 def test_secrets_only_in_jobs_bound_to_an_environment() -> None:

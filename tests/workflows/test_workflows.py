@@ -33,6 +33,7 @@ from .conftest import (
     PR_BRANCH,
     PR_NUMBER,
     ScratchRepo,
+    pr_check_run_event,
     pull_request_event,
     push_event,
     schedule_event,
@@ -67,11 +68,25 @@ def _pr_fixture(state: Path, sha: str, head_sha: str) -> None:
 # -- runs (each event once per session; the tests below assert on what they left) ----------------
 
 
+def _approved(state: Path, sha: str) -> None:
+    """A maintainer (write access) approved ``sha`` in a review of pull request 7 (the gh shim serves it)."""
+    api = state / "github" / "repos" / "acme" / "dbperf"
+    review = {"id": 1, "user": {"login": "maintainer"}, "state": "APPROVED", "commit_id": sha}
+    for path, answer in (
+        (api / "pulls" / str(PR_NUMBER) / "reviews.json", [review]),
+        (api / "collaborators" / "maintainer" / "permission.json", {"permission": "write"}),
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(answer))
+
+
 @pytest.fixture(scope="module")
 def pr_run(act: Act, scratch_repo: ScratchRepo, quick_env: dict[str, str], common_vars: dict[str, str]) -> ActRun:
+    _approved(act.state, scratch_repo.pr_sha)
     scratch_repo.checkout(PR_BRANCH)
     try:
-        # a fork's pull request, labelled `perf` by a maintainer: the check runs, on the untrusted label
+        # a fork's pull request, labelled `perf` by a maintainer on the head they approved: the gate lets
+        # that commit through, and the check runs it, on the untrusted label
         return act.run(
             "pull-request",
             "pull_request_target",
@@ -166,7 +181,7 @@ def schedule_run(act: Act, push_run: ActRun, quick_env: dict[str, str], common_v
 
 def test_pull_request_ab_check_fails_on_the_regression(pr_run: ActRun) -> None:
     assert pr_run.exit_code == 1, _explain(pr_run)
-    assert pr_run.jobs == {"compare": "failure"}, _explain(pr_run)
+    assert pr_run.jobs == {"gate": "success", "compare": "failure"}, _explain(pr_run)
     summary = pr_run.summary("compare")
     assert "## dbperf performance check" in summary, summary
     assert "🔴 **Performance regression**" in summary
@@ -180,7 +195,7 @@ def test_pull_request_ab_check_fails_on_the_regression(pr_run: ActRun) -> None:
     assert "`flamegraph-oltp_point_select-1t.svg` in the `perf-results` artifact" in summary
 
 
-def test_pull_request_artifacts(pr_run: ActRun) -> None:
+def test_pull_request_artifacts(pr_run: ActRun, scratch_repo: ScratchRepo) -> None:
     results = pr_run.artifact("perf-results")
     for name in ("report.md", "comment.md", "verdicts.json", "plan.json", "bmf.json", "dbperf.duckdb"):
         assert (results / name).is_file(), f"{name} missing from perf-results: {sorted(results.iterdir())}"
@@ -204,7 +219,10 @@ def test_pull_request_artifacts(pr_run: ActRun) -> None:
     assert sorted(bmf) == ["mariadb-local/oltp_point_select/ci/1t/cost"]
     assert (pr_run.artifact("bmf") / "pr-number.txt").read_text().strip() == str(PR_NUMBER)
     # the comment's data only: the trusted job builds the Markdown (never this run)
-    assert sorted(p.name for p in pr_run.artifact("pr-comment").iterdir()) == ["pr-number.txt", "verdicts.json"]
+    uploaded = sorted(p.name for p in pr_run.artifact("pr-comment").iterdir())
+    assert uploaded == ["head-sha.txt", "pr-number.txt", "verdicts.json"], uploaded
+    # what was checked: the commit the gate let through, which the trusted jobs compare with the run's title
+    assert (pr_run.artifact("pr-comment") / "head-sha.txt").read_text().strip() == scratch_repo.pr_sha
     # the change under test, setting by setting, with its line in the pull request's my.cnf
     changes = json.loads((results / "verdicts.json").read_text())["changes"]
     assert [(c["file"], c["name"], c["old"], c["new"], c["status"], c["line"]) for c in changes] == CNF_CHANGES
@@ -235,7 +253,7 @@ def test_a_forks_pull_request_runs_only_on_the_untrusted_label(
     on a machine that is only the trusted runner, nothing runs even with the label; labelled, only the
     A/B check runs, on `dbperf-pr` (pr_run). ci.yml's pull-request jobs run on GitHub's machines and
     pull a container image, so act leaves it out; the static tests check its runners."""
-    assert pr_run.jobs == {"compare": "failure"}, _explain(pr_run)
+    assert pr_run.jobs == {"gate": "success", "compare": "failure"}, _explain(pr_run)
     workflows = sorted(
         p.name for p in (scratch_repo.path / ".github" / "workflows").glob("*.yml") if p.name != "ci.yml"
     )
@@ -266,7 +284,8 @@ def test_pr_comment_is_posted_once_and_updated(
     act: Act, pr_run: ActRun, scratch_repo: ScratchRepo, common_vars: dict[str, str]
 ) -> None:
     _pr_fixture(act.state, scratch_repo.main_sha, scratch_repo.pr_sha)
-    event = workflow_run_event(pr_run.run_id, "pull_request_target", PR_BRANCH, scratch_repo.pr_sha, "failure")
+    # as GitHub sends it: head_sha is main's commit; the pull request and its commit are in the run's title
+    event = pr_check_run_event(pr_run.run_id, scratch_repo, scratch_repo.pr_sha, "failure")
     comments_file = act.state / "github" / "comments.json"
     comments_file.unlink(missing_ok=True)
     (act.state / "github" / "check-runs.json").unlink(missing_ok=True)
@@ -340,7 +359,8 @@ def test_bencher_upload_of_the_pull_request(
     act: Act, pr_run: ActRun, scratch_repo: ScratchRepo, common_vars: dict[str, str]
 ) -> None:
     _pr_fixture(act.state, scratch_repo.main_sha, scratch_repo.pr_sha)
-    event = workflow_run_event(pr_run.run_id, "pull_request_target", PR_BRANCH, scratch_repo.pr_sha, "failure")
+    # as GitHub sends it: head_sha is main's commit; the pull request and its commit are in the run's title
+    event = pr_check_run_event(pr_run.run_id, scratch_repo, scratch_repo.pr_sha, "failure")
     before = set((act.state / "bencher").glob("*")) if (act.state / "bencher").exists() else set()
     run = act.run("bencher-pr", "workflow_run", event, workflow="bencher.yml", variables=BENCHER_VARS, secrets=SECRETS)
     assert run.exit_code == 0, _explain(run)
