@@ -67,7 +67,7 @@ CHECKS: tuple[Check, ...] = (
         "binlog_minimal",
         "binlog_row_image MINIMAL (log_bin on), oltp_update_non_index",
         "oltp_update_non_index",
-        {**MINIMAL_BINLOG, "binlog_row_image": "MINIMAL"},
+        {"binlog_row_image": "MINIMAL"},
         base=MINIMAL_BINLOG,
     ),
     Check(
