@@ -222,3 +222,18 @@ def test_a_forecast_read_from_an_untrusted_file_keeps_numbers_and_drops_free_tex
         checked_forecast({**raw, "tps_pct": float("nan")}, "f")
     with pytest.raises(ValueError, match="terms"):
         checked_forecast({**raw, "terms": [{**raw["terms"][0], "component": "<b>x</b>"}]}, "f")
+
+
+def test_stored_sweeps_give_tps_by_client_count_of_this_testbed(tmp_path: Path) -> None:
+    from harness.pipeline.forecasts import stored_sweeps
+    from harness.store import open_store
+
+    store_file = tmp_path / "store.duckdb"
+    store = open_store(store_file)
+    store.save_many([run(1000.0, threads=1), run(1100.0, threads=1), run(1500.0, threads=2), run(1600.0, threads=4)])
+    store.close()
+    settings = dataclasses.replace(_settings(tmp_path), store=store_file, profile="ci")
+    curve = stored_sweeps(settings, TESTBED)("oltp_point_select", "mariadb-local")
+    assert curve == {1: 1050.0, 2: 1500.0, 4: 1600.0}
+    assert "not at 2 clients" in holds_for(curve)  # 750 a client is 71 % of one client's 1,050
+    assert stored_sweeps(settings, dataclasses.replace(TESTBED, cores=64))("oltp_point_select", "mariadb-local") == {}
