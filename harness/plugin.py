@@ -152,8 +152,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     unless the user chose; pytest's cache plugin applies it after this hook (it wraps it)."""
     if not config.getoption("lf", False) or _lfnf_given(config):
         return
-    if items and all("dbperf_case" in getattr(item, "fixturenames", ()) for item in items):
+    if items and all(_case(item) is not None for item in items):
         config.option.last_failed_no_failures = "none"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A session of more than one scenario case says its estimate before the first runs
+    (:mod:`harness.pipeline.estimates`: this machine's stored durations; said over a minute)."""
+    cases = [c for c in map(_case, session.items) if c is not None]
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    if len(cases) < 2 or terminal is None or hasattr(session.config, "workerinput"):
+        return
+    from harness.pipeline import estimates
+
+    settings = settings_from_config(session.config)
+    work = [
+        estimates.Work(
+            c.measured(), c.kind, c.scenario.repetitions if c.kind == "time" else c.scenario.cost.repetitions
+        )
+        for c in cases
+    ]
+    found = estimates.of_work(settings, work, estimates.recent_history(settings.store))
+    if found.seconds >= estimates.SAY_ABOVE_S:
+        terminal.write_line(f"dbperf: {estimates.line(found)} for {len(cases)} scenario cases")
+
+
+def _case(item: pytest.Item) -> ScenarioCase | None:
+    """The scenario case a test item runs (None: not a scenario test)."""
+    callspec = getattr(item, "callspec", None)
+    found = callspec.params.get("dbperf_case") if callspec is not None else None
+    return found if isinstance(found, ScenarioCase) else None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

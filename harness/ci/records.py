@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.model import DefinitionChange, RunKind
+from harness.model.estimate import PlanEstimate
 
 Tree = Literal["base", "head"]
 Kind = Literal["server", "copied-server", "scenario", "harness-aa"]
@@ -123,58 +124,6 @@ class Recording:
 
     def to_dict(self) -> dict[str, object]:
         return {"reason": self.reason, "estimated_s": self.estimated_s, **self.side.to_dict()}
-
-
-@dataclass(frozen=True)
-class KindEstimate:
-    """The wall time one kind of run of one comparison (or recording) is expected to take.
-
-    ``per_run_s`` comes from this machine's recent runs of the same server, scenario, kind and
-    thread count (``source`` = "measured (N runs)") or, with none stored, from the profile's
-    durations and an assumed server start (``source`` = "assumed")."""
-
-    label: str
-    kind: RunKind
-    runs: int
-    per_run_s: float
-    source: str
-
-    @property
-    def seconds(self) -> float:
-        return self.runs * self.per_run_s
-
-    def to_dict(self) -> dict[str, object]:
-        return {**dataclasses.asdict(self), "seconds": round(self.seconds, 1)}
-
-
-@dataclass(frozen=True)
-class PlanEstimate:
-    """The plan's expected wall time: every kind of run of every comparison, plus the fixed overhead."""
-
-    items: tuple[KindEstimate, ...] = ()
-    overhead_s: float = 0.0
-    pairs: int = 0  # timing pairs per comparison, after the design check
-
-    @property
-    def seconds(self) -> float:
-        return sum(i.seconds for i in self.items) + self.overhead_s
-
-    def by_kind(self, kind: RunKind) -> float:
-        return sum(i.seconds for i in self.items if i.kind == kind)
-
-    @property
-    def measured(self) -> int:
-        return sum(i.source != "assumed" for i in self.items)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "seconds": round(self.seconds),
-            "time_s": round(self.by_kind("time")),
-            "cost_s": round(self.by_kind("cost")),
-            "overhead_s": round(self.overhead_s),
-            "pairs": self.pairs,
-            "items": [i.to_dict() for i in self.items],
-        }
 
 
 @dataclass(frozen=True)

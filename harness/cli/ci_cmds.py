@@ -91,7 +91,7 @@ def estimate_line(p: CiPlan) -> str:
     """``estimated time: ~7 min (cost ~5 min, timing -, ...)``: the estimate per kind, and its sources."""
     e = p.estimate
     if e is None:
-        return f"estimated time: {_minutes(p.estimated_s)} (datasets prepared once, not counted)"
+        return f"estimated time: {_minutes(p.estimated_s)}"
     measured = e.measured
     sources = (
         "all measured on this machine"
@@ -101,10 +101,14 @@ def estimate_line(p: CiPlan) -> str:
         else f"{measured} of {len(e.items)} measured on this machine, the rest assumed from the profile"
     )
     pairs = f"{e.pairs} timing pair(s) per comparison; " if e.pairs else ""
+    datasets = "datasets all in the snapshot cache"
+    if e.datasets:
+        how = "measured" if all(d.source != "assumed" for d in e.datasets) else "assumed"
+        datasets = f"{len(e.datasets)} dataset(s) to prepare first, {_minutes(e.datasets_s)} ({how})"
     return (
         f"estimated time: {_minutes(e.seconds)} (cost {_minutes(e.by_kind('cost'))}, timing "
         f"{_minutes(e.by_kind('time'))}, plan checks and reports {_minutes(e.overhead_s)}; {pairs}run times "
-        f"{sources}; datasets prepared once, not counted)"
+        f"{sources}; {datasets})"
     )
 
 

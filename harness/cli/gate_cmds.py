@@ -257,10 +257,10 @@ def judge_options(
 
 def _pricing(settings: Settings) -> pipeline.Pricing:
     """A raised plan priced as ``dbperf ci plan`` prices its plans: this machine's recent runs in the store
-    (read once, when a design is raised), else the profile's (:mod:`harness.ci.estimate`)."""
+    (read once, when a design is raised), else the profile's (:mod:`harness.pipeline.estimates`)."""
     from functools import cache
 
-    from harness.ci.estimate import PLAN_CHECK_S, SESSION_S, History, per_run, recent_history
+    from harness.pipeline.estimates import PLAN_CHECK_S, SESSION_S, History, per_run, recent_history
 
     @cache
     def history() -> History:

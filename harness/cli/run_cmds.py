@@ -43,6 +43,16 @@ def scenario_names(settings: Settings) -> tuple[str, ...]:
     return names
 
 
+def _say_estimate(settings: Settings, names: Sequence[str], server: str, reporter: TerminalReporter) -> None:
+    """The run's expected wall time, before the store opens (pipeline/estimates.py: said over a minute)."""
+    from harness import pipeline
+    from harness.pipeline import estimates
+
+    cases = [pipeline.resolve(settings, name, server) for name in names]
+    work = estimates.of_cases(settings, cases, settings.kinds(("time",)))
+    estimates.say(reporter.phase, estimates.of_work(settings, work, estimates.recent_history(settings.store)))
+
+
 @click.command("run")
 @json_option
 @shared(*RUN_OPTIONS)
@@ -65,6 +75,7 @@ def run_cmd(as_json: bool, **kwargs: Any) -> int:
     server = settings.one_server()
     reporter = TerminalReporter(sys.stderr)
     first = pipeline.resolve(settings, names[0], server)
+    _say_estimate(settings, names, server, reporter)
     session = pipeline.open_session(settings, reporter, containers=first.server.provider == "container")
     outcomes = [pipeline.run(settings, name, reporter, server=server, session=session) for name in names]
     runs = [r for o in outcomes for r in o.runs]

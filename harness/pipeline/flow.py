@@ -43,7 +43,7 @@ from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
 from harness.model.history import SeriesChanges, TrendData, uncommitted_note
 from harness.model.outcome import Outcome, exit_code
-from harness.pipeline import advice, design_check, judgeable, recording
+from harness.pipeline import advice, design_check, estimates, judgeable, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome import closed
@@ -187,6 +187,7 @@ def gate(
     repetitions, every gating test must be able to reach alpha (:mod:`harness.pipeline.design_check`).
     """
     checked(*((c.server, c.scenario) for c in cases))
+    history = estimates.recent_history(settings.store) if session is None else None  # before the store opens
     session = _session(settings, reporter, (c.server for c in cases), session)
     kinds = settings.kinds()
     warnings = list(session.ledger.warnings)
@@ -226,6 +227,10 @@ def gate(
         outcome = Outcome((), verdicts, exit_code(verdicts), tuple(warnings), group_id=group)
         return closed(outcome, session, settings)
     timed = with_decision(decision, cases, warnings, session.reporter)
+    if history is not None:  # a caller that hands in its session says its own estimate (pytest, ci run)
+        estimates.say(
+            session.reporter.phase, estimates.of_work(settings, estimates.of_cases(settings, timed, kinds), history)
+        )
     runs: list[RunResult] = []
     judged: list[BaselineCase] = []
     for case in timed:
@@ -255,8 +260,12 @@ def record(settings: Settings, case: Case, reporter: Reporter, *, force: bool = 
     enough, as the exact command.
     """
     checked((case.server, case.scenario))
+    history = estimates.recent_history(settings.store)  # before the store opens
     session = _session(settings, reporter, [case.server], None)
     cases = {kind: for_kind(settings, case, kind) for kind in settings.kinds()}
+    estimates.say(
+        reporter.phase, estimates.of_work(settings, estimates.of_cases(settings, [case], list(cases)), history)
+    )
     threads = {kind: kind_threads(c.scenario, kind) for kind, c in cases.items()}
     if not force:
         for note in recording.before_notes(settings.baselines_dir, session.testbed, case, threads):
@@ -295,6 +304,7 @@ def compare(
     if not specs and not recordings:
         return Outcome(())
     checked(*((t, s.scenario) for s in specs for t in (s.base, s.head)), *((c.server, c.scenario) for c in recordings))
+    history = estimates.recent_history(settings.store) if session is None else None  # before the store opens
     session = _session(settings, reporter, servers, session)
     kinds = settings.kinds()
     if any(s.base.provider == "external" or s.head.provider == "external" for s in specs) and "cost" in kinds:
@@ -360,6 +370,9 @@ def compare(
         pairs = decision.repetitions
         warnings.append(decision.note)
         session.reporter.phase(f"note: {decision.note}")
+    if history is not None:  # ci run says its plan's estimate itself
+        found = estimates.of_work(settings, estimates.of_specs(specs, kinds, pairs), history, comparisons=len(specs))
+        estimates.say(session.reporter.phase, found)
     plans = tuple(check_plans(session, s.base, s.base_side, s.head, s.scenario) for s in specs)
     result = run_comparisons(
         session, specs, pairs=pairs, kinds=kinds, max_pairs=options.max_pairs, seed=options.seed, alpha=options.alpha

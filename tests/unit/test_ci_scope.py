@@ -173,6 +173,9 @@ def test_the_estimate_follows_the_design_check(cli_env: Path) -> None:
     # the test scenario's ci profile: 2 s warm-up + 10 s, an assumed local start, and the gap
     assert item["per_run_s"] == 2 + 10 + ASSUMED_START_S["local"] + GAP_S
     total = sum(i["seconds"] for i in doc["estimate"]["items"]) + SESSION_S + 2 * PLAN_CHECK_S
+    datasets = doc["estimate"]["datasets"]  # not in this test's snapshot cache: prepared first, and counted
+    assert len(datasets) == 2 and all(d["source"] == "assumed" and d["seconds"] > 0 for d in datasets)
+    total += sum(d["seconds"] for d in datasets)
     assert doc["estimate"]["seconds"] == round(total)
     assert doc["estimated_s"] == round(total)
 

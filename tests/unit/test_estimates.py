@@ -1,0 +1,170 @@
+"""Estimates said before a command starts (harness/pipeline/estimates.py): priced by this machine's stored
+durations of the same server, scenario, kind and thread count, the datasets the snapshot cache lacks, and
+"assumed" only where nothing was measured (issue 33, item 3)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from factories import run
+
+from harness import pipeline
+from harness.config.settings import resolve_settings
+from harness.dataset import snapshot_key
+from harness.model import MetricVerdict, Outcome, Verdict, stable_hash
+from harness.pipeline import estimates
+from harness.pipeline.estimates import GAP_S, History, Work, dataset_price, line, per_run
+from harness.plugin import Runner
+
+pytest_plugins = ["pytester"]
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def settings(tmp_path: Path, **flags: object):  # type: ignore[no-untyped-def]
+    base = {"scenarios-dir": REPO / "scenarios", "servers-dir": REPO / "servers", "profile": "quick"}
+    return resolve_settings({**base, "cache-dir": tmp_path / "cache", **flags}, root=REPO)
+
+
+def test_a_run_is_priced_by_the_lower_median_of_its_newest_runs(tmp_path: Path):
+    case = pipeline.resolve(settings(tmp_path), "oltp_point_select", "mariadb-local")
+    s = case.scenario
+    key = ("mariadb-local", "oltp_point_select", "cost", 1)
+    # newest first: a first run that also prepared its dataset (90 s) does not set the price
+    assert per_run({key: [(0, 0, 20.0), (0, 0, 90.0)]}, "mariadb-local", "local", s, "cost", 1) == (
+        20.0,
+        "measured (2 runs)",
+    )
+    assert (
+        per_run({key: [(0, 0, 22.0), (0, 0, 20.0), (0, 0, 24.0)]}, "mariadb-local@base", "local", s, "cost", 1)[0]
+        == 22.0
+    )
+    timed = ("mariadb-local", "oltp_point_select", "time", 2)
+    other_length = {timed: [(s.warmup_s + 5, s.time_s, 99.0)]}  # another warm-up: not this run's length
+    assert per_run(other_length, "mariadb-local", "local", s, "time", 2)[1] == "assumed"
+
+
+def test_a_head_with_no_runs_of_its_own_is_priced_like_its_base(tmp_path: Path):
+    given = settings(tmp_path, cost=True)
+    case = pipeline.resolve(given, "oltp_point_select", "mariadb-local")
+    head = case.server.with_variables({"thread_cache_size": "64"})
+    spec = pipeline.ComparisonSpec(case.server, head, case.scenario)
+    history = History({("mariadb-local", "oltp_point_select", "cost", 1): [(0, 0, 30.0)]})
+    found = estimates.estimate(given, estimates.of_specs([spec], ("cost",), 6), history, comparisons=1)
+    assert [i.source for i in found.items] == ["measured (1 runs)", "measured (1 runs)"]
+    reps = case.scenario.cost.repetitions
+    assert found.runs == 2 * reps
+    assert sum(i.seconds for i in found.items) == 2 * reps * (30.0 + GAP_S)
+    assert found.overhead_s > estimates.SESSION_S + estimates.PLAN_CHECK_S  # slower than assumed: scaled
+
+
+def test_the_estimate_is_the_sum_of_what_it_names(tmp_path: Path):
+    given = settings(tmp_path)
+    cases = [pipeline.resolve(given, "oltp_point_select", "mariadb-local")]
+    work = estimates.of_cases(given, cases, ("time", "cost"))
+    found = estimates.estimate(given, work, History())
+    assert {i.source for i in found.items} == {"assumed"}
+    total = sum(i.runs * i.per_run_s for i in found.items) + found.overhead_s
+    assert found.seconds == pytest.approx(total)
+    text = line(found)
+    assert text.startswith("estimate: about ") and "none measured on this machine yet: assumed" in text
+
+
+def _snapshot(cache: Path, folder: str, parts: dict[str, object], build_s: float | None) -> None:
+    (cache / "snapshots" / folder / "datadir").mkdir(parents=True)
+    meta = {"key": "k", "key_parts": parts, "prepare_s": 3.0, **({"build_s": build_s} if build_s else {})}
+    (cache / "snapshots" / folder / "meta.json").write_text(json.dumps(meta))
+
+
+def test_a_dataset_not_in_the_cache_is_priced_by_the_preparations_of_its_shape(tmp_path: Path):
+    given = settings(tmp_path)
+    case = pipeline.resolve(given, "oltp_point_select", "mariadb-local")
+    server, scenario = case.server, case.scenario
+    assumed = dataset_price(given.cache_dir, server, "build-1", scenario, "1.0.20")
+    assert assumed is not None and assumed.source == "assumed"
+    # the same shape prepared for another build of the server: its time prices this one
+    other = snapshot_key(server, "build-0", scenario, "1.0.20")
+    _snapshot(given.cache_dir, "mariadb-other", other, 41.5)
+    measured = dataset_price(given.cache_dir, server, "build-1", scenario, "1.0.20")
+    assert measured is not None and (measured.seconds, measured.source) == (41.5, "measured (1 preparations)")
+    # this build's snapshot is there: nothing to prepare
+    parts = snapshot_key(server, "build-1", scenario, "1.0.20")
+    _snapshot(given.cache_dir, f"mariadb-{stable_hash(parts, 16)}", parts, None)
+    assert dataset_price(given.cache_dir, server, "build-1", scenario, "1.0.20") is None
+
+
+def test_datasets_to_prepare_are_counted_once(tmp_path: Path):
+    given = settings(tmp_path)
+    cases = [pipeline.resolve(given, "oltp_point_select", "mariadb-local")]
+    work = estimates.of_cases(given, cases, ("time", "cost"))  # both kinds share one dataset
+    found = estimates.estimate(given, work, History(), sysbench_version="1.0.20", build_id={"mariadb-local": "b"})
+    assert len(found.datasets) == 1
+    assert found.seconds == pytest.approx(sum(i.seconds for i in found.items) + found.overhead_s + found.datasets_s)
+    assert "1 dataset(s) to prepare" in line(found)
+
+
+def test_short_commands_say_nothing(tmp_path: Path):
+    said: list[str] = []
+    estimates.say(said.append, estimates.estimate(settings(tmp_path), [], History()))
+    assert said == []
+    given = settings(tmp_path)
+    work = [Work(pipeline.resolve(given, "tpcc", "mariadb-local"), "cost", 3)]
+    estimates.say(said.append, estimates.estimate(given, work, History()))
+    assert len(said) == 1 and said[0].startswith("estimate: about")
+
+
+def test_stored_durations_price_the_same_runs_exactly(tmp_path: Path):
+    from harness.store import open_store
+
+    here = dataclasses.replace(run(1.0).testbed, hostname=platform.node())
+    start = run(1.0).started_at
+    runs = []
+    for i, (offset, seconds) in enumerate(((0, 20), (23, 30), (56, 25))):
+        r = dataclasses.replace(
+            run(1.0, threads=1), run_id=f"d{i}", testbed=here, group_id="g", kind="cost", scenario="tpcc"
+        )
+        at = start + timedelta(seconds=offset)
+        runs.append(dataclasses.replace(r, started_at=at, finished_at=at + timedelta(seconds=seconds)))
+    store = tmp_path / "d.duckdb"
+    open_store(store).save_many(runs)
+    given = settings(tmp_path)
+    history = estimates.recent_history(store)
+    (item,) = estimates.estimate(
+        given, [Work(pipeline.resolve(given, "tpcc", "mariadb-local"), "cost", 3)], history
+    ).items
+    assert item.source == "measured (3 runs)"
+    assert item.per_run_s == 25.0 + GAP_S  # lower median of 20, 30, 25; gaps 3 and 1 s: too few to use
+
+
+NO_BASELINE = Outcome(
+    runs=(),
+    verdicts=(
+        Verdict(
+            mode="baseline", scenario="tpcc", threads=1, base="baseline", head="mariadb-local", kind="cost",
+            metrics=(MetricVerdict("baseline", False, "no_baseline", "no baseline; record one with: x", gating=False),),
+        ),
+    ),
+)  # fmt: skip
+
+
+def test_a_pytest_session_of_several_cases_says_its_estimate_first(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    monkeypatch.setattr(Runner, "run_case", lambda self, case: NO_BASELINE)
+    pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
+    args = (
+        "-p", "no:cacheprovider", "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir",
+        REPO / "servers", "--dbperf-scenario", "tpcc", "--dbperf-server", "mariadb-local", "--dbperf-profile",
+        "quick", "--dbperf-store", tmp_path / "none.duckdb", "--dbperf-cache-dir", tmp_path / "cache",
+    )  # fmt: skip
+    result = pytester.runpytest_inprocess(*args)
+    result.assert_outcomes(skipped=2)
+    lines = result.stdout.lines
+    (said,) = [i for i, text in enumerate(lines) if text.startswith("dbperf: estimate: about")]
+    assert "for 2 scenario cases" in lines[said] and "assumed" in lines[said]
+    assert said < next(i for i, text in enumerate(lines) if "test_scenarios.py" in text)  # before the first test
+    one = pytester.runpytest_inprocess(*args, "-k", "cost")
+    assert not [text for text in one.stdout.lines if "estimate:" in text]  # one case: no estimate
