@@ -131,13 +131,15 @@ def with_forecasts(outcome: Outcome, testbed: Testbed, settings: Settings, sweep
     if not costs:
         return outcome
     calibration = load_calibration(settings.baselines_dir, testbed.fingerprint)
+    if calibration is None:  # said once for the invocation, not on every cost verdict
+        server = next((r.server for r in outcome.runs if r.kind == "cost"), settings.server)
+        server = next((r.server for r in outcome.runs if r.kind == "cost" and r.label != "head"), server)
+        note = NO_CALIBRATION.format(server=server)
+        return dataclasses.replace(outcome, warnings=(*outcome.warnings, note))
     verdicts: list[Verdict] = []
     for v in outcome.verdicts:
         if v.kind != "cost" or v.outcome == "failed":
             verdicts.append(v)
-        elif calibration is None:
-            server = next((r.server for r in _runs(outcome.runs, v, v.head)), v.head)
-            verdicts.append(dataclasses.replace(v, warnings=(*v.warnings, NO_CALIBRATION.format(server=server))))
         else:
             curve = sweeps(v.scenario, v.base) if sweeps is not None else {}
             verdicts.append(
