@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Verdict
 from harness.model.plan import PlanCheck
+from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import common_level, fmt_change, fmt_ci, fmt_level
 from harness.report.forecast_sections import forecast_comment
 from harness.report.mdtable import cell, inert
@@ -38,7 +39,6 @@ from harness.report.pr_sections import (
     regressed_explained,
     worst_rows,
 )
-from harness.report.tables import fmt_value
 from harness.report.verdicts import (
     OUTCOME_EMOJI,
     comparison_label,
@@ -83,8 +83,8 @@ def _row(verdict: Verdict, mv: MetricVerdict, several: bool, level: float) -> st
         verdict.scenario,
         verdict.threads_label,
         metric_label(mv.metric),
-        fmt_value(mv.base_median),
-        fmt_value(mv.head_median),
+        side_cell(verdict, mv, "base"),  # a capacity figure says when it is extrapolated or a lower bound
+        side_cell(verdict, mv, "head"),
         fmt_change(mv),
         fmt_ci(mv, level),
         f"{OUTCOME_EMOJI.get(mv.outcome, '')} {outcome_word(mv)}".strip(),

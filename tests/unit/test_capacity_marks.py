@@ -101,3 +101,12 @@ def test_a_window_too_short_for_the_top_count_is_named_with_whether_the_figure_r
     (verdict,) = [v for v in judge_pairs([cases[0], replace(top, pairs=short)]) if v.curves]
     note = next(w for w in verdict.warnings if w.startswith("base: the measured window"))
     assert "at 128 clients in 11 run(s)" in note and "do not rest on those runs" in note  # extrapolated from 16
+
+
+def test_the_comment_marks_them_too():
+    from harness.report.comment import render_comment
+
+    verdict, _ = _capacity()
+    comment = render_comment([verdict])
+    rows = [line for line in comment.splitlines() if line.startswith("| threadpool_select")]
+    assert rows and all(" extrapolated |" in row for row in rows), rows
