@@ -155,18 +155,30 @@ def judged(row: Row) -> tuple[str, str]:
     return sign, "yes" if within else "no"
 
 
+def base_times(row: Row) -> str:
+    """The base side's time per transaction: forecast, and measured (statements per transaction / QPS)."""
+    m, f = row.measured, row.forecast
+    if m is None or f is None or not m.base_median:
+        return "-"
+    statements = next((t.base_count for t in f.terms if t.component == "statements"), 0.0)
+    return f"{f.base_us:,.0f} / {statements * 1e6 / m.base_median:,.0f}"
+
+
 def table(rows: list[Row]) -> str:
     lines = [
         "| case | measured QPS change, 1 client [95 % CI] | forecast [interval] | sign right? | within +-30 % "
-        "(3 points under 5 %)? | minutes |",
-        "|---|--:|--:|:-:|:-:|--:|",
+        "(3 points under 5 %)? | base µs/txn forecast / measured | minutes |",
+        "|---|--:|--:|:-:|:-:|--:|--:|",
     ]
     for row in rows:
         m, f = row.measured, row.forecast
         measured = "-" if m is None else f"{_pct(m.estimate_pct)} [{_pct(m.ci_low_pct)}, {_pct(m.ci_high_pct)}]"
         forecast = row.why or "-" if f is None else f"{_pct(f.tps_pct)} [{_pct(f.tps_low_pct)}, {_pct(f.tps_high_pct)}]"
         sign, within = judged(row)
-        lines.append(f"| {row.check.label} | {measured} | {forecast} | {sign} | {within} | {row.seconds / 60:.1f} |")
+        times = base_times(row)
+        lines.append(
+            f"| {row.check.label} | {measured} | {forecast} | {sign} | {within} | {times} | {row.seconds / 60:.1f} |"
+        )
     return "\n".join(lines)
 
 
