@@ -305,6 +305,8 @@ def run_cmd(
     the_plan, _ = build_plan(base, head, settings, servers)
     if not as_json:
         print_plan(the_plan)
+    else:  # the estimate before it starts, on stderr: stdout is the one JSON document
+        click.echo(estimate_line(the_plan), err=True)
     options = judge_options(settings, seed=seed, max_pairs=max_repetitions)
     done = run_plan(settings, the_plan, out, TerminalReporter(sys.stderr), options)
     if as_json:
