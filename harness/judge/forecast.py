@@ -150,7 +150,7 @@ def forecast(
         delta_high_us=max(deltas),
         terms=_terms(base, head, units),
         holds=holds,
-        calibrated=f"testbed {calibration.testbed}, calibrated {calibration.measured_at}",
+        calibrated=f"testbed {calibration.testbed}, calibrated {calibration.measured_at} (load {calibration.load})",
         outcome=outcome_of(low, high, bound_pct),  # type: ignore[arg-type]
         bound_pct=bound_pct,
         gating=gating,
