@@ -144,9 +144,9 @@ _DASHED = alt.condition(_APART, alt.value([4, 3]), alt.value([1, 0]))
 
 
 #: The ring around points measured under load, and what the charts say about it.
-LOAD_COLOUR = "#bc4c00"
-LOAD_NOTE = "orange ring: some of the point's runs were measured under load (a load warning in their notes)"
-_LOAD_LINE = "orange ring: runs measured under load"
+LOAD_COLOUR = "#1f2328"  # black: no server line is drawn in it (Tableau 10)
+LOAD_NOTE = "black ring: some of the point's runs were measured under load (a load warning in their notes)"
+_LOAD_LINE = "black ring: runs measured under load"
 _LOAD_TIPS = [
     alt.Tooltip("loaded_n:Q", title="runs measured under load"),
     alt.Tooltip("load_note:N", title="load warning"),

@@ -4,11 +4,11 @@ The page fits any window from a phone (400 px) to a wide screen: the script lays
 Vega draws them, from the width the page has, and again when that width changes:
 
 * the main charts are a grid of one row per metric (across commits, by server version, against threads):
-  three columns from about 1,150 px of page width, two from 760 px, one below; each chart is as wide as
-  its column allows (between :data:`MIN_PLOT` and :data:`MAX_PLOT` px of plot);
+  three columns from 1,050 px of page width (a window of about 1,110 px), two from 700 px, one below;
+  each chart is as wide as its column allows (between :data:`MIN_PLOT` and :data:`MAX_PLOT` px of plot);
 * the work vector's small multiples take as many columns as fit at about 260 px each;
 * a legend takes no more columns than its chart's width holds; labels wrap at 44 characters
-  (:data:`harness.report.charts._LABEL_CHARS`), so no legend is wider than a phone's chart.
+  (:data:`harness.report.chart_scales._LABEL_CHARS`), so no legend is wider than a phone's chart.
 
 The filters (scenario, server, threads) are bound in the main view; the script passes every change on to
 the work view, keeps the selection in the URL (``#scenario=...&server=...&threads=...``), and shows the

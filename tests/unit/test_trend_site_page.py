@@ -135,7 +135,7 @@ def test_the_legend_is_explained_config_hashes_included(page: tuple[str, Any]) -
     html, _ = page
     guide = html.split('<h2 id="reading">', 1)[1].split("<h2>", 1)[0]
     assert "config hash" in guide and "effective variables" in guide
-    assert "orange ring" in guide.lower() and "@base" in guide
+    assert "black ring" in guide.lower() and "@base" in guide
     hashes = re.findall(r"<td><code>([0-9a-z-]{8})</code>", guide)
     assert hashes.count("0mariadb") == 2 and hashes.count("1mariadb") == 2  # two configurations of each server
 
@@ -150,7 +150,7 @@ def test_a_scenarios_base_side_is_drawn_with_it_and_loaded_runs_are_ringed(page:
         ("mariadb-11.8", 4, 1, LOAD),
         ("mariadb-local", 4, 1, LOAD),
     ]
-    assert "datum.loaded_n > 0" in html and "orange ring: runs measured under load" in html
+    assert "datum.loaded_n > 0" in html and "black ring: runs measured under load" in html
 
 
 def _find(node: Any, key: str, value: str, out: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
