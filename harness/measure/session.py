@@ -74,6 +74,8 @@ class Ledger:
     unsaved: Unsaved = field(default_factory=Unsaved)  # runs the store could not take (see fallback)
     interrupted: bool = False  # an interrupted run was stored as failed (its group is incomplete)
     warned: set[str] = field(default_factory=set)  # warnings already given once
+    #: settings a server did not take as asked, by server name: setting -> (requested, effective)
+    read_back: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,8 @@ class Session:
         except ConfigError:
             return ()
         notes = []
+        if unmet:
+            self.ledger.read_back.setdefault(server.name, {}).update(unmet)
         for name, (asked, runs) in sorted(unmet.items()):
             note = (
                 f"{server.name}: {name} = {asked} was asked for, the server runs with {runs} (it clamped, rounded "

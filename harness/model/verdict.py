@@ -71,6 +71,17 @@ class ShownChange:
 
 
 @dataclass(frozen=True)
+class ReadBack:
+    """A setting a side's server did not run with as asked (it clamped, rounded or ignored it), read back
+    after it started: what the runs measured is ``effective``."""
+
+    side: Literal["base", "head"]
+    name: str
+    requested: str
+    effective: str
+
+
+@dataclass(frozen=True)
 class MetricVerdict:
     """The judgement of one metric of one scenario x threads comparison.
 
@@ -157,6 +168,20 @@ class Verdict:
     #: cost comparisons: the single-client time this work forecasts with the testbed's calibration (never a
     #: measurement; it decides nothing unless the forecast-gate setting is on: docs/forecast.md)
     forecast: Forecast | None = None
+    #: settings a side's server did not take as asked: its label says ``requested→effective``
+    read_back: tuple[ReadBack, ...] = ()
+
+    def side_label(self, side: Literal["base", "head"]) -> str:
+        """A side's label with each setting its server did not take as asked as ``name=requested→effective``
+        (``mariadb-local+table_open_cache=1→10``), so a verdict never names a value the server did not run."""
+        label = self.base if side == "base" else self.head
+        for item in (r for r in self.read_back if r.side == side):
+            asked = f"{item.name}={item.requested}"
+            if asked in label:
+                label = label.replace(asked, f"{asked}→{item.effective}", 1)
+            else:
+                label += f" ({item.name}: {item.requested}→{item.effective})"
+        return label
 
     @property
     def threads_label(self) -> str:

@@ -62,7 +62,9 @@ def change_line(change: DefinitionChange) -> str:
 
 def server_pairs(verdicts: Sequence[Verdict]) -> list[tuple[str, str, str]]:
     """Each compared pair once, sorted: its mode and both servers as `name` (version)."""
-    seen = sorted({(v.mode, v.base, v.base_version, v.head, v.head_version) for v in verdicts})
+    seen = sorted(
+        {(v.mode, v.side_label("base"), v.base_version, v.side_label("head"), v.head_version) for v in verdicts}
+    )
     return [
         (mode, code(base) + (f" ({inert(bv)})" if bv else ""), code(head) + (f" ({inert(hv)})" if hv else ""))
         for mode, base, bv, head, hv in seen

@@ -52,7 +52,16 @@ from harness.judge import steady
 from harness.judge.classify import Cause
 from harness.judge.design import Kind as TestKind
 from harness.judge.plans import compare_statement
-from harness.model import METRICS, ChangeStatus, DefinitionChange, FunctionDelta, MetricVerdict, Verdict, VerdictOutcome
+from harness.model import (
+    METRICS,
+    ChangeStatus,
+    DefinitionChange,
+    FunctionDelta,
+    MetricVerdict,
+    ReadBack,
+    Verdict,
+    VerdictOutcome,
+)
 from harness.model.outcome import DOCUMENT_FORMAT
 from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.model.work import WORK
@@ -235,7 +244,28 @@ def _verdict(raw: object, where: str) -> Verdict:
         head_version=_name(raw.get("head_version"), f"{where}.head_version", empty=True),
         kind=_choice(raw.get("kind", "time"), frozenset({"time", "cost"}), f"{where}.kind"),  # type: ignore[arg-type]
         explanation=tuple(_function(d, f"{where}.explanation[{i}]") for i, d in enumerate(explanation)),
+        read_back=_read_back(raw.get("read_back", []), f"{where}.read_back"),
     )
+
+
+def _read_back(raw: object, where: str) -> tuple[ReadBack, ...]:
+    """The settings a side's server did not take as asked: names and values shown only when they look like one."""
+    if not isinstance(raw, list) or len(raw) > MAX_CHANGES:
+        raise _fail(where, f"a list of at most {MAX_CHANGES} settings is expected")
+    found = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise _fail(f"{where}[{i}]", "not an object")
+        side = _choice(item.get("side"), frozenset({"base", "head"}), f"{where}[{i}].side")
+        found.append(
+            ReadBack(
+                side,  # type: ignore[arg-type]
+                _shown(item.get("name"), SETTING),
+                _value(item.get("requested")),
+                _value(item.get("effective")),
+            )
+        )
+    return tuple(found)
 
 
 def _function(raw: object, where: str) -> FunctionDelta:

@@ -200,7 +200,8 @@ def headline(verdicts: Sequence[Verdict]) -> str:
 
 def comparison_label(verdict: Verdict) -> str:
     """``base → head`` (A/B) or the server judged against its baseline."""
-    return f"{verdict.base} → {verdict.head}" if verdict.mode == "ab" else f"{verdict.head} vs baseline"
+    head = verdict.side_label("head")
+    return f"{verdict.side_label('base')} → {head}" if verdict.mode == "ab" else f"{head} vs baseline"
 
 
 def several_comparisons(verdicts: Sequence[Verdict]) -> bool:
@@ -356,7 +357,11 @@ def explanation_title(verdict: Verdict) -> str:
 def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) -> None:
     """The verdict table, its warnings and a one-line headline (colour only on a terminal)."""
     out = console(stream)
-    show(out, verdicts_table(verdicts))
+    single = verdicts and not several_comparisons(verdicts)
+    show(
+        out,
+        verdicts_table(verdicts, f"dbperf verdicts: {comparison_label(verdicts[0])}" if single else "dbperf verdicts"),
+    )
     out.print(Text(legend(verdicts), style="dim"))
     for line in judged_lines(verdicts):
         out.print(Text(line))

@@ -249,3 +249,40 @@ def test_a_changed_scenario_script_is_named_as_a_file() -> None:
 
     change = DefinitionChange("scenarios/lua/ycsb_c.lua", CONTENTS, scenario="ycsb_c")
     assert change_line(change) == "`scenarios/lua/ycsb_c.lua` changed (used by `ycsb_c`)"
+
+
+def test_a_setting_the_server_clamped_is_named_requested_to_effective_in_every_label() -> None:
+    import json as json_module
+
+    from harness.model import ReadBack
+    from harness.model.outcome import Outcome
+    from harness.pipeline.outcome import with_read_back
+    from harness.report.trusted_comment import build_comment
+    from harness.report.verdicts import comparison_label
+
+    plain = verdict(
+        "oltp_point_select",
+        1,
+        mv("qps", "pass", 0.1, -1, 1),
+        base="mariadb-local",
+        head="mariadb-local+table_open_cache=1",
+    )
+    clamped = with_read_back(plain, {"mariadb-local+table_open_cache=1": {"table_open_cache": ("1", "10")}})
+    assert clamped.read_back == (ReadBack("head", "table_open_cache", "1", "10"),)
+    assert comparison_label(clamped) == "mariadb-local → mariadb-local+table_open_cache=1→10"
+    assert with_read_back(plain, {"other": {"x": ("1", "2")}}) is plain
+    # a setting that is not in the label (a server file's own) is added to it
+    pinned = with_read_back(plain, {"mariadb-local": {"innodb_log_file_size": ("1M", "4M")}})
+    assert pinned.side_label("base") == "mariadb-local (innodb_log_file_size: 1M→4M)"
+    text = render_comment([clamped], links=LINKS)
+    assert "`mariadb-local+table_open_cache=1→10`" in text, text
+    # the trusted comment rebuilds the label from verdicts.json (a pull request's server, its my.cnf value)
+    from_file = with_read_back(
+        replace(plain, head="mariadb-local"), {"mariadb-local": {"table_open_cache": ("1", "10")}}
+    )
+    document = Outcome((), (from_file,)).document()
+    rebuilt = build_comment(json_module.dumps(document, default=str))
+    assert "`mariadb-local (table_open_cache: 1→10)`" in rebuilt, rebuilt
+    document["verdicts"][0]["read_back"][1]["effective"] = "[x](https://evil.example)"  # type: ignore[index]
+    forged = build_comment(json_module.dumps(document, default=str))
+    assert "evil" not in forged and "(table_open_cache: 1→(not shown))" in forged
