@@ -166,11 +166,15 @@ def trend_cmd(out: Path, title: str, no_images: bool, scale: float | None, as_js
 
     Per scenario: QPS and p95 across commits (median, min-max band, change points marked), by
     server version (box plots) and against thread count (one line per server and config), with
-    dropdown filters for scenario, server and threads and run details on hover. The same charts go
-    to OUT/png/ as PNG images for pull requests and READMEs. Runs of different profiles are different
-    workloads: with several among the runs, each server is charted per profile ("server [profile]").
-    Runs of a one-off configuration (compare --head-var) or of a working tree with uncommitted changes
-    are drawn apart, faint and dashed with their own legend entry, and never join a series.
+    dropdown filters for scenario, server and threads and run details on hover; instructions per
+    transaction and the work vector from cost runs (axes zoomed to the data); a release view (server
+    versions side by side, timing and cost); what every mark and config hash means. Points with runs
+    measured under load are ringed. The page fits a phone and a wide screen. The same charts go to
+    OUT/png/ as PNG images (at most 2,000 px wide) for pull requests and READMEs. Runs of different
+    profiles are different workloads: with several among the runs, each server is charted per profile
+    ("server [profile]"). Runs of a one-off configuration (compare --head-var), of a working tree with
+    uncommitted changes, or a pull request's base side (S@base) are drawn apart, faint and dashed with
+    their own legend entry, and never join a series.
 
     \b
     Examples:
