@@ -24,16 +24,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-MARK = "dbperf-planted"
+MARK = "dbperf-planted"  # and the job user's uid: runs of this test on one machine at once never meet
 #: Every kind of place job 1 plants in (the test checks each was planted).
 KINDS = ("file", "dotfile", "edit", "runner", "crontab", "at", "shm", "sem", "msg", "mqueue", "process")
 PSEUDO = {"proc", "sysfs", "cgroup", "cgroup2", "devpts", "debugfs", "tracefs", "securityfs", "pstore", "bpf"}
 PSEUDO |= {"configfs", "fusectl", "autofs", "binfmt_misc", "nsfs", "efivarfs", "rpc_pipefs"}
 IPC_CREAT, O_CREAT, O_RDWR = 0o1000, 0o100, 0o2
-IPC_KEYS = {"shm": 0x5EED0001, "sem": 0x5EED0002, "msg": 0x5EED0003}
+IPC_KINDS = ("shm", "sem", "msg")
+
+
+def _mark() -> str:
+    return f"{MARK}-{os.getuid()}"
+
+
+def _ipc_keys() -> dict[str, int]:
+    """This job user's System V IPC keys (one per kind, from its uid)."""
+    return {kind: 0x5EED0000 + os.getuid() * 4 + i for i, kind in enumerate(IPC_KINDS)}
 
 
 @dataclass(frozen=True)
@@ -142,6 +152,46 @@ def prepare(base: Path, user: JobUser) -> dict[str, Path]:
     return paths
 
 
+@contextlib.contextmanager
+def world(token: str) -> Iterator[dict[str, Path]]:
+    """A throwaway job user and everything tools/pr-runner.sh needs around it, all removed on the way out."""
+    base = Path(tempfile.mkdtemp(prefix="dbperf-pr-runner-"))
+    base.chmod(0o755)
+    user: JobUser | None = None
+    try:
+        user = create_user(base / "home")
+        paths = prepare(base, user)
+        paths["token"] = base / "token"
+        paths["token"].write_text(token + "\n")
+        paths["token"].chmod(0o600)
+        paths["user"] = Path(user.name)
+        yield paths
+    finally:
+        if user is not None:
+            remove_user(user)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def pr_runner(
+    repo: Path, world: dict[str, Path], *extra: str, timeout_s: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``tools/pr-runner.sh`` of ``repo`` on ``world``; stdout is what the jobs printed (a root-owned file the
+    wipe leaves alone, which the gh stand-in reads between jobs)."""
+    env = {
+        "PATH": f"{world['shim']}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "DBPERF_HOME": str(world["state"]),
+        "LANG": "C.UTF-8",
+    }
+    argv = ["bash", str(repo / "tools" / "pr-runner.sh"), "--user", str(world["user"])]
+    argv += ["--runner-dir", str(world["runner"]), "--repo", "acme/dbperf", "--token-file", str(world["token"])]
+    stdout = world["records"] / "stdout.txt"
+    with stdout.open("w") as out:
+        done = subprocess.run(
+            [*argv, *extra], env=env, stdout=out, stderr=subprocess.PIPE, text=True, check=False, timeout=timeout_s
+        )
+    return subprocess.CompletedProcess(done.args, done.returncode, stdout.read_text(), done.stderr)
+
+
 def planted(stdout: str) -> list[tuple[str, str]]:
     """(kind, what) of every ``PLANTED kind what`` line job 1 printed."""
     return [tuple(line.split(" ", 2)[1:]) for line in stdout.splitlines() if line.startswith("PLANTED ")]  # type: ignore[misc]
@@ -170,9 +220,9 @@ def _libc() -> ctypes.CDLL:
 
 
 def _plant(pristine: Path) -> None:
-    home = Path.home()
+    home, mark, keys = Path.home(), _mark(), _ipc_keys()
     for folder in _find("-type", "d", "-writable"):
-        target = Path(folder) / MARK
+        target = Path(folder) / mark
         with contextlib.suppress(OSError):
             target.write_text("planted by job 1\n")
             print(f"PLANTED file {target}")
@@ -184,7 +234,7 @@ def _plant(pristine: Path) -> None:
     site = subprocess.run(
         ["/usr/bin/python3", "-m", "site", "--user-site"], capture_output=True, text=True, check=True
     ).stdout.strip()
-    dotfiles[str(Path(site).relative_to(home) / f"{MARK}.pth")] = "import os\n"
+    dotfiles[str(Path(site).relative_to(home) / f"{mark}.pth")] = "import os\n"
     for name, text in dotfiles.items():
         path = home / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -192,30 +242,30 @@ def _plant(pristine: Path) -> None:
         print(f"PLANTED dotfile {path}")
     for kind, path in (("edit", home / ".bashrc"), ("runner", home / "runner" / "run.sh")):
         with path.open("a") as f:
-            f.write(f"\n# {MARK}\n")
+            f.write(f"\n# {mark}\n")
         print(f"PLANTED {kind} {path}")
     with contextlib.suppress(OSError), (pristine / "run.sh").open("a") as f:
-        f.write(f"# {MARK}\n")
+        f.write(f"# {mark}\n")
         print("PRISTINE-WRITABLE")
     user = pwd.getpwuid(os.getuid()).pw_name
-    cron = subprocess.run(["crontab", "-"], input=f"17 3 * * * echo {MARK}\n", text=True, check=False)
+    cron = subprocess.run(["crontab", "-"], input=f"17 3 * * * echo {mark}\n", text=True, check=False)
     if cron.returncode == 0:
         print(f"PLANTED crontab {user}")
-    at = subprocess.run(["at", "now + 2 hours"], input=f"echo {MARK}\n", capture_output=True, text=True, check=False)
+    at = subprocess.run(["at", "now + 2 hours"], input=f"echo {mark}\n", capture_output=True, text=True, check=False)
     if at.returncode == 0:
         print(f"PLANTED at {user}")
     libc = _libc()
     made = {
-        "shm": libc.shmget(IPC_KEYS["shm"], 4096, IPC_CREAT | 0o600),
-        "sem": libc.semget(IPC_KEYS["sem"], 1, IPC_CREAT | 0o600),
-        "msg": libc.msgget(IPC_KEYS["msg"], IPC_CREAT | 0o600),
+        "shm": libc.shmget(keys["shm"], 4096, IPC_CREAT | 0o600),
+        "sem": libc.semget(keys["sem"], 1, IPC_CREAT | 0o600),
+        "msg": libc.msgget(keys["msg"], IPC_CREAT | 0o600),
     }
     for kind, ident in made.items():
         if ident >= 0:
             print(f"PLANTED {kind} {ident}")
     libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_void_p]
-    if libc.mq_open(f"/{MARK}".encode(), O_CREAT | O_RDWR, 0o600, None) >= 0:
-        print(f"PLANTED mqueue {MARK}")
+    if libc.mq_open(f"/{mark}".encode(), O_CREAT | O_RDWR, 0o600, None) >= 0:
+        print(f"PLANTED mqueue {mark}")
     sleeper = subprocess.Popen(
         ["setsid", "sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True
     )
@@ -224,12 +274,12 @@ def _plant(pristine: Path) -> None:
 
 def _look(pristine: Path) -> None:
     """Job 2: each check prints ``JOB2 <what> ok`` or ``JOB2 <what> LEFT: ...``."""
-    home = Path.home()
+    home, mark = Path.home(), _mark()
 
     def say(what: str, left: object) -> None:
         print(f"JOB2 {what} " + (f"LEFT: {left}" if left else "ok"))
 
-    say("planted files anywhere", _find("-name", f"{MARK}*", "-print"))
+    say("planted files anywhere", _find("-name", f"{mark}*", "-print"))
     skel = subprocess.run(
         ["diff", "-r", "-x", "runner", "/etc/skel", str(home)], capture_output=True, text=True, check=False
     )
@@ -242,11 +292,11 @@ def _look(pristine: Path) -> None:
     say("crontab", cron.stdout.strip())
     say("at jobs", subprocess.run(["atq"], capture_output=True, text=True, check=False).stdout.strip())
     libc = _libc()
-    found = {kind: getattr(libc, f"{kind}get")(key, 0, 0) for kind, key in IPC_KEYS.items()}
+    found = {kind: getattr(libc, f"{kind}get")(key, 0, 0) for kind, key in _ipc_keys().items()}
     say("System V IPC", {kind: ident for kind, ident in found.items() if ident >= 0})
     libc = _libc()
     libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int]
-    say("POSIX message queue", libc.mq_open(f"/{MARK}".encode(), O_RDWR) >= 0)
+    say("POSIX message queue", libc.mq_open(f"/{mark}".encode(), O_RDWR) >= 0)
     sleepers = subprocess.run(
         ["pgrep", "-u", str(os.getuid()), "-x", "sleep"], capture_output=True, text=True, check=False
     )
@@ -285,7 +335,7 @@ def _survivors(records: Path) -> list[str]:
             kind == "at" and what in subprocess.run(["atq"], capture_output=True, text=True, check=False).stdout.split()
         ):
             out.append(f"SURVIVED at job of {what}")
-        elif kind in IPC_KEYS:
+        elif kind in IPC_KINDS:
             table = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
             if any(row.split()[1] == what for row in table):
                 out.append(f"SURVIVED {kind} {what}")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,6 @@ import pytest
 from integration.helpers import REPO, processes_of
 
 from . import runner_standin
-from .runner_standin import JobUser
 
 pytestmark = pytest.mark.integration
 
@@ -32,40 +30,12 @@ TOKEN = "github_pat_admin_SENTINEL_0123456789"
 def world() -> Iterator[dict[str, Path]]:
     if os.geteuid() != 0:
         pytest.skip("tools/pr-runner.sh runs as root")
-    base = Path(tempfile.mkdtemp(prefix="dbperf-pr-runner-"))
-    base.chmod(0o755)
-    user: JobUser | None = None
-    try:
-        user = runner_standin.create_user(base / "home")
-        paths = runner_standin.prepare(base, user)
-        token = base / "token"
-        token.write_text(TOKEN + "\n")
-        token.chmod(0o600)
-        paths["token"] = token
-        paths["user"] = Path(user.name)
+    with runner_standin.world(TOKEN) as paths:
         yield paths
-    finally:
-        if user is not None:
-            runner_standin.remove_user(user)
-        shutil.rmtree(base, ignore_errors=True)
 
 
-def _pr_runner(world: dict[str, Path], *extra: str, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": f"{world['shim']}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "DBPERF_HOME": str(world["state"]),
-        "LANG": "C.UTF-8",
-    }
-    argv = ["bash", str(REPO / "tools" / "pr-runner.sh"), "--user", str(world["user"])]
-    argv += ["--runner-dir", str(world["runner"]), "--repo", "acme/dbperf", "--token-file", str(world["token"])]
-    # the jobs' stdout goes to a root-owned file the wipe leaves alone; the gh stand-in reads it between jobs
-    with (world["records"] / "stdout.txt").open("w") as out:
-        done = subprocess.run(
-            [*argv, *extra], env=env, stdout=out, stderr=subprocess.PIPE, text=True, check=False, timeout=timeout_s
-        )
-    return subprocess.CompletedProcess(
-        done.args, done.returncode, (world["records"] / "stdout.txt").read_text(), done.stderr
-    )
+def _pr_runner(world: dict[str, Path], *extra: str) -> subprocess.CompletedProcess[str]:
+    return runner_standin.pr_runner(REPO, world, *extra)
 
 
 def test_a_job_finds_nothing_an_earlier_job_planted(world: dict[str, Path]) -> None:
