@@ -83,6 +83,7 @@ from harness.measure.probes import status_deltas, status_mark
 from harness.measure.session import Live, Session
 from harness.model import CostSettings, Metrics, Probes, RunResult
 from harness.model.endpoint import Endpoint
+from harness.servers import binary_extents
 from harness.servers.callgrind import Callgrind
 from harness.servers.provider import ServerInstance, connect, held_status
 from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
@@ -266,7 +267,7 @@ def _count(live: Live) -> RunResult:
         clock.lap("measured")
         dump = control.dump("measured")
         deltas = status_deltas(mark, read)
-    profile = read_dump(dump, local_binaries=ctx.server.provider == "local")
+    profile = read_dump(dump, binary_extents(ctx.server))
     clock.lap("dump")
     probes = Probes(status_deltas=deltas, syscalls=profile.syscalls)
     totals = measured.totals

@@ -18,8 +18,8 @@ The format (valgrind's "Callgrind Format Specification", version 1) in the parts
   system calls made inside the collected code, booked as self cost to the libc function that made them
   (``fdatasync``, ``pwrite64``, ``__libc_recv``...). :func:`syscall_kind` groups those names by kind.
 
-Functions a stripped binary does not name come as addresses (``fn=(7) 0x0000000000de0b60``). When the
-binaries are those of this machine (a local server), :func:`name_by_extent` renames each after the
+Functions a stripped binary does not name come as addresses (``fn=(7) 0x0000000000de0b60``). With the
+server's binaries at hand (this machine's, or a container image's), :func:`name_by_extent` renames each after the
 function its unwind table says holds it: ``[mariadbd, 524 bytes]`` (:mod:`harness.servers.unwind`),
 a name the same code keeps at another address in another build; functions of one size in one binary
 share it.
@@ -312,17 +312,17 @@ def name_by_extent(text: str, extents_for: Callable[[str], Extents] = lambda pat
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
-def read_dump(path: Path, *, local_binaries: bool = False) -> CostProfile:
-    """Parse a dump file (plain or gzipped) and keep its gzipped text in the profile; with
-    ``local_binaries`` (the server ran this machine's binaries), functions named by address are named by
-    their binary and size (:func:`name_by_extent`) in both."""
+def read_dump(path: Path, extents_for: Callable[[str], Extents] | None = None) -> CostProfile:
+    """Parse a dump file (plain or gzipped) and keep its gzipped text in the profile; with ``extents_for``
+    (the server's binaries' function extents: :func:`harness.servers.binary_extents`), functions named by
+    address are named by their binary and size (:func:`name_by_extent`) in both."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise SysbenchError(f"cannot read the callgrind dump {path}: {exc.strerror}") from exc
-    if local_binaries:
+    if extents_for is not None:
         plain = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-        raw = name_by_extent(plain.decode("utf-8", errors="replace")).encode()
+        raw = name_by_extent(plain.decode("utf-8", errors="replace"), extents_for).encode()
     if raw[:2] == b"\x1f\x8b":
         packed, text = raw, gzip.decompress(raw).decode("utf-8", errors="replace")
     else:

@@ -44,6 +44,7 @@ from harness.servers.provider import (
     bootstrap,
     init_args,
 )
+from harness.servers.unwind import Extents, extents_of
 from harness.servers.variables import write_cnf
 
 LABEL = "org.dbperf.managed"
@@ -52,6 +53,7 @@ DATA = "/data"
 CNF = "/etc/dbperf/my.cnf"
 COUNTS = "/callgrind"
 _BUILD_IDS: dict[str, str] = {}  # image id -> the server binary's build-id
+_EXTENTS: dict[tuple[str, str], Extents] = {}  # (image id, path) -> its functions' extents
 
 
 def docker_client() -> Any:
@@ -185,6 +187,25 @@ class ContainerProvider:
                 with contextlib.suppress(docker.errors.DockerException):
                     holder.remove(force=True)
         return _BUILD_IDS[image.id]
+
+    def file_extents(self, path: str) -> Extents:
+        """The function extents of a binary inside the image (:mod:`harness.servers.unwind`), read once per
+        image and path from a stopped container's files; empty when it cannot be read."""
+        image = self._check_image()
+        key = (image.id, path)
+        if key not in _EXTENTS:
+            holder = docker_client().containers.create(self.image, command=["true"], labels={LABEL: "true"})
+            try:
+                stream, _ = holder.get_archive(path)
+                with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+                    member = archive.extractfile(archive.getmembers()[0])
+                    _EXTENTS[key] = extents_of(member.read()) if member else Extents()
+            except (docker.errors.DockerException, tarfile.TarError, IndexError):
+                _EXTENTS[key] = Extents()
+            finally:
+                with contextlib.suppress(docker.errors.DockerException):
+                    holder.remove(force=True)
+        return _EXTENTS[key]
 
     def counting_tool(self) -> str:
         image = self._check_image()
