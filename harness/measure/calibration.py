@@ -36,6 +36,7 @@ from pathlib import Path
 from harness.errors import ConfigError, HarnessError
 from harness.model import RunResult
 from harness.model.forecast import IO_UNITS, Calibration, ServerUnits, UnitTime
+from harness.workspace import child_environment
 
 PAGE = 16384
 BLOCK = 4096
@@ -130,7 +131,7 @@ def _page_reads(folder: Path, samples: int, *, direct: bool) -> list[float]:
 
 def _loopback(samples: int) -> list[float]:
     """One-byte TCP round trips to an echo child process over 127.0.0.1 (Nagle off)."""
-    child = subprocess.Popen([sys.executable, "-c", _ECHO], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", _ECHO], stdout=subprocess.PIPE, text=True, env=child_environment())
     try:
         assert child.stdout is not None
         port = int(child.stdout.readline())
