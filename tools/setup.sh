@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up dbperf on a Debian 12 machine as root. Safe to run again: it only installs what is missing.
 #
-#   tools/setup.sh                 # sysbench, MariaDB and PostgreSQL binaries, perf, valgrind, jq, curl and shellcheck (workflow tests), the venv
+#   tools/setup.sh                 # sysbench, MariaDB and PostgreSQL binaries, perf, valgrind, jq, curl, shellcheck, cron and at (workflow tests), the venv
 #   tools/setup.sh --docker        # ... plus the Docker engine (started) and the offline server images
 #   tools/setup.sh --browser       # ... plus chromium (trend-site tests)
 set -euo pipefail
@@ -20,8 +20,9 @@ done
 
 log() { printf '\033[36m» %s\033[0m\n' "$*" >&2; }
 
-# postgresql: the shared-store (DuckLake) tests start their own throwaway cluster (tools/postgres.py)
-packages=(sysbench mariadb-server mariadb-client postgresql linux-perf valgrind python3-venv git procps util-linux jq curl shellcheck)
+# postgresql: the shared-store (DuckLake) tests start their own throwaway cluster (tools/postgres.py);
+# cron, at: the pull-request runner test plants a crontab and an at job (tests/workflows/test_runners.py)
+packages=(sysbench mariadb-server mariadb-client postgresql linux-perf valgrind python3-venv git procps util-linux jq curl shellcheck cron at)
 [ "$with_docker" = 1 ] && packages+=(docker.io debootstrap)
 [ "$with_browser" = 1 ] && packages+=(chromium)
 

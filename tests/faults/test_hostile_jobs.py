@@ -36,6 +36,7 @@ def _last(stderr: str) -> str:
 def test_a_job_that_plants_in_every_writable_place(world) -> None:
     """Job 1 plants in every folder its user can write, its dotfiles and runner copy, cron, at, IPC, a
     process; job 2 and root between the two find none of it."""
+    assert not runner_standin.missing_tools(), runner_standin.missing_tools()
     out = runner_standin.pr_runner(REPO, world, "--jobs", "2")
     assert out.returncode == 0, out.stderr
     planted = runner_standin.planted(out.stdout)

@@ -192,6 +192,12 @@ def pr_runner(
     return subprocess.CompletedProcess(done.args, done.returncode, stdout.read_text(), done.stderr)
 
 
+def missing_tools() -> str:
+    """What a job needs to plant every kind of place and this machine lacks ('' when nothing)."""
+    missing = [tool for tool in ("crontab", "at", "atq", "ipcs", "runuser") if shutil.which(tool) is None]
+    return f"missing {', '.join(missing)}: tools/setup.sh installs cron and at" if missing else ""
+
+
 def planted(stdout: str) -> list[tuple[str, str]]:
     """(kind, what) of every ``PLANTED kind what`` line job 1 printed."""
     return [tuple(line.split(" ", 2)[1:]) for line in stdout.splitlines() if line.startswith("PLANTED ")]  # type: ignore[misc]

@@ -46,6 +46,7 @@ def test_a_job_finds_nothing_an_earlier_job_planted(world: dict[str, Path]) -> N
     user = str(world["user"])
     (world["state"] / "cache-pr").mkdir()
     (world["state"] / "cache-pr" / "poisoned-snapshot").write_text("a job's dataset")
+    assert not runner_standin.missing_tools(), runner_standin.missing_tools()
     out = _pr_runner(world, "--jobs", "2", "--group-id", "7")
     assert out.returncode == 0, out.stderr + out.stdout
     planted = runner_standin.planted(out.stdout)
