@@ -20,7 +20,8 @@ and notes go to the terminal as they happen, not into the captured output. The d
 before running, as for ``dbperf gate``. The session ends with a summary table of every run, the
 verdicts, and the notes the measurements made. When every failure was such an error, pytest exits 2,
 not 1 (a regression's code); an exception dbperf did not expect is a bug said in one line
-(:mod:`harness.crash`). ``--lf`` after a session of scenarios with no failure selects none of them.
+(:mod:`harness.crash`). ``--lf`` after a session of scenarios with no failure selects none of them. A
+session of more than one case says its expected wall time first (:mod:`harness.pipeline.estimates`).
 """
 
 from __future__ import annotations

@@ -201,8 +201,10 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     the new plan's wall time; above --max-minutes (10) it stops instead and names the cheaper ways
     (--cost, or the exact command that records a baseline of more runs), unless --yes. When
     --repetitions was given, it refuses with the count that can. Exit 0 pass (inconclusive too, with
-    a warning, unless --strict), 1 regression, 2 error or failed run. With no baseline the runs are
-    stored and the verdict gives the exact command that records one.
+    a warning, unless --strict), 1 regression, 2 error or failed run. What has no comparable baseline
+    (none recorded, another scenario definition or server build) is said before anything runs, with the
+    exact command that records one; when nothing can be judged nothing is measured (exit 0), unless
+    --measure-unjudged. Over a minute, the expected wall time is said first (docs/usage.md, "Estimates").
     """
     settings = pop_shared(kwargs)
     server = settings.one_server()
@@ -337,7 +339,8 @@ def compare_cmd(
     the exact Wilcoxon signed-rank interval, Holm-corrected across every scenario x metric. Every
     scenario takes part in every look, so drift hits them all alike. A head whose effective settings
     equal the base's (a --head-var value it already runs with) is said to be an A/A comparison. Pairs
-    the design check adds are priced first; over --max-minutes it stops, unless --yes.
+    the design check adds are priced first; over --max-minutes it stops, unless --yes. Over a minute,
+    the whole comparison's expected wall time is said before it starts (docs/usage.md, "Estimates").
 
     \b
     Examples:

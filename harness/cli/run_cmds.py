@@ -62,7 +62,8 @@ def run_cmd(as_json: bool, **kwargs: Any) -> int:
     Each repetition at each thread count starts its own server from the dataset snapshot, warms up,
     measures with 1 s intervals (progress on stderr), and is stored in DuckDB at once. Several
     scenarios (-s a,b or -s 'oltp_*' or -s all) run one after the other; a failed run is stored and
-    the others still run (exit 2 at the end).
+    the others still run (exit 2 at the end). Over a minute, the expected wall time is said first, from
+    this machine's stored runs (docs/usage.md, "Estimates").
 
     \b
     Example:
