@@ -337,9 +337,22 @@ def load_verdicts(text: str) -> tuple[list[Verdict], int]:
     raw = doc.get("verdicts")
     if not isinstance(raw, list) or len(raw) > MAX_VERDICTS:
         raise _fail("verdicts", f"a list of at most {MAX_VERDICTS} verdicts is expected")
-    verdicts = [_verdict(v, f"verdicts[{i}]") for i, v in enumerate(raw)]
+    verdicts = [_with_forecast(_verdict(v, f"verdicts[{i}]"), v, f"verdicts[{i}]") for i, v in enumerate(raw)]
     warnings = sum(len(v.get("warnings") or ()) for v in raw if isinstance(v, dict))
     return verdicts, warnings
+
+
+def _with_forecast(verdict: Verdict, raw: object, where: str) -> Verdict:
+    """The verdict with its forecast, checked: numbers and fixed words only (docs/forecast.md)."""
+    import dataclasses
+
+    from harness.report.forecast_sections import checked_forecast
+
+    try:
+        forecast = checked_forecast(raw.get("forecast") if isinstance(raw, dict) else None, f"{where}.forecast")
+    except (TypeError, ValueError) as exc:
+        raise _fail(f"{where}.forecast", f"not a forecast dbperf writes ({exc})") from None
+    return verdict if forecast is None else dataclasses.replace(verdict, forecast=forecast)
 
 
 def _plan(raw: object, where: str) -> QueryPlan | None:

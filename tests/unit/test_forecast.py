@@ -152,7 +152,7 @@ def test_calibration_file_round_trip_keyed_by_testbed(tmp_path: Path) -> None:
     assert both.for_server("mariadb-local+x=1", "build-a") == UNITS  # a --head-var side: the same build
 
 
-def _verdict(base: dict[str, float], head: dict[str, float]) -> Verdict:
+def _verdict(base: dict[str, float], head: dict[str, float], head_name: str) -> Verdict:
     metrics = tuple(
         MetricVerdict(
             metric=m, higher_is_worse=True, outcome="pass", reason="", base_median=base[m], head_median=head[m]
@@ -164,16 +164,16 @@ def _verdict(base: dict[str, float], head: dict[str, float]) -> Verdict:
         scenario="oltp_point_select",
         threads=1,
         base="mariadb-local",
-        head="mariadb-local+x=1",
+        head=head_name,
         metrics=metrics,
         kind="cost",
     )
 
 
-def _outcome() -> Outcome:
+def _outcome(head: str = "mariadb-local+x=1") -> Outcome:
     base_run = dataclasses.replace(cost_run(100_000.0), threads=1)
-    head_run = dataclasses.replace(base_run, run_id="head", server="mariadb-local+x=1")
-    return Outcome((base_run, head_run), (_verdict(BASE, HEAD),))
+    head_run = dataclasses.replace(base_run, run_id="head", server=head)
+    return Outcome((base_run, head_run), (_verdict(BASE, HEAD, head),))
 
 
 def _settings(tmp_path: Path, *, gate: bool = False):  # type: ignore[no-untyped-def]
@@ -238,3 +238,20 @@ def test_stored_sweeps_give_tps_by_client_count_of_this_testbed(tmp_path: Path) 
     assert curve == {1: 1050.0, 2: 1500.0, 4: 1600.0}
     assert "not at 2 clients" in holds_for(curve)  # 750 a client is 71 % of one client's 1,050
     assert stored_sweeps(settings, dataclasses.replace(TESTBED, cores=64))("oltp_point_select", "mariadb-local") == {}
+
+
+def test_the_trusted_comment_shows_the_forecast_read_back_from_verdicts_json(tmp_path: Path) -> None:
+    import json as json_module
+
+    from harness.report.comment import render_comment
+    from harness.report.trusted_comment import load_verdicts
+
+    save_calibration(tmp_path, CALIBRATION)
+    outcome = with_forecasts(_outcome("mariadb-local+flush"), TESTBED, _settings(tmp_path))  # '=' is refused
+    text = json_module.dumps(outcome.document(), default=str)
+    verdicts, _ = load_verdicts(text)
+    assert verdicts[0].forecast is not None and verdicts[0].forecast.tps_pct == pytest.approx(100 * (140 / 240 - 1))
+    assert "**Forecast at 1 client** (from counts; not measured)" in render_comment(verdicts)
+    broken = text.replace('"tps_pct": ', '"tps_pct": "fast", "was": ', 1)
+    with pytest.raises(Exception, match=r"verdicts\[0\]\.forecast"):
+        load_verdicts(broken)
