@@ -158,24 +158,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """A session of more than one scenario case says its estimate before the first runs
-    (:mod:`harness.pipeline.estimates`: this machine's stored durations; said over a minute)."""
+    """Before the first case runs: each case with nothing to judge against, in one line with the command
+    that records its baseline (it is skipped without measuring: :mod:`harness.pipeline.judgeable`), and,
+    for a session of more than one case, the expected wall time of the rest (said over a minute;
+    :mod:`harness.pipeline.estimates`)."""
     cases = [c for c in map(_case, session.items) if c is not None]
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
-    if len(cases) < 2 or terminal is None or hasattr(session.config, "workerinput"):
+    if not cases or terminal is None or hasattr(session.config, "workerinput"):
         return
-    from harness.pipeline import estimates
+    from harness.pipeline import estimates, judgeable
 
     settings = settings_from_config(session.config)
+    try:
+        unjudged = (
+            [] if settings.measure_unjudged else judgeable.of_session(settings, [(c.measured(), c.kind) for c in cases])
+        )
+    except HarnessError:  # a malformed baseline, no sysbench: each case says so in its own line
+        unjudged = []
+    skipped = {(u.scenario.name, u.server.name, u.kind, t) for u in unjudged for t in u.threads}
+    for u in unjudged:
+        terminal.write_line(f"dbperf: {u.line()} (skipped without measuring)")
+    left = [c for c in cases if (c.scenario.name, c.case.server.name, c.kind, c.threads) not in skipped]
+    if len(cases) < 2 or not left:
+        return
     work = [
         estimates.Work(
             c.measured(), c.kind, c.scenario.repetitions if c.kind == "time" else c.scenario.cost.repetitions
         )
-        for c in cases
+        for c in left
     ]
     found = estimates.of_work(settings, work, estimates.recent_history(settings.store))
     if found.seconds >= estimates.SAY_ABOVE_S:
-        terminal.write_line(f"dbperf: {estimates.line(found)} for {len(cases)} scenario cases")
+        terminal.write_line(f"dbperf: {estimates.line(found)} for {len(left)} scenario case(s)")
 
 
 def _case(item: pytest.Item) -> ScenarioCase | None:

@@ -90,3 +90,40 @@ def of_gate(
                 command = hints.get((kind, c.scenario.name), "")
                 out.append(Unjudged(c.scenario, c.server, kind, tuple(threads), str(reasons[0]), command))
     return out
+
+
+def of_session(settings: Settings, cases: Sequence[tuple[Case, Kind]]) -> list[Unjudged]:
+    """What of a ``pytest scenarios/`` session has nothing to judge against, known before it starts: each
+    case x kind (a pytest item measures one kind), its baselines found as a gate finds them (timing: this
+    testbed's), with the recordings a gate would suggest (:func:`of_gate`)."""
+    from harness.judge.baselines import find_baseline
+    from harness.pipeline import advice, design_check
+    from harness.servers import provider_for
+    from harness.sysbench.driver import check_version
+    from harness.testbed import fingerprint
+
+    version = check_version()
+    testbeds = {
+        engine: fingerprint(version, with_engine=engine, hardware_class=settings.testbed_class)
+        for engine in {c.server.provider == "container" for c, _ in cases}
+    }
+
+    def lookup(case: Case, kind: Kind, threads: int) -> Baseline | None:
+        testbed = testbeds[case.server.provider == "container"]
+        s = case.scenario
+        return find_baseline(settings.baselines_dir, testbed, case.server.name, s.name, s.profile, threads, kind)
+
+    builds: dict[str, str] = {}
+
+    def build(server: Server) -> str:
+        if server.name not in builds:
+            builds[server.name] = provider_for(server).server_build()
+        return builds[server.name]
+
+    out: list[Unjudged] = []
+    for kind in dict.fromkeys(k for _, k in cases):
+        of_kind = [c for c, k in cases if k == kind]
+        every = advice.baseline_plan(settings, of_kind, [kind], lookup)
+        runs = design_check.baseline_runs([p for p, _ in every], settings.alpha, lambda p: p.kind == "time")
+        out += of_gate(settings, of_kind, [kind], lookup, build, advice.record_hints(settings, of_kind, runs))
+    return out

@@ -160,11 +160,29 @@ def test_a_pytest_session_of_several_cases_says_its_estimate_first(pytester: pyt
         REPO / "servers", "--dbperf-scenario", "tpcc", "--dbperf-server", "mariadb-local", "--dbperf-profile",
         "quick", "--dbperf-store", tmp_path / "none.duckdb", "--dbperf-cache-dir", tmp_path / "cache",
     )  # fmt: skip
-    result = pytester.runpytest_inprocess(*args)
+    result = pytester.runpytest_inprocess(*args, "--dbperf-measure-unjudged")
     result.assert_outcomes(skipped=2)
     lines = result.stdout.lines
     (said,) = [i for i, text in enumerate(lines) if text.startswith("dbperf: estimate: about")]
-    assert "for 2 scenario cases" in lines[said] and "assumed" in lines[said]
+    assert "for 2 scenario case(s)" in lines[said] and "assumed" in lines[said]
     assert said < next(i for i, text in enumerate(lines) if "test_scenarios.py" in text)  # before the first test
-    one = pytester.runpytest_inprocess(*args, "-k", "cost")
+    one = pytester.runpytest_inprocess(*args, "--dbperf-measure-unjudged", "-k", "cost")
     assert not [text for text in one.stdout.lines if "estimate:" in text]  # one case: no estimate
+
+
+def test_a_session_says_first_what_it_cannot_judge(pytester: pytest.Pytester, monkeypatch, tmp_path):
+    """``pytest scenarios/ -k tpcc`` with no baseline: one line per case before any runs, with the command
+    that records one; no estimate (nothing will be measured)."""
+    monkeypatch.setattr(Runner, "run_case", lambda self, case: NO_BASELINE)
+    pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
+    args = (
+        "-p", "no:cacheprovider", "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir",
+        REPO / "servers", "--dbperf-scenario", "tpcc", "--dbperf-server", "mariadb-local", "--dbperf-profile",
+        "quick", "--dbperf-store", tmp_path / "none.duckdb", "--dbperf-baselines-dir", tmp_path / "baselines",
+    )  # fmt: skip
+    lines = pytester.runpytest_inprocess(*args).stdout.lines
+    said = [i for i, text in enumerate(lines) if text.startswith("dbperf: nothing to judge tpcc")]
+    assert len(said) == 2 and not [text for text in lines if "estimate:" in text]
+    assert all("record one with: dbperf baseline record --scenario tpcc" in lines[i] for i in said)
+    assert any("(cost, 1t)" in lines[i] and "--cost" in lines[i] for i in said)
+    assert max(said) < next(i for i, text in enumerate(lines) if "test_scenarios.py" in text)
