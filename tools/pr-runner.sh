@@ -155,6 +155,19 @@ left_over() {
     done < <(mounts) | head -n 3
 }
 
+mq=""
+unmount_mq() {
+    # lazily if a walk of the file systems (another process's) is in it at this moment
+    if [ -n "$mq" ]; then
+        umount "$mq" 2>/dev/null || umount -l "$mq" || log "warning: cannot unmount $mq"
+        rmdir "$mq" 2>/dev/null || true
+        mq=""
+    fi
+}
+trap unmount_mq EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 wipe() {
     crontab -r -u "$runner_user" 2>/dev/null || true
     if command -v atq >/dev/null; then
@@ -163,7 +176,6 @@ wipe() {
     kill_all
     remove_ipc
     # POSIX message queues live in the IPC namespace's mqueue file system: mount one for the wipe
-    local mq=""
     if ! awk '$3 == "mqueue" {found = 1} END {exit !found}' /proc/mounts; then
         mq=$(mktemp -d /run/dbperf-pr-mqueue.XXXXXX)
         mount -t mqueue mqueue "$mq" 2>/dev/null || { rmdir "$mq"; mq=""; log "warning: cannot mount an mqueue file system: POSIX message queues not wiped"; }
@@ -177,7 +189,7 @@ wipe() {
     rm -rf --one-file-system "$home"  # what others (root) left in it
     local left
     left=$(left_over) || true  # head may close the pipe early: what it printed is what counts
-    if [ -n "$mq" ]; then umount "$mq" && rmdir "$mq"; fi
+    unmount_mq
     [ -z "$left" ] || die "files of $runner_user survive the wipe: ${left//$'\n'/, }"
     cp -a /etc/skel "$home"
     chown -R "$uid:$gid" "$home"
