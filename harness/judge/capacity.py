@@ -171,6 +171,11 @@ class SweepComparison:
             )
         return out
 
+    def unsteady_reason(self) -> str:
+        """Why the capacity verdict is not decided, or "": its figures rest on a run whose window was not a
+        steady state in at least one sweep (a latency figure, held like p95: :mod:`harness.judge.steady`)."""
+        return "; ".join(n for n in self.unsteady_notes() if "rest on such a run" in n)
+
 
 def sweep_comparisons(
     scenario: Scenario, base: str, head: str, by_threads: dict[int, Sequence[tuple[RunResult, RunResult]]]

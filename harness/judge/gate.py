@@ -550,6 +550,8 @@ def judge_pairs(cases: Sequence[PairedCase], *, alpha: float = DEFAULT_ALPHA) ->
     for sweep in _sweeps(cases):
         shells.append(_capacity_shell(sweep))
         pending += _capacity_pending(len(shells) - 1, sweep)
+        if reason := sweep.unsteady_reason():  # its figures rest on a window too short for its p95
+            unsteady[len(shells) - 1] = reason
     return steady.hold(conclude(shells, pending, alpha=alpha), unsteady)
 
 

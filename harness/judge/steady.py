@@ -1,13 +1,13 @@
 """Whether a timing run's measured window was long enough to be a steady state for its latency.
 
 A closed-loop client finishes about ``window / latency`` transactions in the measured window. When the
-window is shorter than :data:`STEADY_FACTOR` times the run's p95, a slow transaction is one of a
-handful per client, the queue the warm-up left behind has not settled (a transient that decays over
-about one response time is still above 1 % of itself after five: e^-5 = 0.7 %), and the window's p95
-describes that transient, not the server. Such a run is flagged as not steady, and a latency verdict
-(p50, p95, p99, per-operation latencies) of a comparison with such a run is INCONCLUSIVE with that reason
-instead of being decided on it (docs/reports.md, "Steady windows"). QPS and CPU are still judged: the
-runs say so in a warning.
+window is shorter than :data:`STEADY_FACTOR` times the run's p95, a slow transaction is one of a handful
+per client, and the queue the warm-up left behind has not settled: a transient that decays over about
+one response time falls below 1 % of itself only after five (e^-5 = 0.7 %), so the window's p95 describes
+that transient, not the server. Such a run is flagged as not steady, and the latency verdicts of its
+comparison (p50, p95, p99, per-operation latencies, and capacity at the SLO when its figures rest on such
+a run) are INCONCLUSIVE with that reason instead of decided on it (docs/reports.md, "Steady windows").
+QPS and CPU are still judged; the warnings name the runs.
 """
 
 from __future__ import annotations
@@ -66,8 +66,11 @@ def is_latency(metric: str) -> bool:
 
 def held(mv: MetricVerdict, reason: str) -> MetricVerdict:
     """A latency verdict not decided: INCONCLUSIVE, its cause :data:`CAUSE`, the window's note as the reason
-    (the test's numbers stay, for the record)."""
-    if not is_latency(mv.metric) or mv.outcome in ("failed", "no_baseline"):
+    (the test's numbers stay, for the record). Capacity at the SLO is a latency figure too: a sweep's
+    verdict is held when its figures rest on such a run (:meth:`harness.judge.capacity.SweepComparison.
+    unsteady_reason`)."""
+    latency = is_latency(mv.metric) or mv.metric.startswith("capacity_")
+    if not latency or mv.outcome in ("failed", "no_baseline"):
         return mv
     return replace(
         mv,

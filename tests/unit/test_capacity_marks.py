@@ -110,3 +110,15 @@ def test_the_comment_marks_them_too():
     comment = render_comment([verdict])
     rows = [line for line in comment.splitlines() if line.startswith("| threadpool_select")]
     assert rows and all(" extrapolated |" in row for row in rows), rows
+
+
+def test_capacity_resting_on_an_unsteady_window_is_not_decided():
+    cases = _cases()
+    low = cases[0]  # the base's figures are extrapolated from 16 clients: a short window there is what they rest on
+    short = [(replace(b, totals=replace(b.totals, time_s=1.0)), h) for b, h in low.pairs if b.totals]
+    (verdict,) = [v for v in judge_pairs([replace(low, pairs=short), cases[1]]) if v.curves]
+    clients = next(m for m in verdict.metrics if m.metric == "capacity_clients")
+    assert clients.outcome == "inconclusive" and clients.cause == "unsteady"  # decided as an improvement before
+    assert "rest on such a run in 11 of 11 sweeps" in clients.reason
+    _, before = _capacity()
+    assert before["capacity_clients"].outcome == "improvement"
