@@ -307,11 +307,15 @@ def test_pr_comment_is_posted_once_and_updated(
 
     assert rows(body) == rows(own) and rows(body), (body, own)
     assert "Posted the dbperf comment on pull request #7" in first.summary("comment")
-    # it leads with the change under test, then the worst verdict per scenario, then the functions
+    # it leads with the largest change in words, the change under test, the worst verdict per scenario, then
+    # why: the metrics that moved and (instructions moved) the functions
     change = body.index("- `innodb_buffer_pool_size`: `512M` → `6M` (`servers/conf/mariadb.cnf` line 5, [mysqld])")
-    assert change < body.index("**Worst verdict per scenario**") < body.index("**Where the instructions went**")
+    assert body.index("Largest regression: ") < change
+    assert change < body.index("**Worst verdict per scenario**") < body.index("**Why**")
     assert re.search(
-        r"\| oltp_point_select \| 1 \| `[^`|]+` \| [0-9,]+ \| [0-9,]+ \| [+-][0-9,]+ \| [+-]\d+ % \|", body
+        r"\| oltp_point_select \| 1 \| function `[^`|]+` \([+-]\d+ % of the change\) \| [0-9,]+ \| [0-9,]+ "
+        r"\| [+-][0-9,]+ /txn \|",
+        body,
     ), body
     # and the check run on the measured commit: one annotation per regressed metric on each changed line
     [check] = json.loads((act.state / "github" / "check-runs.json").read_text())
