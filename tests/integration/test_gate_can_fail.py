@@ -9,8 +9,10 @@ candidate runs come minutes after the baseline, and a shared VM drifts by a few 
 load 3.5 from the suite itself; under two busy loops on the sysbench CPU and a second unit-test run a
 quiet gate drifted past 15 %). So the failing half gates QPS and p95 at minimum effects far above a
 quiet machine's drift (QPS 15 %, p95 50 %) and asserts an effect of at least twice that; the quiet
-half asserts what drift cannot fake: the gate without busy loops finds less than half their effect,
-and an interleaved A/A comparison (drift falls on both sides) finds no regression.
+half asserts what drift cannot fake: the gate without busy loops finds less than half their effect
+(less than their effect when dbperf warned of the machine's load: other work's share then changes
+between the baseline and the gate), and an interleaved A/A comparison (drift falls on both sides) finds
+no regression.
 
 The defaults of `pytest scenarios/` can fail on a real regression too, and say how before running:
 the quick profile runs one repetition, whose smallest possible p-value against a baseline of 8 runs
@@ -131,10 +133,15 @@ def test_busy_server_cpu_fails_the_gate_and_pytest(dbperf, inner_pytest, recorde
 
     # Without the busy loops nothing of their size is found: a shared VM drifts between the baseline
     # and the gate (on a loaded machine by more than a minimum effect, so the quiet gate's exit code
-    # is not asserted), but never by half of what the busy loops did.
+    # is not asserted). On a machine dbperf found quiet, never by half of what the busy loops did; on one
+    # whose load it warned about (other work, whose share of the CPU changes between the baseline and
+    # the gate: a quiet gate at load 12 once drifted QPS -48 %, against -89 % with the loops), the loops
+    # still add to whatever drift there is, so the drift stays below their effect.
     drift = effects(json.loads(quiet.stdout))
+    loaded = "load average" in quiet.stderr or "% busy before the run" in quiet.stderr
+    share, bound = (1.0, "below the busy loops' effect (a loaded machine)") if loaded else (0.5, "below half of it")
     for metric, estimate in found.items():
-        assert abs(drift.get(metric, 0.0)) < abs(estimate) / 2, (metric, drift, found)
+        assert abs(drift.get(metric, 0.0)) < abs(estimate) * share, (f"{metric}: quiet drift {bound}", drift, found)
 
 
 def test_no_slowdown_does_not_fail_an_interleaved_comparison(dbperf, recorded):
