@@ -90,7 +90,7 @@ def test_the_page_fits_a_wide_window_and_a_phone(page: tuple[str, Any]) -> None:
     assert spec["columns"] == 3 and "concat" in spec  # a grid the script re-flows: 3, 2 or 1 columns
     assert "var MIN_PLOT = 240, MAX_PLOT = 520, CHROME = 110;" in html
     assert "window.addEventListener('resize'" in html and "box.scrollWidth - box.clientWidth" in html
-    titles = [t for t in re.findall(r'"subtitle":\[(.*?)\]', json.dumps(spec, separators=(",", ":")))]
+    titles = list(re.findall(r'"subtitle":\[(.*?)\]', json.dumps(spec, separators=(",", ":"))))
     assert titles and all(len(line) <= 46 for group in titles for line in json.loads(f"[{group}]")), titles
 
 
