@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from harness.model import DefinitionChange, FunctionDelta, MetricVerdict, Verdict
 from harness.model.change import CONTENTS
+from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import fmt_change, fmt_per_txn
 from harness.report.mdtable import cell, code, inert
 from harness.report.tables import fmt_value
@@ -223,5 +224,5 @@ def largest_change(verdicts: Sequence[Verdict]) -> str:
     what = "regression" if mv.outcome == "regression" else "improvement"
     return (
         f"Largest {what}: {inert(where)}, {metric_label(mv.metric)} {direction} by **{size}** "
-        f"({fmt_value(mv.base_median)} → {fmt_value(mv.head_median)})."
+        f"({side_cell(verdict, mv, 'base')} → {side_cell(verdict, mv, 'head')})."
     )

@@ -59,6 +59,8 @@ from harness.model import (
     FunctionDelta,
     MetricVerdict,
     ReadBack,
+    SweepCurve,
+    SweepPoint,
     Verdict,
     VerdictOutcome,
 )
@@ -245,6 +247,42 @@ def _verdict(raw: object, where: str) -> Verdict:
         kind=_choice(raw.get("kind", "time"), frozenset({"time", "cost"}), f"{where}.kind"),  # type: ignore[arg-type]
         explanation=tuple(_function(d, f"{where}.explanation[{i}]") for i, d in enumerate(explanation)),
         read_back=_read_back(raw.get("read_back", []), f"{where}.read_back"),
+        curves=_curves(raw.get("curves", []), f"{where}.curves"),
+        slo_p95_ms=_number(raw.get("slo_p95_ms"), f"{where}.slo_p95_ms"),
+    )
+
+
+def _curves(raw: object, where: str) -> tuple[SweepCurve, ...]:
+    """A capacity verdict's sweeps, so its figures carry the marks every renderer shows (extrapolated, ≥)."""
+    if not isinstance(raw, list) or len(raw) > MAX_VERDICTS:
+        raise _fail(where, f"a list of at most {MAX_VERDICTS} sweeps is expected")
+    curves = []
+    for i, item in enumerate(raw):
+        at = f"{where}[{i}]"
+        points = item.get("points") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not isinstance(points, list) or len(points) > 64:
+            raise _fail(at, "a sweep with a list of at most 64 points is expected")
+        curves.append(
+            SweepCurve(
+                side=_choice(item.get("side"), frozenset({"base", "head"}), f"{at}.side"),  # type: ignore[arg-type]
+                pair=_count(item.get("pair"), f"{at}.pair") or 0,
+                points=tuple(_point(p, f"{at}.points[{j}]") for j, p in enumerate(points)),
+                clients_at_slo=_number(item.get("clients_at_slo"), f"{at}.clients_at_slo") or 0.0,
+                qps_at_slo=_number(item.get("qps_at_slo"), f"{at}.qps_at_slo") or 0.0,
+                reached=_choice(item.get("reached"), frozenset({"within", "beyond", "below"}), f"{at}.reached"),  # type: ignore[arg-type]
+                knee=_count(item.get("knee"), f"{at}.knee", high=100_000, optional=True),
+            )
+        )
+    return tuple(curves)
+
+
+def _point(raw: object, where: str) -> SweepPoint:
+    if not isinstance(raw, dict):
+        raise _fail(where, "not an object")
+    return SweepPoint(
+        threads=_count(raw.get("threads"), f"{where}.threads", high=100_000) or 0,
+        qps=_number(raw.get("qps"), f"{where}.qps") or 0.0,
+        p95_ms=_number(raw.get("p95_ms"), f"{where}.p95_ms") or 0.0,
     )
 
 

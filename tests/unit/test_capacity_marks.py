@@ -111,6 +111,16 @@ def test_the_comment_marks_them_too():
     rows = [line for line in comment.splitlines() if line.startswith("| threadpool_select")]
     assert rows and all(" extrapolated |" in row for row in rows), rows
 
+    # the comment the trusted job posts, rebuilt from verdicts.json, carries the same marks
+    import json
+
+    from harness.model.outcome import Outcome
+    from harness.report.trusted_comment import build_comment
+
+    posted = build_comment(json.dumps(Outcome((), (verdict,)).document(), default=str))
+    rows = [line for line in posted.splitlines() if line.startswith("| threadpool_select")]
+    assert rows and all(" extrapolated |" in row for row in rows), posted
+
 
 def test_capacity_resting_on_an_unsteady_window_is_not_decided():
     cases = _cases()
