@@ -7,7 +7,7 @@ is the same everywhere (every name a pull request wrote is inert: in a code span
 :func:`harness.report.mdtable.inert`): *what changed* (file, setting, old → new, and the servers'
 versions, and each changed scenario file), *what it did* (the largest decided change, then one row per
 scenario: its worst metric) and *why* (per regressed cost comparison the metrics that moved, largest
-first, and only where instructions moved beyond their noise, the functions behind them).
+first, and only where instructions were decided to move, the functions behind them).
 """
 
 from __future__ import annotations
@@ -156,8 +156,9 @@ def regressed_explained(verdicts: Sequence[Verdict]) -> list[Verdict]:
 def culprits(verdict: Verdict, top: int = CULPRITS) -> list[FunctionDelta]:
     """The ``top`` named functions whose instructions per transaction moved most, then the line of the
     functions the binary does not name (their sum: the part no symbol explains), when there is one.
-    None when instructions did not move beyond their noise, and never a function whose change is within
-    it (:func:`_noise`): a cause the count does not show is not named by its functions."""
+    None when instructions were not decided to move (beyond their minimum effect), and never a function
+    whose change is within the count's noise (:func:`_noise`): a cause the count does not show is not
+    named by its functions."""
     noise = _noise(verdict)
     if noise is None:
         return []
@@ -172,7 +173,7 @@ def _moved_cells(mv: MetricVerdict) -> tuple[str, str, str, str]:
 
 def culprit_section(verdicts: Sequence[Verdict], shown: int) -> list[str]:
     """**Why**: per regressed cost comparison (the first ``shown``), the metrics that moved, largest change
-    first (fsyncs, reads, instructions ...), then, only where instructions moved beyond their noise, the
+    first (fsyncs, reads, instructions ...), then, only where instructions were decided to move, the
     three functions that moved most and the unnamed rest, with their share of the change."""
     regressed = regressed_explained(verdicts)
     if not regressed:
@@ -180,7 +181,7 @@ def culprit_section(verdicts: Sequence[Verdict], shown: int) -> list[str]:
     several = several_comparisons(verdicts)
     lines = [
         "**Why** (per regressed cost comparison: what moved, the largest change first; functions only where "
-        "instructions moved beyond their noise, with their share of all the change in self instructions, "
+        "instructions were decided to move, with their share of all the change in self instructions, "
         "up and down)",
         "",
         "| scenario | threads | what moved | base | head | change |",
@@ -196,7 +197,7 @@ def culprit_section(verdicts: Sequence[Verdict], shown: int) -> list[str]:
             what = name if d.name == UNNAMED else f"function {name}"
             rows.append((f"{what} ({share})", f"{d.base:,.0f}", f"{d.head:,.0f}", f"{d.delta:+,.0f} /txn"))
         if not functions and any(mv.metric == INSTRUCTIONS for mv in verdict.metrics):
-            rows.append(("instructions within their noise: no function named", "", "", ""))
+            rows.append(("instructions did not move beyond their minimum effect: no function named", "", "", ""))
         lines += ["| " + " | ".join((scenario, verdict.threads_label, *r)) + " |" for r in rows]
     if len(regressed) > shown:
         lines.append(f"\n{len(regressed) - shown} more regressed comparison(s): see the full report.")

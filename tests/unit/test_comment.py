@@ -209,7 +209,7 @@ def test_why_lists_the_metrics_that_moved_by_size_and_no_function_when_instructi
     assert [r[0] for r in rows] == [
         "log fsyncs/txn",
         "rows read/txn",
-        "instructions within their noise: no function named",
+        "instructions did not move beyond their minimum effect: no function named",
     ], text
     assert rows[0][1:3] == ["0.360", "1.19"], rows
     assert "__memset" not in text
