@@ -8,9 +8,9 @@ It first calibrates this runner (``dbperf calibrate``: timing runs and a cost ru
 I/O units in $TMPDIR), then per case runs ``--cost-runs`` cost runs a side (the forecast comes with the cost
 verdict) and ``--pairs`` interleaved timing pairs at 1 client judged on QPS alone (7 pairs reach p = 0.016
 with the signed-rank test), on the quick profile's datasets (ci's for the read-only buffer-pool case). The
-table: the measured QPS change (Hodges-Lehmann estimate and its interval),
-the forecast (and its interval), whether the sign is right (a measured interval holding 0 has no direction:
-then a forecast within 3 points counts as right), and whether the forecast is within +-30 % of a measured
+table: the measured QPS change (Hodges-Lehmann estimate and its interval), the forecast (and its interval),
+whether the sign is right (the forecast moves as the measured estimate does, or both stay within 3 points of
+0; "undecided" where the measured interval holds 0), and whether the forecast is within +-30 % of a measured
 change over 5 %, or within 3 points of one under 5 %. Everything goes to a temporary folder, removed at the
 end unless ``--keep``. Timing depends on the machine's load: the table says it, from ``os.getloadavg``.
 """
@@ -142,19 +142,20 @@ def _pct(value: float | None) -> str:
 
 
 def judged(row: Row) -> tuple[str, str]:
-    """(sign right?, within the tolerance?) as the module docstring defines them."""
+    """(sign right?, within the tolerance?) as the module docstring defines them; a sign against a measured
+    interval that holds 0 is marked "(undecided)": the timing pairs did not decide the direction."""
     m, f = row.measured, row.forecast
     if m is None or f is None or m.estimate_pct is None:
         return "-", "-"
     low, high = m.ci_low_pct, m.ci_high_pct
-    direction = 0 if low is None or high is None or low <= 0 <= high else (1 if m.estimate_pct > 0 else -1)
+    undecided = low is None or high is None or low <= 0 <= high
     gap = abs(f.tps_pct - m.estimate_pct)
-    if direction == 0:
-        sign = "yes" if abs(f.tps_pct) <= 3.0 else "no"
+    if abs(f.tps_pct) <= 3.0 and abs(m.estimate_pct) <= 3.0:
+        sign = "yes"  # both no change to speak of
     else:
-        sign = "yes" if f.tps_pct * direction > 0 else "no"
+        sign = "yes" if f.tps_pct * m.estimate_pct > 0 else "no"
     within = gap <= 0.3 * abs(m.estimate_pct) if abs(m.estimate_pct) > 5.0 else gap <= 3.0
-    return sign, "yes" if within else "no"
+    return sign + (" (undecided)" if undecided else ""), "yes" if within else "no"
 
 
 def base_times(row: Row) -> str:
