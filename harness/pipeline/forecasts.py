@@ -11,6 +11,7 @@ interval, is a regression (exit 1).
 from __future__ import annotations
 
 import dataclasses
+import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -134,7 +135,8 @@ def with_forecasts(outcome: Outcome, testbed: Testbed, settings: Settings, sweep
     if calibration is None:  # said once for the invocation, not on every cost verdict
         server = next((r.server for r in outcome.runs if r.kind == "cost"), settings.server)
         server = next((r.server for r in outcome.runs if r.kind == "cost" and r.label != "head"), server)
-        note = NO_CALIBRATION.format(server=server)
+        # a side's label is no server file: mariadb-local@base, mariadb-local+x=1, mariadb-local(A/A)
+        note = NO_CALIBRATION.format(server=re.split(r"[@+(]", server, maxsplit=1)[0] or settings.server)
         return dataclasses.replace(outcome, warnings=(*outcome.warnings, note))
     verdicts: list[Verdict] = []
     for v in outcome.verdicts:

@@ -255,3 +255,11 @@ def test_the_trusted_comment_shows_the_forecast_read_back_from_verdicts_json(tmp
     broken = text.replace('"tps_pct": ', '"tps_pct": "fast", "was": ', 1)
     with pytest.raises(Exception, match=r"verdicts\[0\]\.forecast"):
         load_verdicts(broken)
+
+
+def test_the_calibration_hint_names_a_server_file_not_a_side_label(tmp_path: Path) -> None:
+    """A pull request's base side is `mariadb-local@base`: no server of that name exists to calibrate."""
+    outcome = _outcome()
+    runs = tuple(dataclasses.replace(r, server="mariadb-local@base") for r in outcome.runs)
+    (note,) = with_forecasts(dataclasses.replace(outcome, runs=runs), TESTBED, _settings(tmp_path)).warnings
+    assert "`dbperf calibrate --server mariadb-local` once" in note, note
