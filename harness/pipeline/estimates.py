@@ -22,11 +22,13 @@ comes from. The parts:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
 import platform
 import statistics
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,14 +98,28 @@ def bare(name: str) -> str:
     return name
 
 
-def recent_history(store: Path | str, hostname: str | None = None) -> History:
-    """This machine's recent runs in ``store`` (empty when there is no store or it cannot be read)."""
+#: How long the estimate may wait to read the store's history: a lock another writer holds or a lake's
+#: catalog that does not answer is the run's to wait for and announce, never the estimate's.
+READ_LIMIT_S = 5.0
+
+
+def recent_history(store: Path | str, hostname: str | None = None, limit_s: float = READ_LIMIT_S) -> History:
+    """This machine's recent runs in ``store`` (empty when there is no store, it cannot be read, or it does
+    not answer within ``limit_s``: the estimate then says "assumed")."""
     if not is_lake(store) and not Path(store).is_file():
         return History()
-    try:
-        rows = open_store(store).durations(hostname or platform.node())
-    except (HarnessError, OSError):
+    found: list[list[dict[str, object]]] = []
+
+    def read() -> None:
+        with contextlib.suppress(HarnessError, OSError):
+            found.append(open_store(store).durations(hostname or platform.node()))
+
+    reader = threading.Thread(target=read, name="estimate-history", daemon=True)
+    reader.start()
+    reader.join(limit_s)
+    if reader.is_alive() or not found:
         return History()
+    rows = found[0]
     out: Durations = {}
     spans: dict[str, list[tuple[float, float, str]]] = {}
     for index, r in enumerate(rows):

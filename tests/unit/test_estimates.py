@@ -186,3 +186,20 @@ def test_a_session_says_first_what_it_cannot_judge(pytester: pytest.Pytester, mo
     assert all("record one with: dbperf baseline record --scenario tpcc" in lines[i] for i in said)
     assert any("(cost, 1t)" in lines[i] and "--cost" in lines[i] for i in said)
     assert max(said) < next(i for i, text in enumerate(lines) if "test_scenarios.py" in text)
+
+
+def test_a_store_whose_lock_is_held_gives_no_history_and_does_not_wait(tmp_path: Path) -> None:
+    """The run waits for a held store and says so (tests/faults); the estimate before it must not wait."""
+    import fcntl
+    import time
+
+    from harness.pipeline.estimates import History, recent_history
+    from harness.store import Store
+
+    path = tmp_path / "dbperf.duckdb"
+    Store(path).count()  # a real store file
+    with (tmp_path / "dbperf.duckdb.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        started = time.monotonic()
+        assert recent_history(path, limit_s=0.5) == History()
+        assert time.monotonic() - started < 5
