@@ -42,7 +42,8 @@ def test_a_thread_pool_sweep_gets_a_capacity_verdict_and_its_chart(dbperf, store
         assert metric["n_base"] == metric["n_head"] == 4
         low, estimate, high = metric["ci_low_pct"], metric["estimate_pct"], metric["ci_high_pct"]
         assert low is not None and low <= estimate <= high
-    assert any(w.startswith("capacity of mariadb-local (base):") for w in sweep["warnings"])
+    base_note = "capacity of mariadb-local (base) over 8,64 clients: "
+    assert any(w.startswith(base_note) for w in sweep["warnings"]), (base_note, sweep["warnings"])
     report = (out_dir / "report.md").read_text()
     assert "| threadpool_select | 8-64 | clients at SLO |" in report
     (chart,) = out_dir.glob("capacity-threadpool_select-*.png")
