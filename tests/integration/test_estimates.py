@@ -40,12 +40,15 @@ def test_the_estimate_before_and_after_one_measured_run(dbperf, settings_factory
         work = estimates.of_cases(settings, [case], ("time",))  # type: ignore[arg-type]
         return estimates.of_work(settings, work, estimates.recent_history(store))  # type: ignore[arg-type]
 
-    def timed() -> tuple[float, str]:
+    def timed(expected_s: float) -> tuple[float, str]:
         started = time.monotonic()
         out = dbperf.run(*PLAN, "--store", store, "--cache-dir", cache, timeout_s=900)
         seconds = time.monotonic() - started
         assert out.returncode == 0, out.stderr[-3000:]
         said = SAID.search(out.stderr)
+        if expected_s < estimates.SAY_ABOVE_S:  # a fast machine measured a plan under a minute: nothing said
+            assert not said, (expected_s, out.stderr[-3000:])
+            return seconds, ""
         assert said, out.stderr[-3000:]
         first_work = min(out.stderr.find(m) for m in ("preparing dataset", "#1 (") if m in out.stderr)
         assert said.start() < first_work  # said before anything runs
@@ -53,7 +56,7 @@ def test_the_estimate_before_and_after_one_measured_run(dbperf, settings_factory
 
     before = priced()
     assert {i.source for i in before.items} == {"assumed"} and len(before.datasets) == 1
-    first, said_first = timed()
+    first, said_first = timed(before.seconds)
     assert "none measured on this machine yet" in said_first and "1 dataset(s) to prepare" in said_first
 
     after = priced()
@@ -65,8 +68,8 @@ def test_the_estimate_before_and_after_one_measured_run(dbperf, settings_factory
         assert item.source == f"measured ({len(stored)} runs)"
         gap = estimates.recent_history(store).gap_s("time")[0]
         assert item.per_run_s == pytest.approx(statistics.median_low(stored) + gap)  # exactly the stored durations
-    second, said_second = timed()
-    assert "all measured on this machine" in said_second
+    second, said_second = timed(after.seconds)
+    assert not said_second or "all measured on this machine" in said_second, said_second
 
     print(f"\nbefore any run: estimate {before.seconds:.0f} s, real {first:.0f} s, ratio {before.seconds / first:.2f}")
     print(f"after one run:  estimate {after.seconds:.0f} s, real {second:.0f} s, ratio {after.seconds / second:.2f}")
