@@ -37,7 +37,8 @@ class Extents:
         return self.starts[index], self.sizes[index]
 
 
-def _uleb(data: bytes, pos: int) -> tuple[int, int]:
+def _leb(data: bytes, pos: int, *, signed: bool = False) -> tuple[int, int]:
+    """A LEB128 number at ``pos`` (unsigned or signed) and the position after it."""
     value = shift = 0
     while True:
         byte = data[pos]
@@ -45,18 +46,15 @@ def _uleb(data: bytes, pos: int) -> tuple[int, int]:
         value |= (byte & 0x7F) << shift
         shift += 7
         if byte < 0x80:
-            return value, pos
+            return (value - (1 << shift) if signed and byte & 0x40 else value), pos
+
+
+def _uleb(data: bytes, pos: int) -> tuple[int, int]:
+    return _leb(data, pos)
 
 
 def _sleb(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return (value - (1 << shift) if byte & 0x40 else value), pos
+    return _leb(data, pos, signed=True)
 
 
 def _encoded(data: bytes, pos: int, encoding: int, order: str) -> tuple[int, int]:
