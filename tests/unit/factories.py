@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from harness.model import Metrics, Probes, RunResult, Scenario, Testbed, Totals
 
@@ -136,3 +137,17 @@ def cost_run(
         metrics=replace(Metrics.cost(totals, instr * events), work=work or {}),
         cost_profile=profile,
     )
+
+
+def find_nodes(node: Any, key: str, value: str) -> list[dict[str, Any]]:
+    """Every dict inside a nested JSON-like value (a Vega spec or scenegraph) whose ``key`` is ``value``."""
+    out: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        if node.get(key) == value:
+            out.append(node)
+        for child in node.values():
+            out += find_nodes(child, key, value)
+    elif isinstance(node, list):
+        for child in node:
+            out += find_nodes(child, key, value)
+    return out

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 import vl_convert
-from factories import run
+from factories import find_nodes, run
 
 from harness.model import RunResult
 from harness.model.history import TrendData, one_off_note
@@ -45,18 +45,6 @@ def _history(servers: dict[str, tuple[str, ...]], threads: tuple[int, ...] = (1,
     return history(table)
 
 
-def _find(node: Any, key: str, value: str, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    if isinstance(node, dict):
-        if node.get(key) == value:
-            out.append(node)
-        for child in node.values():
-            _find(child, key, value, out)
-    elif isinstance(node, list):
-        for child in node:
-            _find(child, key, value, out)
-    return out
-
-
 def _image(data: TrendData, kind: str, threads: int = 1) -> dict[str, Any]:
     return next(spec for _, k, spec in image_specs(data, [Selection("oltp_point_select", threads)]) if k == kind)
 
@@ -84,7 +72,7 @@ def test_a_long_legend_label_is_drawn_whole_inside_the_figure(kind: str) -> None
         assert line.strip() in svg
     graph = vl_convert.vegalite_to_scenegraph(spec)
     width, height, (ox, oy) = graph["width"], graph["height"], graph["origin"]
-    legends = [item for node in _find(graph["scenegraph"], "role", "legend", []) for item in node["items"]]
+    legends = [item for node in find_nodes(graph["scenegraph"], "role", "legend") for item in node["items"]]
     assert legends
     for box in legends:  # every legend inside the figure (the scenegraph's positions are from the origin)
         assert ox + box["x"] >= 0 and ox + box["x"] + box["width"] <= width, (box, width)
@@ -94,7 +82,7 @@ def test_a_long_legend_label_is_drawn_whole_inside_the_figure(kind: str) -> None
 def test_many_series_wrap_into_columns_no_wider_than_the_chart() -> None:
     data = _history({f"mariadb-11.{i}-threadpool": () for i in range(12)})
     graph = vl_convert.vegalite_to_scenegraph(_image(data, "trend"))
-    legends = [item for node in _find(graph["scenegraph"], "role", "legend", []) for item in node["items"]]
+    legends = [item for node in find_nodes(graph["scenegraph"], "role", "legend") for item in node["items"]]
     assert legends and all(box["width"] <= 520 for box in legends), [box["width"] for box in legends]
     assert all(box["height"] > 3 * 12 for box in legends)  # several rows, not one row off to the side
 
@@ -107,17 +95,17 @@ def test_an_image_legend_lists_only_the_lines_it_draws() -> None:
     assert data.points.column_names[0] == "scenario" and data.scenarios == ["oltp_point_select", "oltp_read_only"]
     page = dashboard_spec(data, Selection("oltp_point_select", 1), validate=False)
     assert ["mariadb-local", "mysql-9.7"] in [
-        c["scale"]["domain"] for c in _find(page, "field", "line", []) if "scale" in c
+        c["scale"]["domain"] for c in find_nodes(page, "field", "line") if "scale" in c
     ]
     domains = [
-        c["scale"]["domain"] for c in _find(_image(data, "trend")["hconcat"], "field", "line", []) if "scale" in c
+        c["scale"]["domain"] for c in find_nodes(_image(data, "trend")["hconcat"], "field", "line") if "scale" in c
     ]
     assert domains and all(domain == ["mariadb-local"] for domain in domains)
 
 
 def _symbol_x(spec: dict[str, Any]) -> list[float]:
     graph = vl_convert.vegalite_to_scenegraph(spec)
-    marks = [m for m in _find(graph["scenegraph"], "marktype", "symbol", []) if m.get("role") == "mark"]
+    marks = [m for m in find_nodes(graph["scenegraph"], "marktype", "symbol") if m.get("role") == "mark"]
     return [float(item["x"]) for mark in marks for item in mark["items"]]
 
 

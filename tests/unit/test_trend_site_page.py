@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from factories import cost_run, run
+from factories import cost_run, find_nodes, run
 
 from harness.model import Probes, RunResult
 from harness.pipeline import history
@@ -101,10 +101,10 @@ def test_cost_axes_are_zoomed_to_the_data_never_from_zero(page: tuple[str, Any])
     lo, hi = zoom["instr_per_txn|oltp_point_select"]
     assert 40_000 < lo < 42_418 and 45_100.6 < hi < 47_000  # both servers' values, none near 0
     assert hi - lo >= (lo + hi) / 2 * MIN_SPAN
-    scales = [y["scale"] for y in _find(spec, "field", "instr_per_txn_min") + _find(spec, "field", "instr_per_txn")
-              if "scale" in y]  # fmt: skip
+    fields = find_nodes(spec, "field", "instr_per_txn_min") + find_nodes(spec, "field", "instr_per_txn")
+    scales = [y["scale"] for y in fields if "scale" in y]
     assert scales and all(s["zero"] is False and "zoom[" in s["domain"]["expr"] for s in scales)
-    qps = [y for y in _find(spec, "field", "qps_min") if "scale" in y]
+    qps = [y for y in find_nodes(spec, "field", "qps_min") if "scale" in y]
     assert not qps  # timing axes keep 0
 
 
@@ -151,19 +151,6 @@ def test_a_scenarios_base_side_is_drawn_with_it_and_loaded_runs_are_ringed(page:
         ("mariadb-local", 4, 1, LOAD),
     ]
     assert "datum.loaded_n > 0" in html and "black ring: runs measured under load" in html
-
-
-def _find(node: Any, key: str, value: str, out: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    out = [] if out is None else out
-    if isinstance(node, dict):
-        if node.get(key) == value:
-            out.append(node)
-        for child in node.values():
-            _find(child, key, value, out)
-    elif isinstance(node, list):
-        for child in node:
-            _find(child, key, value, out)
-    return out
 
 
 def test_no_page_is_built_from_a_missing_folder_on_a_file(tmp_path: Path) -> None:
