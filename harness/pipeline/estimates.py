@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import itertools
 import json
+import os
 import platform
 import statistics
 import threading
@@ -106,9 +108,14 @@ READ_LIMIT_S = 5.0
 def recent_history(store: Path | str, hostname: str | None = None, limit_s: float = READ_LIMIT_S) -> History:
     """This machine's recent runs in ``store`` (empty when there is no store, it cannot be read, or it does
     not answer within ``limit_s``: the estimate then says "assumed")."""
-    if not is_lake(store) and not Path(store).is_file():
-        return History()
-    found: list[list[dict[str, object]]] = []
+    if not is_lake(store):
+        if not Path(store).is_file() or _locked(Path(f"{store}.lock")):
+            return History()
+        try:
+            return _history(open_store(store).durations(hostname or platform.node()))
+        except (HarnessError, OSError):
+            return History()
+    found: list[list[dict[str, object]]] = []  # a lake: its catalog may not answer, so read it aside
 
     def read() -> None:
         with contextlib.suppress(HarnessError, OSError):
@@ -117,9 +124,26 @@ def recent_history(store: Path | str, hostname: str | None = None, limit_s: floa
     reader = threading.Thread(target=read, name="estimate-history", daemon=True)
     reader.start()
     reader.join(limit_s)
-    if reader.is_alive() or not found:
-        return History()
-    rows = found[0]
+    return History() if reader.is_alive() or not found else _history(found[0])
+
+
+def _locked(lock: Path) -> bool:
+    """Whether another process holds the store file's lock now (the run waits for it, the estimate does not)."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases the probe's lock
+    return False
+
+
+def _history(rows: list[dict[str, object]]) -> History:
+    """Run durations and the gaps between runs of one invocation, from the store's rows."""
     out: Durations = {}
     spans: dict[str, list[tuple[float, float, str]]] = {}
     for index, r in enumerate(rows):

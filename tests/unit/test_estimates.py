@@ -152,14 +152,19 @@ NO_BASELINE = Outcome(
 )  # fmt: skip
 
 
+def _tpcc_session(tmp_path: Path, *extra: object) -> tuple[object, ...]:
+    """pytest arguments for the catalogue's tpcc cases on mariadb-local (quick), with an empty store."""
+    return (
+        "-p", "no:cacheprovider", "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir",
+        REPO / "servers", "--dbperf-scenario", "tpcc", "--dbperf-server", "mariadb-local", "--dbperf-profile",
+        "quick", "--dbperf-store", tmp_path / "none.duckdb", *extra,
+    )  # fmt: skip
+
+
 def test_a_pytest_session_of_several_cases_says_its_estimate_first(pytester: pytest.Pytester, monkeypatch, tmp_path):
     monkeypatch.setattr(Runner, "run_case", lambda self, case: NO_BASELINE)
     pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
-    args = (
-        "-p", "no:cacheprovider", "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir",
-        REPO / "servers", "--dbperf-scenario", "tpcc", "--dbperf-server", "mariadb-local", "--dbperf-profile",
-        "quick", "--dbperf-store", tmp_path / "none.duckdb", "--dbperf-cache-dir", tmp_path / "cache",
-    )  # fmt: skip
+    args = _tpcc_session(tmp_path, "--dbperf-cache-dir", tmp_path / "cache")
     result = pytester.runpytest_inprocess(*args, "--dbperf-measure-unjudged")
     result.assert_outcomes(skipped=2)
     lines = result.stdout.lines
@@ -175,11 +180,7 @@ def test_a_session_says_first_what_it_cannot_judge(pytester: pytest.Pytester, mo
     that records one; no estimate (nothing will be measured)."""
     monkeypatch.setattr(Runner, "run_case", lambda self, case: NO_BASELINE)
     pytester.makepyfile(test_scenarios=(REPO / "scenarios" / "test_scenarios.py").read_text())
-    args = (
-        "-p", "no:cacheprovider", "--dbperf-scenarios-dir", REPO / "scenarios", "--dbperf-servers-dir",
-        REPO / "servers", "--dbperf-scenario", "tpcc", "--dbperf-server", "mariadb-local", "--dbperf-profile",
-        "quick", "--dbperf-store", tmp_path / "none.duckdb", "--dbperf-baselines-dir", tmp_path / "baselines",
-    )  # fmt: skip
+    args = _tpcc_session(tmp_path, "--dbperf-baselines-dir", tmp_path / "baselines")
     lines = pytester.runpytest_inprocess(*args).stdout.lines
     said = [i for i, text in enumerate(lines) if text.startswith("dbperf: nothing to judge tpcc")]
     assert len(said) == 2 and not [text for text in lines if "estimate:" in text]
