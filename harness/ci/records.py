@@ -19,7 +19,7 @@ SERVERS = "servers"
 SCENARIOS = "scenarios"
 DEFAULT_TARGET = "mariadb-local"
 #: The small default set: the pure read path (CPU cost per query) and a read/write mix (flushing,
-#: locking). Together about 5 minutes per comparison pair on the ``ci`` profile.
+#: locking).
 DEFAULT_CI_SCENARIOS = ("oltp_point_select", "oltp_read_write")
 BASE_SUFFIX = "@base"
 AA_SUFFIX = "@aa"

@@ -359,9 +359,9 @@ def _counted(cost: CostSettings) -> dict[str, object]:
 def _cost_settings(spec: _ScenarioFile) -> CostSettings:
     """Cost-mode settings, with event counts that keep the count's CV under 0.1 % by default.
 
-    Defaults measured on MariaDB 10.11 (CV 0.005-0.02 % at 1 thread): reads 500 warm-up and 1,000
-    measured transactions; writes 200 and 500, with a read view held from before the warm-up so purge
-    cannot change the count. Heavier transactions (read_write) set smaller counts in their file.
+    Defaults: reads 500 warm-up and 1,000 measured transactions; writes 200 and 500, with a read view held
+    from before the warm-up so purge cannot change the count. Heavier transactions (read_write) set smaller
+    counts in their file. The noise these counts give: docs/work-vector.md, "Noise".
     """
     writes = spec.writes
     return CostSettings(

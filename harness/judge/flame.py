@@ -12,7 +12,7 @@ arguments shares its callees between them in proportion, not as they really were
 are pruned, which also bounds the work (at most depth / min_share frames).
 
 Which run per side: the median run by instructions per transaction (the lower median of an even
-count), a real run, so its call graph is one run's and not a blend; cost runs repeat to about 0.01 %,
+count), a real run, so its call graph is one run's and not a blend; cost runs repeat,
 so any run shows the same shape, and the median keeps a lone run that counted more (which the judge
 sets aside) out of the picture.
 

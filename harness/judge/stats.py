@@ -6,8 +6,8 @@ a percentage, and a minimum effect ``m`` (a fraction such as 0.03) becomes the t
 * **Multiplicity**: Holm (1979) step-down adjusted p-values across every gating test of an invocation.
 * **Sequential extension**: Lan & DeMets (1983) alpha spending (:func:`alpha_spending`).
 * **Deterministic costs** (:func:`cost_test`): instructions per transaction under callgrind repeat to
-  0.003-0.05 %, so a parametric test on 2-3 runs a side decides where the rank tests of
-  :mod:`harness.judge.ranktests` cannot reach significance at all.
+  a few hundredths of a percent (docs/cost-noise.md), so a parametric test on 2-3 runs a side decides where
+  the rank tests of :mod:`harness.judge.ranktests` cannot reach significance at all.
 """
 
 from __future__ import annotations
@@ -239,8 +239,8 @@ def cost_test(
     the excess. The test refuses (p = 1, INCONCLUSIVE) only with a single run on a side, where that
     side's noise cannot be seen.
 
-    For the rare lone event of a write workload (about one run in 13 of oltp_insert counts +0.5 % more
-    while every other run repeats to 0.01 %): when exactly one run of a side of three or more is what
+    For the rare lone event of a write workload (one run counting more while the others repeat;
+    docs/cost-noise.md, "Also remaining"): when exactly one run of a side of three or more is what
     breaks the ceiling (:func:`lone_outlier`), it is set aside, named in the result, and the test runs
     on the others. With two such runs the test keeps them all and is ``noisy``.
     """

@@ -14,41 +14,30 @@ One cost run::
 
 What is counted: every instruction the server executes inside statement dispatch (parsing,
 optimising, executing, InnoDB work done on the statement's thread, and the result sent back) for M
-transactions, after W warm-up transactions on the same connections (the first run after a start
-counts about 0.6 % more), and the system calls made there (callgrind's sysCount, by kind). Beside them,
-the server's status counters over the same window (read just before the counters are zeroed and just
-after the dump, so the reads never count; one read's own footprint is subtracted): the work vector of
-:mod:`harness.model.work`. The warm-up and the measured window each have their own fixed sysbench
-seed, so the measured statements are the same on every run but are not the warm-up's again. What is
-not: start-up, connection set-up, and background work outside dispatch (InnoDB purge, page cleaner,
-the binary log's group commit thread). For write workloads a read view held from a separate connection
-stops purge, so the foreground always finds the same undo history: the same for base and head, and
-said in every report. With ``[cost] purge_before_window`` it is released at the end of the warm-up
-until purge has emptied the history list (polled, :func:`wait_for_purge`), and held again for the
-measured window, which then starts from an empty history whatever the warm-up's length: oltp_read_write's
-count followed the history's length without it and never reached a steady state
-(docs/work-vector.md, "Steady state"). With ``[cost] warmup = "rollback"`` each warm-up event runs
-inside ``BEGIN`` ... ``ROLLBACK``, the script's own ``COMMIT`` sent as ``ROLLBACK`` (the scenario's own
-statements on the same pages, none of them kept): a workload that grows or shrinks its tables
-(oltp_insert, oltp_delete, tpcc) then starts its window from the snapshot's rows whatever the warm-up's
-length, where it drifted by 0.26-4.4 % per 4x warm-up before. With ``[cost] rebuild_before_window`` the
-scenario's tables are rebuilt (``ALTER TABLE t FORCE``) after the warm-up (and the purge), so the window starts
-from index pages laid out by a fresh build whatever pages the warm-up split or left with free space: on MySQL
-9.7 oltp_read_write and threadpool_read_write reorganised fewer pages in their window the longer the warm-up
-(-0.58 % from W to 4W; docs/work-vector.md, "Rebuilt before the window").
-Five things kept the count of writes from repeating, each a matter of thread timing
-(docs/cost-noise.md): glibc raising its mmap threshold when a background thread freed a large block
-(held at its default, and glibc's arena cap lifted: ``servers/callgrind.py``, ``MALLOC_TUNABLES``);
-MySQL's spin loops, page cleaner, change buffer, buffer-pool load at start-up and background statistics
-recalculation (``COUNTED_VARIABLES``);
-and which server thread served the window's connection, which dbperf's own status reads right before the
-window decided: they go over one connection held from before the warm-up. A MySQL server that does not
-load its buffer pool then starts it empty, so every counted MySQL server is prewarmed
-(:mod:`harness.measure.prewarm`): without it, the window read from disk the pages its warm-up had not
-touched and created the undo segments of rollback segments it had not written through, and the count fell
-with the warm-up's length (point selects -1.9 %, ycsb_a -7.0 % per 4x); and its optimiser plans every
-window from exact statistics, which the prewarm computes (ycsb_e's scans sized their record buffer from
-statistics a background thread had sampled at a moment of its own: 543,619 or 575,318 per operation).
+transactions, after W warm-up transactions on the same connections, and the system calls made there
+(callgrind's sysCount, by kind). Beside them, the server's status counters over the same window, read
+just before the counters are zeroed and just after the dump over one connection held from before the
+warm-up, one read's own footprint subtracted: the work vector of :mod:`harness.model.work`. The warm-up
+and the measured window each have their own fixed sysbench seed. What is not: start-up, connection
+set-up, and background work outside dispatch (InnoDB purge, page cleaner, the binary log's group commit
+thread).
+
+The rules that make the count repeat, each tied to the scenario setting that turns it on:
+
+- write workloads: a read view held from a separate connection stops purge, so base and head find the
+  same undo history (said in every report);
+- ``[cost] purge_before_window``: the view is released after the warm-up until purge empties the
+  history list (:func:`wait_for_purge`), then held again for the window;
+- ``[cost] warmup = "rollback"``: each warm-up event runs inside ``BEGIN`` ... ``ROLLBACK``, so a
+  workload that grows or shrinks its tables starts its window from the snapshot's rows;
+- ``[cost] rebuild_before_window``: the tables are rebuilt (``ALTER TABLE t FORCE``) before the window,
+  so it starts from freshly built index pages;
+- glibc's malloc is pinned (``servers/callgrind.py``, ``MALLOC_TUNABLES``), MySQL's spin loops and
+  background work are switched off (``COUNTED_VARIABLES``), and every MySQL server is prewarmed
+  (:mod:`harness.measure.prewarm`).
+
+Why each rule exists, and the drift measured without it: docs/cost-noise.md and docs/work-vector.md
+("Steady state", "Rebuilt before the window").
 
 A cost run's QPS and latency are those of a server slowed 20-50x and are never reported: the record
 holds only instructions per transaction and per query, the profile (every function's self and

@@ -26,7 +26,7 @@ share it.
 
 Why not ``callgrind_annotate``: after ``callgrind_control -z`` the functions on the stack at the reset
 have ``calls=0`` edges, and ``--inclusive=no`` books their callees' cost as the caller's self cost
-(FACTS.md). Here self cost is only what a function's own cost lines say, checked against a
+(docs/method.md, "Cost mode"). Here self cost is only what a function's own cost lines say, checked against a
 hand-computed dump in ``tests/data/callgrind/``.
 """
 

@@ -1,47 +1,23 @@
 """Cost runs' prewarm, before the warm-up: every rollback segment written through once, and every index of
 the scenario's tables read once into the buffer pool.
 
-A counted MySQL server starts with ``innodb_buffer_pool_load_at_startup`` off (``COUNTED_VARIABLES``:
-the background load raced the statement thread), so its buffer pool starts empty and the measured
-window read from disk every page the warm-up had not touched yet: each read about 16,400 instructions of
-``memset`` (the frame zeroed) and 4,200 of ``crc32`` (its checksum), at a rate that fell with the warm-up's
-length (MySQL 9.7: oltp_point_select -1.87 % from 500 to 2,000 warm-up transactions, ycsb_a -7.0 %;
-docs/work-vector.md, "Prewarm"). Reading every index once, on one connection, before the warm-up makes
-the pool hold every page of the scenario's tables whatever W, so the window reads none from disk (when
-the tables fit the pool).
+The rule: a counted server that does not load its buffer pool at start-up (MySQL, with
+``innodb_buffer_pool_load_at_startup`` off in ``COUNTED_VARIABLES``) is prewarmed, so its measured window
+finds the same pool, undo segments and statistics whatever the warm-up's length W:
 
-Each index is scanned in full by a statement no optimiser can answer without reading every leaf page:
-``SELECT SUM(LENGTH(col)) FROM t FORCE INDEX (idx)``, ``col`` the index's first column, a covering scan on
-the statement's own thread (MySQL 9.7 answers ``COUNT(*)`` with InnoDB's parallel reader, which reads the
-same pages there, but what another version's optimiser does with it is its own affair). A table without an
-index of its own (TPC-C's ``history``) is scanned whole, ``SELECT SUM(LENGTH(col)) FROM t`` on its first
-column: InnoDB keeps its rows in a hidden clustered index that ``information_schema`` does not list. Then the prewarm
-waits until no read is pending (read-ahead the scans started completes in I/O threads), so no page arrives
-during the window.
+- the undo prewarm: twice per rollback segment, one transaction inserts a row into and updates a row of
+  the prewarm's own table (:data:`UNDO_TABLE`) and rolls back, so every rollback segment holds a cached
+  insert and update undo segment before the warm-up, and the scenario's tables are not touched;
+- the index scans: each index read in full, on one connection, by a statement no optimiser can answer
+  without reading every leaf page (``SELECT SUM(LENGTH(col)) FROM t FORCE INDEX (idx)``, ``col`` the
+  index's first column); a table without an index of its own (TPC-C's ``history``) is scanned whole on its
+  first column; then the prewarm waits until no read is pending, so no page arrives during the window;
+- the statistics: ``ANALYZE TABLE`` of each table from every leaf page (:data:`EXACT_SAMPLE_PAGES`), so the
+  optimiser's row estimates are the same on every fresh server.
 
-Before the scans, the undo prewarm: a rollback segment creates an undo log segment (a new page, zeroed
-and logged: ``fseg_create_general``, ``memset``, ``mlog_write_ulint``) the first time a transaction writes
-through it, and caches it for the next; MySQL 9.7 hands out its 256 rollback segments (128 in each of 2
-undo tablespaces) in turn, so a window after fewer than 256 writing warm-up transactions still created
-segments, fewer the longer the warm-up (oltp_update_index -1.2 % from 200 to 800 with the page prewarm
-alone). Twice per rollback segment, one transaction inserts a row into and updates a row of the
-prewarm's own table (:data:`UNDO_TABLE`), and rolls back: every rollback segment then holds a cached
-insert and update undo segment before the warm-up starts, and the scenario's tables are not touched.
-
-After the scans, the statistics: ``ANALYZE TABLE`` of each of the scenario's tables, from every leaf page
-(:data:`EXACT_SAMPLE_PAGES`), so the optimiser's row estimates are the same on every fresh server whatever W.
-A dataset snapshot keeps the statistics InnoDB sampled while the table was being loaded (the quick YCSB
-table's of 120-129 rows: its first recalculation was queued at the 13th insert), and a counted MySQL server
-used to replace them in a background thread during the warm-up (``innodb_stats_auto_recalc``, now off:
-``COUNTED_VARIABLES``), from 20 random pages, at a moment that followed thread timing. ycsb_e's scans
-(``ORDER BY ... LIMIT``) size MySQL's record buffer, the rows InnoDB reads ahead past the LIMIT, from those
-estimates: 543,619 or 575,318 instructions per operation on two fresh servers at the same W, and 715,597
-against 541,417 from W to 4W in another pair (docs/work-vector.md, "The other MySQL scenarios with the
-prewarm").
-
-Servers that load their buffer pool at start-up themselves (MariaDB: its windows read no pages from
-disk) are not prewarmed, so their counts stay what they were: :func:`wanted` decides from the server's
-own ``innodb_buffer_pool_load_at_startup``.
+Servers that load their buffer pool themselves (MariaDB) are not prewarmed: :func:`wanted` decides from the
+server's own ``innodb_buffer_pool_load_at_startup``. What each part fixed, with the counts measured without
+it: docs/work-vector.md ("Prewarm", "The other MySQL scenarios with the prewarm").
 """
 
 from __future__ import annotations

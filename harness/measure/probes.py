@@ -1,11 +1,10 @@
 """Server-side probes over the measured window: CPU time, instructions, status counter deltas.
 
-On shared machines QPS varies ~30 % between identical runs while server CPU time per transaction
-varies ~10 % and instructions per transaction ~1 % (FACTS.md), so these costs are recorded beside
-QPS and p95. CPU time comes from the server process's CPU-time clock (nanoseconds, all threads; the
-process is visible from the host for containers too; ``/proc/<pid>/stat`` ticks where the clock is
-not); instructions from ``perf stat -e instructions -p PID`` where the kernel allows it (recorded as
-absent, with the reason, otherwise).
+On shared machines server CPU time and instructions per transaction vary far less between identical runs than
+QPS does (docs/method.md), so these costs are recorded beside QPS and p95. CPU time comes from the server
+process's CPU-time clock (nanoseconds, all threads; the process is visible from the host for containers too;
+``/proc/<pid>/stat`` ticks where the clock is not); instructions from ``perf stat -e instructions -p PID``
+where the kernel allows it (recorded as absent, with the reason, otherwise).
 """
 
 from __future__ import annotations
@@ -120,9 +119,9 @@ def _libc() -> ctypes.CDLL | None:
 def process_cpu_seconds(pid: int) -> float:
     """CPU time of a process (all its threads, also those that ended) in seconds, to the nanosecond.
 
-    Read from the process's CPU-time clock (``clock_getcpuclockid``); ``/proc/<pid>/stat``'s utime +
-    stime count in clock ticks (10 ms), too coarse for a short window on a starved CPU (a 128-thread
-    run once measured 0 ticks), and are the fallback only where that clock is not available.
+    Read from the process's CPU-time clock (``clock_getcpuclockid``); ``/proc/<pid>/stat``'s utime + stime
+    count in clock ticks (10 ms), too coarse for a short window on a starved CPU, and are the fallback only
+    where that clock is not available.
     """
     libc = _libc()
     clock = ctypes.c_int()

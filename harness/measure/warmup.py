@@ -1,8 +1,8 @@
 """Is the measured window still warming up? A trend test on the per-second throughput of one run.
 
 A fixed warm-up can be too short: after a fresh start the buffer pool fills, the adaptive hash index
-builds and the OS page cache settles, and under load the ci profile's 3 s once left QPS climbing from
-6.7k to 12.7k inside the measured window. A measured window should be flat; so after every timing
+builds and the OS page cache settles, and under load QPS may still be climbing inside the measured
+window. A measured window should be flat; so after every timing
 run the measured intervals are tested for a monotone trend with Kendall's tau (Mann 1945; Kendall
 1975) and its size estimated with the Theil-Sen slope (Sen 1968). A significant trend larger than
 :data:`MAX_DRIFT` across the window is a note on the run (shown in every report), and the next

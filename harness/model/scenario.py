@@ -37,19 +37,15 @@ class CostSettings:
 
     ``purge_before_window`` (with ``read_view``) releases the read view at the end of the warm-up, waits
     until purge has emptied the history list, and holds a new one for the measured window, which then
-    starts from the same (purged) undo history whatever the warm-up's length. oltp_read_write's count
-    followed the history's length (-0.95 % from 20 to 80 warm-up transactions) and is steady with it;
-    update-heavy scenarios were steady without it and drift with it (oltp_write_only -11 % from 200 to
-    800: purge leaves the pages the warm-up split half empty), so it is each scenario's choice, made by
-    ``benchmarks/warmup_steady.py`` (docs/work-vector.md, "Steady state").
+    starts from the same (purged) undo history whatever the warm-up's length. Some scenarios are steady
+    only with it and others only without it, so it is each scenario's choice, made by
+    ``benchmarks/warmup_steady.py`` (the drift measured either way: docs/work-vector.md, "Steady state").
 
     ``rebuild_before_window`` rebuilds the scenario's tables (``ALTER TABLE t FORCE``) between the warm-up (and
     the purge, when set) and the window, the read view released meanwhile and held again after it: the window
     then starts from index pages as a fresh build lays them out, whatever pages the warm-up split, filled
-    or left with garbage. oltp_read_write and threadpool_read_write on MySQL 9.7 visited more records after a
-    short warm-up than after a long one (page reorganisations in the window, -0.58 % from W to 4W) and are
-    steady with it, as is ycsb_e, whose committed warm-up inserts moved its MySQL count +0.135 %
-    (docs/work-vector.md, "Rebuilt before the window").
+    or left with garbage (the scenarios that need it and the drift without it: docs/work-vector.md,
+    "Rebuilt before the window").
 
     ``warmup = "rollback"`` runs every warm-up event inside ``BEGIN`` ... ``ROLLBACK`` (a script's own
     ``COMMIT`` is sent as ``ROLLBACK``): the warm-up executes the scenario's own statements on the same pages

@@ -1,7 +1,7 @@
 """The work vector: what a transaction made the server do beside executing instructions, per transaction.
 
 Instructions counted under callgrind are user-space work only: kernel time, fsync latency, disk reads,
-lock waits and scaling across threads cost wall time but almost no instructions (FACTS.md). The work
+lock waits and scaling across threads cost wall time but almost no instructions (docs/work-vector.md). The work
 vector counts those dimensions deterministically instead, in the same cost runs:
 
 * **system calls by kind** (``sys_*``), from callgrind's ``sysCount`` event (``--collect-systime=yes``),
@@ -50,7 +50,7 @@ _ROWS = 0.02  # row and handler counts, read requests: deterministic to about 0.
 
 #: The components, in report order.
 WORK_METRICS: tuple[WorkMetric, ...] = (
-    # the total carries the noisy kinds too (MySQL 9.7 point select: CV 5.7 %, from futex, poll and clock)
+    # the total carries the noisy kinds too (futex, poll and clock follow thread timing), so it never gates
     WorkMetric("sys_total", "syscalls/txn", 0.02, 0.5, False, syscall="total"),
     # MySQL 9.7 insert makes some inside dispatch with flush=2 too, following wall time (0.14 +-0.06, 2.1 +-0.11)
     WorkMetric("sys_fsync", "fsync+fdatasync/txn", _SYS, 0.25, True, syscall="fsync"),
@@ -75,10 +75,9 @@ WORK_METRICS: tuple[WorkMetric, ...] = (
     ),
     WorkMetric("pages_written", "pages written/txn", _COUNT, 0.05, False, counters=("innodb_pages_written",)),
     WorkMetric("data_written", "data bytes written/txn", _COUNT, 64.0, False, counters=("innodb_data_written",)),
-    # the redo the transactions generated: MySQL's log sequence number moves by it (tpcc: 3,204-3,209 bytes per
-    # transaction over 5 fresh servers, SD 0.05 %), while its Innodb_os_log_written counts 512-byte blocks as the
-    # log writer writes them, a partial block again at every wake-up, which follows wall time (3,760-3,960, SD
-    # 1.9 %). MariaDB's Innodb_os_log_written is its LSN's movement (equal in every run measured).
+    # the redo the transactions generated: MySQL's log sequence number moves by it, while its
+    # Innodb_os_log_written counts 512-byte blocks as the log writer writes them, a partial block again at every
+    # wake-up, which follows wall time. MariaDB's Innodb_os_log_written is its LSN's movement (docs/work-vector.md).
     WorkMetric(
         "redo_written",
         "redo bytes written/txn",

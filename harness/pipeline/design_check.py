@@ -215,8 +215,8 @@ def seconds_per_run(scenario: Scenario, kind: Kind, start_s: float = 5.0) -> flo
     return scenario.warmup_s + scenario.time_s + start_s
 
 
-#: Noise (SD of per-pair log ratios) assumed when no history exists, from FACTS.md's measurements on
-#: shared 2-core VMs: QPS 8-20 %, p95 25-60 %, CPU/txn 4-9 %, instructions 0.02 % (cost).
+#: Noise (SD of per-pair log ratios) assumed when no history exists: the noise measured on shared 2-core
+#: VMs (docs/architecture.md, "Two kinds of run").
 ASSUMED_NOISE: dict[str, float] = {
     "qps": 0.12,
     "p95_ms": 0.40,

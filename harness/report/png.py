@@ -1,12 +1,11 @@
 """Every PNG dbperf writes goes through :func:`render_png`: Vega-Lite rendered offline, never wider than
 :data:`MAX_WIDTH_PX`.
 
-A picture wider than a screen is scrolled sideways in a pull request, a job summary or an artifact viewer,
-and its text is unreadable when a browser shrinks it to fit (a thread-pool comparison's ``changes.png``
-was 8,629 x 409 px). Charts are laid out to fit first (wrapped facets, fixed panel widths); when one still
-comes out wider, it is rendered again at the scale that makes it :data:`MAX_WIDTH_PX` wide
-(docs/reports.md, "Image sizes"). ``tests/unit/test_png_width.py`` checks that no other module calls
-vl-convert's PNG renderer.
+A picture wider than a screen is scrolled sideways in a pull request, a job summary or an artifact viewer, and
+its text is unreadable when a browser shrinks it to fit. Charts are laid out to fit first (wrapped facets,
+fixed panel widths); when one still comes out wider, it is rendered again at the scale that makes it
+:data:`MAX_WIDTH_PX` wide (docs/reports.md, "Image sizes"). ``tests/unit/test_png_width.py`` checks that no
+other module calls vl-convert's PNG renderer.
 """
 
 from __future__ import annotations

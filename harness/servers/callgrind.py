@@ -1,10 +1,9 @@
 """Starting a server under valgrind's callgrind and talking to it with ``callgrind_control``.
 
-The recipe (FACTS.md, "Deterministic cost under valgrind", re-measured for this project): collection
-is toggled on the statement-dispatch function, so only the work of executing statements counts (the
-server's start-up, background threads outside dispatch and the client's idle time do not);
-instrumentation starts only when asked (``--instr-atstart=no``, then ``callgrind_control -i on``
-after the warm-up), which makes start-up and warm-up 1.3-3.6x faster with the same counts; counts are
+The recipe: collection is toggled on the statement-dispatch function, so only the work of executing
+statements counts (the server's start-up, background threads outside dispatch and the client's idle time
+do not); instrumentation starts only when asked (``--instr-atstart=no``, then ``callgrind_control -i on``
+after the warm-up), which speeds start-up and warm-up without changing the counts; counts are
 dumped on request into a folder the host can read::
 
     valgrind --tool=callgrind --callgrind-out-file=DIR/cg.out.%p --toggle-collect='dispatch_command*'
@@ -13,12 +12,12 @@ dumped on request into a folder the host can read::
 
 ``--collect-systime=yes`` (valgrind 3.19, 3.24 and 3.27 all take ``no|yes|msec|usec|nsec``) adds the
 events ``sysCount sysTime`` after ``Ir``: the system calls made inside the collected code, booked to the
-libc function that made them (FACTS.md, "Deterministic syscall counts"); sysTime is wall time and unused.
+libc function that made them (docs/work-vector.md); sysTime is wall time and unused.
 
 ``dispatch_command*`` matches the demangled names in Debian's MariaDB 10.11, MariaDB 11.8 and MySQL
 9.7 builds. MariaDB 10.11.19+ and 11.x need ``innodb_buffer_pool_size_max`` equal to the pool size
 under valgrind ("Cannot map innodb_buffer_pool_size_max"), and without native AIO switched off the
-server never becomes ready; MariaDB 11.x generates a TLS certificate at every start (30-120 s under
+server never becomes ready; MariaDB 11.x generates a TLS certificate at every start (slow under
 valgrind), which ``skip-ssl`` avoids (sysbench does not use TLS). In a container valgrind must not be PID 1
 (the container runs with an init), ``callgrind_control`` runs inside it (its FIFOs live in the
 server's /tmp, gone with the container), and the pid it needs is the one ``vgdb -l`` lists there. A local
@@ -26,17 +25,13 @@ server's valgrind makes its three gdbserver FIFOs (``vgdb-pipe-*``) in the run's
 (``--vgdb-prefix``, :func:`vgdb_prefix`), which is removed with the run whatever ends it: in TMPDIR, where
 valgrind puts them by default, a killed server left them behind.
 
-glibc's allocator is pinned for counted servers (:data:`MALLOC_TUNABLES`): glibc raises its mmap
-threshold, for every thread, the first time any thread frees a large mapped block (a background
-thread, at a moment that depends on thread timing), which moved the statement thread's heap layout
-and with it the instructions malloc and free execute: MariaDB 11.8 in a container counted
-oltp_update_non_index at 69,405 or 70,061 instructions per transaction (+0.9 %, one fresh server in
-three), oltp_update_index at 219,950 or 221,004. Held at glibc's default of 128 KiB the threshold no
-longer moves, and the count repeats (docs/cost-noise.md). glibc's arena cap (8 per CPU) is lifted above
-the server's thread count too, so no connection thread shares an arena with a background thread by the
-order in which they first allocated. Counted MySQL servers neither spin, flush pages in the
-background, buffer secondary-index changes nor load the buffer pool's pages at start-up
-(:data:`COUNTED_VARIABLES`).
+glibc's allocator is pinned for counted servers (:data:`MALLOC_TUNABLES`): the mmap threshold is held
+at glibc's default, since glibc raises it for every thread the first time any thread frees a large mapped
+block (a moment of thread timing, which moved malloc's instruction count), and the arena cap is lifted
+above the server's thread count, so no connection thread shares an arena with a background thread by the
+order in which they first allocated. Counted MySQL servers neither spin, flush pages in the background,
+buffer secondary-index changes nor load the buffer pool's pages at start-up (:data:`COUNTED_VARIABLES`).
+The counts each of these moved, measured: docs/cost-noise.md.
 """
 
 from __future__ import annotations
@@ -60,30 +55,13 @@ READY_TIMEOUT_S = 900.0
 #: MySQL 9.7's tcmalloc ignores them.
 MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=64"
 CONTROL_TIMEOUT_S = 300.0
-#: InnoDB settings a counted MySQL server runs with (docs/cost-noise.md): under valgrind only one thread
-#: runs at a time, so a statement thread that finds a mutex held spins for nothing until valgrind switches
-#: threads (``ut_delay``, a count that follows thread timing), and the page cleaner flushing pages during
-#: the window makes the statement thread put them back on the flush list (``buf_flush_insert_into_flush_list``
-#: 462 or 1,016 calls in 500 transactions) and contend with it for the list's mutex. No spinning (waits go
-#: straight to the wait), and no background flushing below the dirty-page maximum, remove both. Neither is
-#: work of the statement: a change in what a statement does still counts the same way on both sides.
-#: MySQL also buffers secondary-index changes to pages not in the buffer pool (the change buffer, which
-#: MariaDB 10.11 leaves off and 11.x no longer has), and how large that buffer's tree is when a statement
-#: inserts into it depends on when the master thread merged it: oltp_delete counted 104,858-105,354
-#: (0.47 %), ``ibuf_insert`` 3,503-4,175 instructions per transaction. Off, the statement changes the
-#: secondary index itself, every time.
-#: And MySQL reads the pages its last shutdown listed (``ib_buffer_pool``, which every dataset snapshot
-#: has: 2,738 pages of the YCSB table) back into the pool in a background thread, which under valgrind runs
-#: only when the scheduler lets it: whether a page is already in the pool when a statement first needs it,
-#: or the statement reads it itself, followed that thread's progress (ycsb_b: 1,135 or 1,627 page reads in
-#: the statement thread over 1,000 transactions, 123,219 or 123,393 instructions per transaction). Without
-#: the load, every statement reads the pages it is the first to need, every time. (MariaDB's counts repeat
-#: with its own load on, which is left alone.)
-#: Nor does a counted MySQL server recalculate a table's statistics in the background (after 10 % of its
-#: rows changed, from 20 random pages, when its thread gets to it): the optimiser's estimates then changed
-#: inside a run at a moment that followed thread timing (ycsb_e on MySQL 9.7: 543,619 or 575,318
-#: instructions per operation at the same warm-up). The prewarm computes them once, exactly, before the
-#: warm-up instead (:mod:`harness.measure.prewarm`).
+#: InnoDB settings a counted MySQL server runs with, each removing background work whose timing moved the
+#: statement thread's count: no spinning on held mutexes (under valgrind one thread runs at a time), no
+#: background page flushing below the dirty-page maximum, no change buffering, no buffer-pool load at start-up
+#: (the prewarm fills the pool instead) and no background statistics recalculation (the prewarm computes them
+#: exactly: :mod:`harness.measure.prewarm`). None of them is work of the statement: a change in what a
+#: statement does still counts the same way on both sides. MariaDB's counts repeat with its own defaults.
+#: The count each one moved, measured: docs/cost-noise.md.
 COUNTED_VARIABLES: dict[str, dict[str, str]] = {
     "mysql": {
         "innodb_buffer_pool_load_at_startup": "OFF",

@@ -6,12 +6,11 @@ store (:mod:`harness.store.queries` runs unchanged after ``USE lake``); no Parqu
 and no flock: each save is one DuckLake transaction, so one snapshot, all or nothing, and a writer
 killed at any moment leaves nothing half-visible.
 
-Concurrency (measured with 6-8 writer processes, see docs/fleet.md):
+Concurrency (why, measured with several writer processes: docs/fleet.md):
 
 * every write, and the first open that may create the catalog, holds a PostgreSQL advisory lock
   (``pg_try_advisory_xact_lock`` in a transaction on a second, plain postgres attachment of the
-  catalog database): writers queue instead of colliding at commit, which measured zero retries and
-  twice the throughput of optimistic commits, and makes replacing a run (DELETE + INSERT) safe.
+  catalog database): writers queue instead of colliding at commit, and it makes replacing a run (DELETE + INSERT) safe.
   A killed writer's PostgreSQL session ends and takes the lock with it;
 * every write is still retried, with jittered backoff, on the errors a fresh attempt gets past
   (transaction conflicts, catalog-creation races, serialisation failures), up to a deadline;

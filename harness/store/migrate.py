@@ -8,8 +8,7 @@ row count and an order-independent digest (the sum of each row's hash) must equa
 Runs the target already had are replaced by the source's; other runs of the target are kept.
 
 A copy into a lake first deletes the lake's orphaned data files: Parquet files no snapshot references,
-which a migration (or any writer) killed before its commit left in the data path (a killed migration of
-1.4 MB left 4.0 MB; only ``store maintain`` removed them).
+which a migration (or any writer) killed before its commit left in the data path (docs/fleet.md).
 """
 
 from __future__ import annotations

@@ -185,7 +185,7 @@ def cost_argv(
     """A fixed number of transactions (``--events``, no time limit): a cost run counts work, not seconds.
 
     ``--db-ps-mode`` is pinned (server-side prepared statements, unless the scenario says otherwise):
-    the text protocol costs the server about 49 % more instructions per query. ``--rand-seed`` is
+    the text protocol costs the server far more instructions per query (docs/method.md). ``--rand-seed`` is
     ``seed``: the warm-up and the measured window each pass their own fixed seed (``[cost]``
     ``warmup_seed`` and ``seed``), so both sides of a comparison issue the same statements and the
     measured window does not replay the warm-up's. A ``rand-seed`` in the scenario's ``[options]``
