@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from harness.ci.assess import assess_plan
 from harness.ci.records import BASE_SUFFIX, CiPlan, Comparison
-from harness.ci.targets import BINLOG, CACHES, DURABILITY, PLANS, TEMP, THREADS, canonical
+from harness.ci.targets import BINLOG, CACHES, DURABILITY, OVERHEAD, PLANS, TEMP, THREADS, canonical
 from harness.config.servers import load_server
 from harness.config.settings import Settings
 from harness.errors import ConfigError
@@ -121,11 +121,11 @@ SENSITIVITY: tuple[Sensitivity, ...] = (
     Sensitivity("optimizer_*", False, "instructions/txn and query plans", PLANS),
     Sensitivity("innodb_adaptive_hash_index", False, "instructions/txn", CACHES),
     Sensitivity("innodb_change_buffering", False, "instructions and buffer-pool reads/txn"),
-    Sensitivity("performance_schema*", False, "instructions/txn"),
-    Sensitivity("character_set_*", False, "instructions/txn"),
-    Sensitivity("collation_*", False, "instructions/txn"),
-    Sensitivity("max_allowed_packet", False, "instructions/txn"),
-    Sensitivity("max_statement_time", False, "instructions/txn"),
+    Sensitivity("performance_schema*", False, "instructions/txn", OVERHEAD),
+    Sensitivity("character_set_*", False, "instructions/txn", OVERHEAD),
+    Sensitivity("collation_*", False, "instructions/txn", OVERHEAD),
+    Sensitivity("max_allowed_packet", False, "instructions/txn", OVERHEAD),
+    Sensitivity("max_statement_time", False, "instructions/txn", OVERHEAD),
     # server fields (servers/*.toml): a new build changes code and locking alike; placement is wall time
     Sensitivity("version", True, "a new build: its locking and scaling"),
     Sensitivity("image", True, "a new build: its locking and scaling"),

@@ -10,7 +10,9 @@ first and at most :attr:`TargetClass.limit` of them (the check must stay afforda
 * **temporary tables and sorts** -> scenarios with range queries (sorts, DISTINCT, scans);
 * **thread handling** -> the thread sweeps (two or more client counts in the profile);
 * **binary log** -> write scenarios, with whether either side writes a binary log at all;
-* **query plans** (optimizer switches, statistics) -> statements the optimiser has a choice in.
+* **query plans** (optimizer switches, statistics) -> statements the optimiser has a choice in;
+* **per-statement overhead** (instrumentation, character sets, statement timers) -> the lightest statement,
+  a point select, where a fixed cost per statement is the largest share of the work.
 
 A changed setting of no class (and a new build, a CPU placement) runs the default set. Setting names are
 matched after :func:`canonical` (case, ``-``/``_``, ``loose-``, an unambiguous prefix). The classes and
@@ -37,6 +39,7 @@ TEMP = "temporary tables and sorts"
 THREADS = "thread handling"
 BINLOG = "binary log"
 PLANS = "query plans"
+OVERHEAD = "per-statement overhead"
 _POOL = "innodb_buffer_pool_size"
 
 
@@ -79,6 +82,8 @@ CLASSES: dict[str, TargetClass] = {
         TargetClass(BINLOG, "write scenarios", ("oltp_insert", "oltp_write_only"), _writes, 2),
         TargetClass(PLANS, "statements the optimiser has a choice in", ("oltp_read_only", "select_random_points",
                                                                           "tpcc"), _ranges),
+        TargetClass(OVERHEAD, "lightest statement, where a fixed cost per statement weighs most",
+                    ("oltp_point_select",), _reads, 1),
     )
 }  # fmt: skip
 

@@ -165,11 +165,24 @@ def test_an_optimizer_switch_runs_statements_with_a_choice_of_plan(repo: Path) -
     assert chosen(make_plan(repo)) == {"oltp_read_only": why, "select_random_points": why, "tpcc": why}
 
 
+def test_a_per_statement_overhead_runs_the_point_select(repo: Path) -> None:
+    commit(repo, "P_S", {"servers/conf/a.cnf": CONF + "performance_schema = ON\n"})
+    why = (
+        "per-statement overhead (performance_schema): bites in the lightest statement, where a fixed cost per "
+        "statement weighs most"
+    )
+    assert chosen(make_plan(repo)) == {"oltp_point_select": why}
+
+
 def test_a_setting_of_no_class_and_a_new_build_run_the_default_set(repo: Path) -> None:
-    commit(repo, "P_S and durable", {"servers/conf/a.cnf": CONF.replace("= 1", "= 2") + "performance_schema = ON\n"})
+    commit(
+        repo,
+        "no change buffer and durable",
+        {"servers/conf/a.cnf": CONF.replace("= 1", "= 2") + "innodb_change_buffering = none\n"},
+    )
     found = chosen(make_plan(repo))
     assert list(found) == ["oltp_point_select", "oltp_read_write", "oltp_insert", "oltp_write_only", "tpcc"]
-    assert found["oltp_point_select"] == "default set (performance_schema: in no class of setting)"
+    assert found["oltp_point_select"] == "default set (innodb_change_buffering: in no class of setting)"
     git(repo, "checkout", "-q", "-B", "change", "main")
     commit(repo, "11.8", {"servers/local-a.toml": LOCAL_A.replace('version = "10.11"', 'version = "11.8"')})
     assert chosen(make_plan(repo)) == dict.fromkeys(DEFAULTS, "default set (version: in no class of setting)")

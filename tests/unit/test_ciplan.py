@@ -598,21 +598,21 @@ def test_materialise_without_the_tarfile_data_filter(
 def test_the_changed_setting_is_a_record_with_its_line_in_the_heads_file(repo: Path) -> None:
     from harness.model import DefinitionChange
 
-    conf = "[mariadbd]\n# flushing\ninnodb_flush_log_at_trx_commit = 2\nperformance_schema = ON\n"
-    commit(repo, "relaxed flushing, P_S on", {"servers/conf/a.cnf": conf})
+    conf = "[mariadbd]\n# flushing\ninnodb_flush_log_at_trx_commit = 2\ninnodb_change_buffering = none\n"
+    commit(repo, "relaxed flushing, no change buffer", {"servers/conf/a.cnf": conf})
     p = make_plan(repo)
     expected = (
         DefinitionChange("servers/conf/a.cnf", "innodb_flush_log_at_trx_commit", "1", "2", "changed", 3, "mariadbd",
                          "local-a@base", "local-a"),
-        DefinitionChange("servers/conf/a.cnf", "performance_schema", "", "ON", "added", 4, "mariadbd",
+        DefinitionChange("servers/conf/a.cnf", "innodb_change_buffering", "", "none", "added", 4, "mariadbd",
                          "local-a@base", "local-a"),
     )  # fmt: skip
     assert p.comparisons[0].edits == expected and p.comparisons[1].edits == expected
     assert p.edits == expected  # once for the plan, though both default scenarios compare it
     assert json.loads(p.to_json())["comparisons"][0]["edits"][0]["line"] == 3
-    commit(repo, "back to 1, P_S off", {"servers/conf/a.cnf": CONF_A})
+    commit(repo, "back to 1, change buffer back", {"servers/conf/a.cnf": CONF_A})
     (removed,) = [e for e in make_plan(repo, base="HEAD~1", head="HEAD").edits if e.status == "removed"]
-    assert (removed.name, removed.old, removed.line) == ("performance_schema", "ON", None)
+    assert (removed.name, removed.old, removed.line) == ("innodb_change_buffering", "none", None)
 
 
 def test_version_and_variable_changes_are_records_at_their_toml_lines(repo: Path) -> None:
