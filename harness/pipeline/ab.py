@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from harness.judge import stats
 from harness.judge.gate import DEFAULT_ALPHA, PairedCase, judge_pairs
 from harness.measure.context import RunContext
+from harness.measure.cost_slots import run_side_by_side
 from harness.measure.session import Session, new_group_id
 from harness.measure.timing import run_once
 from harness.model import Kind, RunResult, Scenario, Server, Verdict
@@ -119,11 +120,24 @@ def _interleaved(
                 continue
             reps = spec.scenario.cost.repetitions
             session.reporter.phase(f"cost: {reps} pair(s) of callgrind runs of {spec.scenario.name} (seed {seed})")
-            for number, first_base in enumerate(balanced_orders(reps, rng), 1):
-                for threads in spec.scenario.cost.threads:
-                    pair = _run_pair(session, spec, threads, number, first_base, group, "cost")
-                    runs.extend(pair)
-                    collected.setdefault((index, threads, "cost"), []).append(pair)
+            planned = [
+                (threads, number, first_base)
+                for number, first_base in enumerate(balanced_orders(reps, rng), 1)
+                for threads in spec.scenario.cost.threads
+            ]
+            # counts depend on neither load nor core: a pair's two runs go side by side, in the balanced order
+            contexts = [
+                ctx
+                for threads, number, first_base in planned
+                for ctx in _pair_contexts(session, spec, threads, number, first_base, group, "cost")
+            ]
+            done_runs = run_side_by_side(session, contexts)
+            for (threads, _number, first_base), (one, two) in zip(
+                planned, zip(done_runs[::2], done_runs[1::2], strict=True), strict=True
+            ):
+                pair = (one, two) if first_base else (two, one)
+                runs.extend(pair)
+                collected.setdefault((index, threads, "cost"), []).append(pair)
     timed = any(spec.runs("time", kinds) for spec in specs)
     while timed and done < cap:
         look += 1
@@ -163,17 +177,23 @@ def _judge(
     return judge_pairs(cases, alpha=alpha)
 
 
+def _pair_contexts(
+    session: Session, spec: ComparisonSpec, threads: int, number: int, base_first: bool, group: str, kind: Kind
+) -> tuple[RunContext, RunContext]:
+    """A pair's two runs in the order they start (``base_first``: base, then head)."""
+
+    def one(server: Server, scenario: Scenario, label: str) -> RunContext:
+        return RunContext(server, scenario, threads, number, session.testbed, session.git_sha, group, label, kind)
+
+    base = one(spec.base, spec.base_side, "base")
+    head = one(spec.head, spec.scenario, "head")
+    return (base, head) if base_first else (head, base)
+
+
 def _run_pair(
     session: Session, spec: ComparisonSpec, threads: int, number: int, base_first: bool, group: str, kind: Kind
 ) -> tuple[RunResult, RunResult]:
-    def one(server: Server, scenario: Scenario, label: str) -> RunResult:
-        ctx = RunContext(server, scenario, threads, number, session.testbed, session.git_sha, group, label, kind)
-        return run_once(session, ctx)
-
-    if base_first:
-        base = one(spec.base, spec.base_side, "base")
-        head = one(spec.head, spec.scenario, "head")
-    else:
-        head = one(spec.head, spec.scenario, "head")
-        base = one(spec.base, spec.base_side, "base")
-    return base, head
+    first, second = (
+        run_once(session, ctx) for ctx in _pair_contexts(session, spec, threads, number, base_first, group, kind)
+    )
+    return (first, second) if base_first else (second, first)

@@ -221,3 +221,41 @@ def test_sigterm_during_prepare(fault: Fault):
     leaks = fault.leaks(cache)
     assert leaks == [] and fault.earlier_readable()
     record("SIGTERM during prepare (snapshot build)", code, line, "the interrupted run, as failed", leaks)
+
+
+def _counted_servers(tmpdir: Path) -> list[str]:
+    """The servers under valgrind whose run folders are in ``tmpdir``."""
+    return [line for line in processes_mentioning(str(tmpdir)) if "--tool=callgrind" in line]
+
+
+def test_sigint_during_side_by_side_cost_runs_stops_both_servers(fault: Fault):
+    """Two cost runs go at once (DBPERF_COST_SLOTS=2): an interrupt stops both servers, stores one
+    interrupted run and leaves nothing behind."""
+    fault.extra_env["DBPERF_COST_SLOTS"] = "2"
+    streamed = fault.start(
+        "compare", "--cost", "--base", "mariadb-local", "--head", "mariadb-local",
+        *("--scenario", "oltp_point_select", "--profile", "quick", "--repetitions", "2", "--yes"),
+    )  # fmt: skip
+    streamed.wait_for_stderr(lambda line: "[2/2] counting " in line, timeout_s=300)
+    streamed.wait_for_stderr(lambda line: "[1/2] counting " in line, timeout_s=60)
+    deadline = time.monotonic() + 120
+    while len(_counted_servers(fault.tmpdir)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(_counted_servers(fault.tmpdir)) == 2, processes_mentioning(str(fault.tmpdir))
+    streamed.proc.send_signal(signal.SIGINT)
+    code = streamed.wait(timeout_s=300)
+    line = closing_line(streamed.stderr_text())
+    assert code == 130, line
+    assert line == "dbperf: interrupted; servers stopped and temporary files removed (SIGINT)", line
+    runs = [r for r in fault.runs() if r["run_id"] != fault.earlier]
+    interrupted = [r for r in runs if "interrupted (SIGINT)" in str(r["failure"] or "")]
+    assert len(interrupted) == 1, runs
+    leaks = fault.leaks()
+    assert leaks == [] and fault.earlier_readable()
+    record(
+        "SIGINT during two side-by-side cost runs",
+        code,
+        line,
+        "1 'interrupted' failed run; both servers stopped",
+        leaks,
+    )
