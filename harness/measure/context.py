@@ -1,4 +1,4 @@
-"""Who a run is (decided before it starts), and the one place a run's record is built."""
+"""Who a run is (decided before it starts), and a measured run's record from what it measured."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from harness.model import (
     Probes,
     RunKind,
     RunResult,
-    RunStatus,
     Scenario,
     Server,
     Testbed,
@@ -24,6 +23,7 @@ from harness.model import (
 )
 from harness.model.history import one_off_note
 from harness.model.ids import config_hash
+from harness.model.measurement import Measurement, RunIdentity, build_run
 from harness.servers.provider import ServerInstance, read_variables
 
 
@@ -68,10 +68,35 @@ class Served:
         self.version, self.config = instance.version, config_hash(self.variables)
 
 
+def identity(ctx: RunContext) -> RunIdentity:
+    """Who the run of ``ctx`` is, as its record says."""
+    return RunIdentity(
+        run_id=ctx.run_id,
+        server=ctx.server.name,
+        flavour=ctx.server.flavour,
+        provider=ctx.server.provider,
+        scenario=ctx.scenario.name,
+        # a cost count depends on the [cost] settings (event counts, seeds), not on the profile's durations
+        scenario_hash=ctx.scenario.cost_hash if ctx.kind == "cost" else ctx.scenario.definition_hash,
+        profile=ctx.scenario.profile,
+        script=ctx.scenario.script,
+        threads=ctx.threads,
+        repetition=ctx.repetition,
+        warmup_s=ctx.scenario.warmup_s,
+        time_s=ctx.scenario.time_s,
+        testbed=ctx.testbed,
+        git_sha=ctx.git_sha,
+        group_id=ctx.group_id,
+        label=ctx.label,
+        kind=ctx.kind,
+        server_cpuset=ctx.server.cpuset or "",
+        client_cpuset=ctx.server.client_cpuset or "",
+    )
+
+
 def build_result(
     ctx: RunContext,
     started: datetime,
-    status: RunStatus,
     *,
     failure: str = "",
     server_version: str = "",
@@ -89,48 +114,29 @@ def build_result(
     build_id: str = "",
     operations: tuple[OperationStats, ...] = (),
 ) -> RunResult:
-    """The one place a measured run's record is built: identity from the context, outcome from the run."""
+    """A measured run's record (failed when ``failure`` says why), through the one builder,
+    :func:`harness.model.measurement.build_run`: identity from the context, the measurement from the run."""
     readings = probes or Probes()
-    return RunResult(
-        run_id=ctx.run_id,
+    measured = Measurement(
         started_at=started,
         finished_at=datetime.now(UTC),
-        status=status,
         failure=failure,
-        server=ctx.server.name,
-        flavour=ctx.server.flavour,
-        provider=ctx.server.provider,
         server_version=server_version,
         config_hash=config,
-        scenario=ctx.scenario.name,
-        # a cost count depends on the [cost] settings (event counts, seeds), not on the profile's durations
-        scenario_hash=ctx.scenario.cost_hash if ctx.kind == "cost" else ctx.scenario.definition_hash,
-        profile=ctx.scenario.profile,
-        script=ctx.scenario.script,
-        threads=ctx.threads,
-        repetition=ctx.repetition,
-        warmup_s=ctx.scenario.warmup_s,
-        time_s=ctx.scenario.time_s,
-        testbed=ctx.testbed,
-        git_sha=ctx.git_sha,
-        group_id=ctx.group_id,
-        label=ctx.label,
-        server_cpuset=ctx.server.cpuset or "",
-        client_cpuset=ctx.server.client_cpuset or "",
         variables=variables or {},
         options=options or {},
+        notes=(*((one_off_note(ctx.server.one_off),) if ctx.server.one_off else ()), *notes),
         intervals=intervals,
         histogram=histogram,
         totals=totals,
         probes=readings,
-        metrics=metrics or (Metrics.derive(totals, histogram, readings) if status == "ok" else Metrics()),
-        notes=(*((one_off_note(ctx.server.one_off),) if ctx.server.one_off else ()), *notes),
-        kind=ctx.kind,
+        metrics=metrics,
+        operations=operations,
         backend=cost.backend if cost else ("perf" if readings.instructions is not None else ""),
         tool=cost.tool if cost else "",
         arch=cost.arch if cost else "",
         build_id=cost.build_id if cost else build_id,
         requested_hash=cost.requested_hash if cost else "",
         cost_profile=cost_profile,
-        operations=operations,
     )
+    return build_run(identity(ctx), measured)

@@ -264,7 +264,6 @@ def _count(live: Live) -> RunResult:
     result = build_result(
         ctx,
         live.started,
-        "ok",
         server_version=served.version,
         config=served.config,
         variables=served.variables,

@@ -139,7 +139,7 @@ class Session:
         group = f"; group {ctx.group_id} is incomplete and must not be judged" if ctx.group_id else ""
         where = f"{ctx.server.name} {ctx.scenario.name} {ctx.threads}t #{ctx.repetition}"
         with suppress(HarnessError):
-            self.save(build_result(ctx, started, "failed", failure=f"interrupted ({what}) at {where}{group}"))
+            self.save(build_result(ctx, started, failure=f"interrupted ({what}) at {where}{group}"))
 
     def record(
         self,
@@ -175,9 +175,7 @@ class Session:
                     result = replace(result, notes=(*result.notes, *unmet))
         except (HarnessError, OSError) as exc:  # a full or failing disk ends this run, not the command
             failure = _os_failure(exc) if isinstance(exc, OSError) else str(exc)
-            result = build_result(
-                ctx, started, "failed", failure=failure, server_version=served.version, config=served.config
-            )
+            result = build_result(ctx, started, failure=failure, server_version=served.version, config=served.config)
         except KeyboardInterrupt as exc:
             self.mark_interrupted(ctx, started, exc)
             raise

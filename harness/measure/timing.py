@@ -121,7 +121,6 @@ def _time(live: Live) -> RunResult:
             return build_result(
                 ctx,
                 live.started,
-                "failed",
                 failure=failure,
                 server_version=served.version,
                 config=served.config,
@@ -134,7 +133,6 @@ def _time(live: Live) -> RunResult:
         return build_result(
             ctx,
             live.started,
-            "ok",
             server_version=served.version,
             config=served.config,
             variables=served.variables,
@@ -276,7 +274,7 @@ def _crowding(live: Live) -> str:
 
 
 def _stored_failure(session: Session, ctx: RunContext, reason: str) -> RunResult:
-    result = build_result(ctx, datetime.now(UTC), "failed", failure=reason)
+    result = build_result(ctx, datetime.now(UTC), failure=reason)
     session.save(result)
     session.reporter.finished(result)
     return result

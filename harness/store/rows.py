@@ -21,6 +21,7 @@ from harness.model import (
     Testbed,
     Totals,
 )
+from harness.model.measurement import Measurement, RunIdentity, build_run
 from harness.model.work import work_vector
 from harness.store.schema import (
     FUNCTION_COLUMNS,
@@ -55,6 +56,7 @@ _TEXT_FIELDS = (
     *("profile", "script", "git_sha", "failure", "source", "server_cpuset", "client_cpuset"),
     *("group_id", "label", "backend", "build_id", "requested_hash", "tool", "arch"),
 )
+_IDENTITY_FIELDS = frozenset(f.name for f in fields(RunIdentity))
 
 
 def _utc(value: datetime) -> datetime:
@@ -221,7 +223,10 @@ def run_from_row(
     profile: CostProfile | None = None,
     operations: Sequence[OperationStats] = (),
 ) -> RunResult:
-    """A RunResult back from a ``runs`` row (as a dict), its samples and its cost profile."""
+    """A RunResult back from a ``runs`` row (as a dict), its samples and its cost profile.
+
+    Through the one builder (:func:`~harness.model.measurement.build_run`), like every run's record: the
+    stored status is the builder's own (failed exactly when the run has a failure), so it is not read back."""
     totals = None
     if row["totals_time_s"] is not None:
         totals = Totals(**{name: row[f"totals_{name}"] for name in _TOTALS_FIELDS})
@@ -232,11 +237,9 @@ def run_from_row(
         status_deltas=json.loads(row["status_deltas"] or "{}"),
         syscalls=json.loads(row.get("syscalls") or "{}"),
     )
-    return RunResult(
+    text = {name: row.get(name) or "" for name in _TEXT_FIELDS}
+    who = RunIdentity(
         run_id=row["run_id"],
-        started_at=row["started_at"].astimezone(UTC),
-        finished_at=row["finished_at"].astimezone(UTC),
-        status=row["status"],
         threads=row["threads"],
         repetition=row["repetition"],
         warmup_s=row["warmup_s"],
@@ -252,6 +255,12 @@ def run_from_row(
             hostname=row["testbed_hostname"] or "",
             hardware_class=row.get("testbed_class") or "",
         ),
+        kind="cost" if row.get("kind") == "cost" else "time",
+        **{name: value for name, value in text.items() if name in _IDENTITY_FIELDS},
+    )
+    measured = Measurement(
+        started_at=row["started_at"].astimezone(UTC),
+        finished_at=row["finished_at"].astimezone(UTC),
         variables=json.loads(row["variables"] or "{}"),
         options=json.loads(row["options"] or "{}"),
         intervals=tuple(intervals),
@@ -262,9 +271,9 @@ def run_from_row(
             **{name: row.get(name) for name in _METRIC_FIELDS},
             work=work_vector(totals.events if totals else 0, probes.status_deltas, probes.syscalls),
         ),
-        kind="cost" if row.get("kind") == "cost" else "time",
         notes=tuple(json.loads(row.get("notes") or "[]")),
         cost_profile=profile,
         operations=tuple(operations),
-        **{name: row.get(name) or "" for name in _TEXT_FIELDS},
+        **{name: value for name, value in text.items() if name not in _IDENTITY_FIELDS},
     )
+    return build_run(who, measured)

@@ -111,7 +111,7 @@ def test_a_cost_run_is_stored_under_the_cost_hash_a_timing_run_under_the_definit
     started = datetime(2026, 11, 25, tzinfo=UTC)
     for kind, expected in (("cost", scenario.cost_hash), ("time", scenario.definition_hash)):
         ctx = RunContext(server, scenario, 1, 1, TESTBED, "sha", kind=kind)  # type: ignore[arg-type]
-        assert build_result(ctx, started, "failed", failure="x").scenario_hash == expected
+        assert build_result(ctx, started, failure="x").scenario_hash == expected
 
 
 def _loader(path):

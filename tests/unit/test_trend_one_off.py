@@ -76,9 +76,9 @@ def test_a_run_of_a_head_var_server_carries_its_note() -> None:
     from factories import TESTBED
 
     ctx = RunContext(head, scenario(), 1, 1, TESTBED, "ab" * 20)
-    failed = build_result(ctx, datetime.now(UTC), "failed", failure="server died", notes=("other note",))
+    failed = build_result(ctx, datetime.now(UTC), failure="server died", notes=("other note",))
     assert failed.notes == (one_off_note(ONE_OFF), "other note")
-    plain = build_result(RunContext(BASE, scenario(), 1, 1, TESTBED, ""), datetime.now(UTC), "failed", failure="x")
+    plain = build_result(RunContext(BASE, scenario(), 1, 1, TESTBED, ""), datetime.now(UTC), failure="x")
     assert plain.notes == ()
 
 
