@@ -14,7 +14,7 @@ exception, :class:`PerformanceRegression`, which deliberately does *not* derive 
     ├── ConfigError            bad settings, server or scenario files, bad command-line values
     ├── ServerError            a server would not start, stop, initialise or answer
     ├── SysbenchError          sysbench missing, wrong version, or a run that failed
-    ├── LogParseError          a sysbench log that cannot be read (names file and line)
+    ├── LogParseError          a client's log (sysbench, go-tpc, go-ycsb) that cannot be read (names file and line)
     ├── StoreError             the DuckDB/Parquet store cannot be opened, migrated or written
     ├── BaselineError          a missing, malformed, older-format or incomparable baseline
     ├── GitError               a git ref, diff or tree that cannot be read (ci plan / ci run)
@@ -43,7 +43,7 @@ class SysbenchError(HarnessError):
 
 
 class LogParseError(HarnessError):
-    """A sysbench log file could not be parsed; the message names the file and the line."""
+    """A client's log (sysbench, go-tpc, go-ycsb) could not be parsed; the message names the file and the line."""
 
     def __init__(self, path: str, line: int, problem: str) -> None:
         self.path = path

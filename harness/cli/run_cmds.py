@@ -158,7 +158,7 @@ def import_sysbench_log(
     Every file is checked before any is stored; an unreadable one is named with its line.
     """
     settings = pop_shared(kwargs)
-    from harness.sysbench.importer import import_logs
+    from harness.imports.sysbench_runs import import_logs
 
     runs = import_logs(list(files), scenario=scenario, server=server, server_version=server_version)
     store = open_store(settings.store)

@@ -29,10 +29,10 @@ The formats, from go-tpc's source (read at commit 682637f, 2025-11, and its hist
 * ``cmd/go-tpc/tpcc.go`` prints ``Finished`` before the summary; ``--wait`` adds think-time lines
   ``[Current] KEYINGTIME-NEW_ORDER - 18.0s`` (``outputWaitTimesMeasurement``), which carry nothing kept.
 
-Rules, as for :mod:`harness.sysbench.textlog`: lines that are not go-tpc's are ignored, but a line
-that starts like a report (``[Current] ``, ``[Summary] ``, ``tpmC:``) must be complete, or
-:class:`~harness.errors.LogParseError` names it; a log with no report at all is refused at its first
-line that is not go-tpc's. ``--output json`` (``util.RenderJson``: one JSON array per report, each
+Rules, as for every :class:`~harness.imports.logformat.LogFormat`: lines that are not go-tpc's are
+ignored, but a line that starts like a report (``[Current] ``, ``[Summary] ``, ``tpmC:``) must be
+complete, or :class:`~harness.errors.LogParseError` names it; a log with no report at all is refused at
+its first line that is not go-tpc's. ``--output json`` (``util.RenderJson``: one JSON array per report, each
 object header -> value with its keys sorted, ``{"Prefix": "[Summary] ", "Operation": "NEW_ORDER",
 "Takes(s)": ...}``, and ``{"tpmC": ..., "tpmTotal": ..., "efficiency": "..%"}``) is read like the plain
 lines; ``--output table`` is refused with that reason, and so is go-ycsb's output, naming it.
@@ -41,10 +41,12 @@ lines; ``--output table`` is refused with that reason, and so is go-ycsb's outpu
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from harness.errors import LogParseError
+from harness.imports.logformat import LogFormat, Scan
 from harness.imports.oplines import (
     GO_NUMBER,
     KeyTable,
@@ -57,7 +59,7 @@ from harness.imports.oplines import (
     split_reports,
 )
 
-__all__ = ["TPC_KEYS", "TPC_LAYOUTS", "GoTpcLog", "parse_go_tpc_log", "tpc_sort_key"]
+__all__ = ["TPC_KEYS", "TPC_LAYOUTS", "GoTpcFormat", "GoTpcLog", "parse_go_tpc_log", "tpc_sort_key"]
 
 #: go-tpc's headers, every version: printed key -> (OpLine field, factor to milliseconds or per second)
 TPC_KEYS: Final[KeyTable] = {
@@ -156,92 +158,102 @@ def tpc_sort_key(name: str) -> str:
     return name.lower()
 
 
+@dataclass(frozen=True)
+class GoTpcFormat(LogFormat[GoTpcLog]):
+    """go-tpc's ``tpcc run`` output, plain or ``--output json``."""
+
+    tool = "go-tpc"
+    expects = "go-tpc output ('[Current] NEW_ORDER - Takes(s): ...' lines)"
+    foreign = (
+        "not go-tpc TPC-C output: expected '[Current] NEW_ORDER - Takes(s): ...' reports, "
+        "'[Summary] ...' lines and 'tpmC: ...'"
+    )
+    stops_early = (
+        "log ends before any '[Current]' or '[Summary]' report (a prepare or check log, or a run "
+        "stopped before its first --interval)"
+    )
+
+    def cut(self, line: str) -> bool:
+        return bool(_REPORT_START.match(line)) or line.startswith("tpmC")
+
+    def scan(self, lines: Sequence[str], text: str, path: str) -> Scan[GoTpcLog]:
+        current: list[OpLine] = []
+        summary: list[OpLine] = []
+        tpmc = total = efficiency = None
+        failures: list[str] = []
+        first_foreign: int | None = None
+        for lineno, line in enumerate(lines, 1):
+            stripped = line.strip()
+            if _REPORT_START.match(stripped):
+                m = _REPORT.match(stripped)
+                if m is None:
+                    raise LogParseError(
+                        path, lineno, f"malformed go-tpc report line: expected {_FORMAT}, found {stripped!r}"
+                    )
+                if _WAIT.match(m["body"].strip()):
+                    continue
+                if not _OP_NAME.match(m["name"]):
+                    raise LogParseError(
+                        path, lineno, f"operation {m['name']!r} is not an upper-case go-tpc name (NEW_ORDER)"
+                    )
+                op = parse_fields(
+                    m["name"], m["body"], TPC_KEYS, TPC_LAYOUTS, lineno=lineno, path=path, expected=_FORMAT
+                )
+                (summary if m["kind"] == "Summary" else current).append(op)
+            elif stripped.startswith("tpmC:"):
+                t = _TPMC.match(stripped)
+                if t is None:
+                    raise LogParseError(
+                        path, lineno, f"malformed tpmC line: expected {_TPMC_FORMAT}, found {stripped!r}"
+                    )
+                tpmc = float(t["tpmc"])
+                total = float(t["total"]) if t["total"] else None
+                efficiency = float(t["eff"]) if t["eff"] else None
+            elif (rows := json_rows(stripped)) is not None:
+                headline = _json_report(rows, path, lineno, current, summary)
+                if headline is not None:
+                    tpmc, total, efficiency = headline
+            elif _TABLE.match(stripped):
+                raise LogParseError(
+                    path,
+                    lineno,
+                    "go-tpc --output table is not read: import --output plain (the default) or --output json",
+                )
+            elif _YCSB_LINE.match(stripped):
+                raise LogParseError(
+                    path,
+                    lineno,
+                    f"go-ycsb output, not go-tpc's: import it with 'dbperf import go-ycsb' ({stripped[:40]!r})",
+                )
+            elif "execute run failed" in stripped:
+                if len(failures) < 5:
+                    failures.append(stripped)
+            elif first_foreign is None and stripped and not _known(stripped):
+                first_foreign = lineno
+
+        def build() -> GoTpcLog:
+            if tpmc is not None and not summary:
+                raise LogParseError(path, len(lines), "the log has a tpmC line but no '[Summary]' report: it is cut")
+            return GoTpcLog(
+                path=path,
+                intervals=split_reports(current, tpc_sort_key),
+                summary=_one_report(summary, path),
+                tpmc=tpmc,
+                tpm_total=total,
+                efficiency_pct=efficiency,
+                failures=tuple(failures),
+            )
+
+        return Scan(bool(current or summary), first_foreign, build)
+
+
 def parse_go_tpc_log(text: str, path: str = "<string>") -> GoTpcLog:
     """Parse one ``go-tpc tpcc run`` output (stdout, as written to a log file).
 
     ``path`` only names the log in errors. Raises :class:`~harness.errors.LogParseError` for a
     malformed report or headline line, and for a log without any report.
     """
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        raise LogParseError(path, 1, "empty log: expected go-tpc output ('[Current] NEW_ORDER - Takes(s): ...' lines)")
-    current: list[OpLine] = []
-    summary: list[OpLine] = []
-    tpmc = total = efficiency = None
-    failures: list[str] = []
-    first_foreign: int | None = None
-    for lineno, line in enumerate(lines, 1):
-        stripped = line.strip()
-        if _REPORT_START.match(stripped):
-            m = _REPORT.match(stripped)
-            if m is None:
-                raise LogParseError(
-                    path, lineno, f"malformed go-tpc report line: expected {_FORMAT}, found {stripped!r}"
-                )
-            if _WAIT.match(m["body"].strip()):
-                continue
-            if not _OP_NAME.match(m["name"]):
-                raise LogParseError(
-                    path, lineno, f"operation {m['name']!r} is not an upper-case go-tpc name (NEW_ORDER)"
-                )
-            op = parse_fields(m["name"], m["body"], TPC_KEYS, TPC_LAYOUTS, lineno=lineno, path=path, expected=_FORMAT)
-            (summary if m["kind"] == "Summary" else current).append(op)
-        elif stripped.startswith("tpmC:"):
-            t = _TPMC.match(stripped)
-            if t is None:
-                raise LogParseError(path, lineno, f"malformed tpmC line: expected {_TPMC_FORMAT}, found {stripped!r}")
-            tpmc = float(t["tpmc"])
-            total = float(t["total"]) if t["total"] else None
-            efficiency = float(t["eff"]) if t["eff"] else None
-        elif (rows := json_rows(stripped)) is not None:
-            headline = _json_report(rows, path, lineno, current, summary)
-            if headline is not None:
-                tpmc, total, efficiency = headline
-        elif _TABLE.match(stripped):
-            raise LogParseError(
-                path,
-                lineno,
-                "go-tpc --output table is not read: import --output plain (the default) or --output json",
-            )
-        elif _YCSB_LINE.match(stripped):
-            raise LogParseError(
-                path,
-                lineno,
-                f"go-ycsb output, not go-tpc's: import it with 'dbperf import go-ycsb' ({stripped[:40]!r})",
-            )
-        elif "execute run failed" in stripped:
-            if len(failures) < 5:
-                failures.append(stripped)
-        elif first_foreign is None and stripped and not _known(stripped):
-            first_foreign = lineno
-    if lines and not text.endswith("\n") and (_REPORT_START.match(lines[-1]) or lines[-1].startswith("tpmC")):
-        raise LogParseError(path, len(lines), "the log ends in the middle of this line: it is cut")
-    if not current and not summary:
-        if first_foreign is not None:
-            raise LogParseError(
-                path,
-                first_foreign,
-                "not go-tpc TPC-C output: expected '[Current] NEW_ORDER - Takes(s): ...' reports, "
-                f"'[Summary] ...' lines and 'tpmC: ...', found {lines[first_foreign - 1].strip()!r}",
-            )
-        last = max(n for n, line in enumerate(lines, 1) if line.strip())
-        raise LogParseError(
-            path,
-            last,
-            "log ends before any '[Current]' or '[Summary]' report (a prepare or check log, or a run "
-            "stopped before its first --interval)",
-        )
-    if tpmc is not None and not summary:
-        raise LogParseError(path, len(lines), "the log has a tpmC line but no '[Summary]' report: it is cut")
-    return GoTpcLog(
-        path=path,
-        intervals=split_reports(current, tpc_sort_key),
-        summary=_one_report(summary, path),
-        tpmc=tpmc,
-        tpm_total=total,
-        efficiency_pct=efficiency,
-        failures=tuple(failures),
-    )
+    return GoTpcFormat().parse(text, path)
 
 
 _HEADLINE = tuple[float, float | None, float | None]

@@ -37,19 +37,20 @@ style and go-tpc's output are refused, naming them.
 
 Operation lines are cut into reports where their sorted order starts again
 (:func:`harness.imports.oplines.split_reports`). A log may hold a load phase and a run phase one after
-the other (each starts with its properties block). Rules as for go-tpc
-(:mod:`harness.imports.gotpc`): foreign lines are ignored, a line that starts like go-ycsb's must be
-complete, and a log without any report is refused at its first foreign line.
+the other (each starts with its properties block). Rules as for every
+:class:`~harness.imports.logformat.LogFormat`: foreign lines are ignored, a line that starts like
+go-ycsb's must be complete, and a log without any report is refused at its first foreign line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from harness.errors import LogParseError
+from harness.imports.logformat import LogFormat, Scan
 from harness.imports.oplines import (
     KeyTable,
     Layouts,
@@ -62,7 +63,7 @@ from harness.imports.oplines import (
     split_reports,
 )
 
-__all__ = ["YCSB_KEYS", "YCSB_LAYOUTS", "GoYcsbLog", "YcsbPhase", "parse_go_ycsb_log"]
+__all__ = ["YCSB_KEYS", "YCSB_LAYOUTS", "GoYcsbFormat", "GoYcsbLog", "YcsbPhase", "parse_go_ycsb_log"]
 
 _US: Final = 1e-3
 #: go-ycsb's headers, every version: printed key -> (OpLine field, factor to milliseconds)
@@ -204,98 +205,102 @@ def _json_report(rows: list[dict[str, str]], path: str, lineno: int) -> list[OpL
     return out
 
 
+@dataclass(frozen=True)
+class GoYcsbFormat(LogFormat[GoYcsbLog]):
+    """go-ycsb's ``load`` / ``run`` output, one phase or several, plain or ``outputstyle=json``."""
+
+    tool = "go-ycsb"
+    expects = "go-ycsb output (a properties block and operation reports)"
+    foreign = "not go-ycsb output: expected a '***** properties *****' block and 'READ   - Takes(s): ...' reports"
+    stops_early = "log ends before any operation report (stopped before its first measurement.interval)"
+
+    def cut(self, line: str) -> bool:
+        return bool(_OP_START.match(line.strip()))
+
+    def scan(self, lines: Sequence[str], text: str, path: str) -> Scan[GoYcsbLog]:
+        phases: list[_Builder] = []
+        first_foreign: int | None = None
+        for lineno, line in enumerate(lines, 1):
+            stripped = line.strip()
+            phase = phases[-1] if phases else None
+            if _PROPS_START.match(stripped):
+                phases.append(_Builder(lineno=lineno, in_properties=True))
+            elif phase is not None and phase.in_properties:
+                if _STARS.match(stripped):
+                    phase.in_properties = False
+                elif (p := _PROPERTY.match(stripped)) is not None:
+                    phase.properties[p["key"]] = p["value"]
+                else:
+                    raise LogParseError(
+                        path, lineno, f'malformed go-ycsb property: expected \'"name"="value"\', found {stripped!r}'
+                    )
+            elif _OP_START.match(stripped):
+                m = _OP.match(stripped)
+                if m is None:
+                    raise LogParseError(
+                        path, lineno, f"malformed go-ycsb report line: expected {_FORMAT}, found {stripped!r}"
+                    )
+                op = parse_fields(
+                    m["name"], m["body"], YCSB_KEYS, YCSB_LAYOUTS, lineno=lineno, path=path, expected=_FORMAT
+                )
+                # a log cut above its properties block
+                phase = phase if phase is not None else _started(phases, lineno)
+                (phase.final if phase.wall_s is not None else phase.periodic).append(op)
+            elif stripped.startswith("Run finished"):
+                f = _FINISHED.match(stripped)
+                took = go_duration_s(f["took"]) if f else None
+                if took is None:
+                    raise LogParseError(
+                        path,
+                        lineno,
+                        f"malformed line: expected 'Run finished, takes <Go duration>', found {stripped!r}",
+                    )
+                phase = phase if phase is not None else _started(phases, lineno)
+                phase.wall_s = took
+            elif (rows := json_rows(stripped)) is not None:
+                phase = phase if phase is not None else _started(phases, lineno)
+                (phase.final if phase.wall_s is not None else phase.periodic).extend(_json_report(rows, path, lineno))
+            elif _CSV.match(stripped) or _TABLE.match(stripped):
+                what = {"o": "measurementtype=csv/raw", "|": "outputstyle=table"}[stripped[0]]
+                raise LogParseError(
+                    path,
+                    lineno,
+                    f"go-ycsb {what} output is not read: import the histogram output in plain (default) or json style",
+                )
+            elif _GO_TPC_LINE.match(stripped):
+                raise LogParseError(
+                    path,
+                    lineno,
+                    f"go-tpc output, not go-ycsb's: import it with 'dbperf import go-tpc' ({stripped[:60]!r})",
+                )
+            elif (
+                first_foreign is None
+                and stripped
+                and not _STARS.match(stripped)
+                and not stripped.startswith(_KNOWN_PREFIXES)
+            ):
+                first_foreign = lineno
+
+        def build() -> GoYcsbLog:
+            return GoYcsbLog(
+                path=path, phases=tuple(p.freeze(path) for p in phases if p.periodic or p.final or p.wall_s)
+            )
+
+        if phases and phases[-1].in_properties:
+            raise LogParseError(path, len(lines), "the log ends inside a properties block: it is cut")
+        return Scan(any(p.periodic or p.final for p in phases), first_foreign, build)
+
+
+def _started(phases: list[_Builder], lineno: int) -> _Builder:
+    """A phase begun without its properties block (a log cut above it)."""
+    phases.append(_Builder(lineno=lineno))
+    return phases[-1]
+
+
 def parse_go_ycsb_log(text: str, path: str = "<string>") -> GoYcsbLog:
     """Parse one go-ycsb output (one or more ``load``/``run`` phases, stdout as written to a file).
 
     Raises :class:`~harness.errors.LogParseError` for a malformed operation line, properties block
     or ``Run finished`` line, for a log without any report, and for binary content (a NUL byte).
     """
-    nul = text.find("\x00")
-    if nul >= 0:  # go-ycsb writes text; NULs are a binary file, or a log cut and padded by a crash
-        offset = len(text[:nul].encode("utf-8", errors="replace"))
-        raise LogParseError(
-            path,
-            text.count("\n", 0, nul) + 1,
-            f"binary content: a NUL byte at offset {offset}; give the text file go-ycsb's output was written to",
-        )
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        raise LogParseError(path, 1, "empty log: expected go-ycsb output (a properties block and operation reports)")
-    phases: list[_Builder] = []
-    first_foreign: int | None = None
-    for lineno, line in enumerate(lines, 1):
-        stripped = line.strip()
-        phase = phases[-1] if phases else None
-        if _PROPS_START.match(stripped):
-            phases.append(_Builder(lineno=lineno, in_properties=True))
-        elif phase is not None and phase.in_properties:
-            if _STARS.match(stripped):
-                phase.in_properties = False
-            elif (p := _PROPERTY.match(stripped)) is not None:
-                phase.properties[p["key"]] = p["value"]
-            else:
-                raise LogParseError(
-                    path, lineno, f'malformed go-ycsb property: expected \'"name"="value"\', found {stripped!r}'
-                )
-        elif _OP_START.match(stripped):
-            m = _OP.match(stripped)
-            if m is None:
-                raise LogParseError(
-                    path, lineno, f"malformed go-ycsb report line: expected {_FORMAT}, found {stripped!r}"
-                )
-            op = parse_fields(m["name"], m["body"], YCSB_KEYS, YCSB_LAYOUTS, lineno=lineno, path=path, expected=_FORMAT)
-            if phase is None:  # a log cut above its properties block
-                phase = _Builder(lineno=lineno)
-                phases.append(phase)
-            (phase.final if phase.wall_s is not None else phase.periodic).append(op)
-        elif stripped.startswith("Run finished"):
-            f = _FINISHED.match(stripped)
-            took = go_duration_s(f["took"]) if f else None
-            if took is None:
-                raise LogParseError(
-                    path, lineno, f"malformed line: expected 'Run finished, takes <Go duration>', found {stripped!r}"
-                )
-            if phase is None:
-                phase = _Builder(lineno=lineno)
-                phases.append(phase)
-            phase.wall_s = took
-        elif (rows := json_rows(stripped)) is not None:
-            if phase is None:  # a log cut above its properties block
-                phase = _Builder(lineno=lineno)
-                phases.append(phase)
-            (phase.final if phase.wall_s is not None else phase.periodic).extend(_json_report(rows, path, lineno))
-        elif _CSV.match(stripped) or _TABLE.match(stripped):
-            what = {"o": "measurementtype=csv/raw", "|": "outputstyle=table"}[stripped[0]]
-            raise LogParseError(
-                path,
-                lineno,
-                f"go-ycsb {what} output is not read: import the histogram output in plain (default) or json style",
-            )
-        elif _GO_TPC_LINE.match(stripped):
-            raise LogParseError(
-                path, lineno, f"go-tpc output, not go-ycsb's: import it with 'dbperf import go-tpc' ({stripped[:60]!r})"
-            )
-        elif (
-            first_foreign is None
-            and stripped
-            and not _STARS.match(stripped)
-            and not stripped.startswith(_KNOWN_PREFIXES)
-        ):
-            first_foreign = lineno
-    if lines and not text.endswith("\n") and _OP_START.match(lines[-1].strip()):
-        raise LogParseError(path, len(lines), "the log ends in the middle of this line: it is cut")
-    if phases and phases[-1].in_properties:
-        raise LogParseError(path, len(lines), "the log ends inside a properties block: it is cut")
-    if not any(p.periodic or p.final for p in phases):
-        if first_foreign is not None:
-            raise LogParseError(
-                path,
-                first_foreign,
-                "not go-ycsb output: expected a '***** properties *****' block and "
-                f"'READ   - Takes(s): ...' reports, found {lines[first_foreign - 1].strip()!r}",
-            )
-        last = max(n for n, line in enumerate(lines, 1) if line.strip())
-        raise LogParseError(
-            path, last, "log ends before any operation report (stopped before its first measurement.interval)"
-        )
-    return GoYcsbLog(path=path, phases=tuple(p.freeze(path) for p in phases if p.periodic or p.final or p.wall_s))
+    return GoYcsbFormat().parse(text, path)

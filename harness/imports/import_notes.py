@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from harness.imports.operations import ImportedOp, printed_percentiles
+from harness.imports.operations import printed_percentiles
+from harness.imports.oplines import OpLine
 from harness.imports.ycsb_reference import property_mismatch
 
 _RMW = "READ_MODIFY_WRITE"
@@ -26,7 +27,7 @@ YCSB_RESOLUTION = (
 
 
 def ycsb_notes(
-    printed: Sequence[ImportedOp], own: Sequence[ImportedOp], scenario: str, properties: Mapping[str, str]
+    printed: Sequence[OpLine], own: Sequence[OpLine], scenario: str, properties: Mapping[str, str]
 ) -> tuple[str, ...]:
     """What a reader of an imported go-ycsb run must know: nested counts, the printed percentiles and
     their resolution, and a workload that is not the scenario's it is stored under."""

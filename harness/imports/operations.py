@@ -1,4 +1,5 @@
-"""Each operation type of an imported run: the tool's figures (:class:`ImportedOp`), then dbperf's
+"""Each operation type of an imported run: the tool's figures (one :class:`~harness.imports.oplines.OpLine`
+per type, its failures folded in by :func:`fold_errors`), then dbperf's
 :class:`~harness.model.OperationStats`, stored and reported like a native run's.
 
 go-tpc and go-ycsb print a few percentiles of each type, not its histogram, while ``OperationStats``
@@ -20,41 +21,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from harness.imports.oplines import OpLine
 from harness.model import LatencyBucket, OperationStats
 from harness.model.operations import merge_histograms
 
 
-@dataclass(frozen=True)
-class ImportedOp:
-    """One operation type of an imported run: its successes, failures, rate and latency (ms).
-
-    ``count`` counts successes only (go-tpc's ``NEW_ORDER``, go-ycsb's ``READ``), ``errors`` the
-    failures (``NEW_ORDER_ERR``, ``READ_ERROR``); the latency figures are the successes'.
-    """
-
-    name: str
-    count: int
-    errors: int
-    time_s: float
-    rate_per_s: float
-    latency_sum_ms: float | None = None
-    avg_ms: float | None = None
-    min_ms: float | None = None
-    max_ms: float | None = None
-    p50_ms: float | None = None
-    p90_ms: float | None = None
-    p95_ms: float | None = None
-    p99_ms: float | None = None
-    p999_ms: float | None = None
-    p9999_ms: float | None = None
-    printed: str = ""  # the tool's line for this type, as printed (``Takes(s): ..., Count: ...``)
-
-
-def fold_errors(lines: Sequence[OpLine], suffix: str, aggregate: str = "") -> tuple[ImportedOp, ...]:
-    """One :class:`ImportedOp` per type: ``NAME`` and ``NAME<suffix>`` together; ``aggregate`` left out."""
+def fold_errors(lines: Sequence[OpLine], suffix: str, aggregate: str = "") -> tuple[OpLine, ...]:
+    """One :class:`~harness.imports.oplines.OpLine` per type: ``NAME`` with the failures of ``NAME<suffix>``
+    as its ``errors`` and its latency sum (printed, or its mean times its count); ``aggregate`` left out."""
     ok = {line.name: line for line in lines if not line.name.endswith(suffix) and line.name != aggregate}
     failed = {line.name[: -len(suffix)]: line for line in lines if line.name.endswith(suffix)}
     ops = []
@@ -62,32 +38,21 @@ def fold_errors(lines: Sequence[OpLine], suffix: str, aggregate: str = "") -> tu
         line, err = ok.get(name), failed.get(name)
         if line is None:
             assert err is not None
-            ops.append(ImportedOp(name=name, count=0, errors=err.count, time_s=err.takes_s, rate_per_s=0.0))
+            ops.append(
+                OpLine(lineno=err.lineno, name=name, takes_s=err.takes_s, count=0, rate_per_s=0.0, errors=err.count)
+            )
             continue
         ops.append(
-            ImportedOp(
-                name=name,
-                count=line.count,
+            replace(
+                line,
                 errors=err.count if err else 0,
-                time_s=line.takes_s,
-                rate_per_s=line.rate_per_s,
-                latency_sum_ms=line.sum_ms if line.sum_ms is not None else _mean_sum(line),
-                avg_ms=line.avg_ms,
-                min_ms=line.min_ms,
-                max_ms=line.max_ms,
-                p50_ms=line.p50_ms,
-                p90_ms=line.p90_ms,
-                p95_ms=line.p95_ms,
-                p99_ms=line.p99_ms,
-                p999_ms=line.p999_ms,
-                p9999_ms=line.p9999_ms,
-                printed=line.printed,
+                sum_ms=line.sum_ms if line.sum_ms is not None else _mean_sum(line),
             )
         )
     return tuple(ops)
 
 
-def own_operations(ops: Sequence[ImportedOp], outer: str, inner: Sequence[str]) -> tuple[ImportedOp, ...]:
+def own_operations(ops: Sequence[OpLine], outer: str, inner: Sequence[str]) -> tuple[OpLine, ...]:
     """``ops`` with the ``inner`` calls each ``outer`` operation made taken out of their counts.
 
     go-ycsb's READ_MODIFY_WRITE makes one READ and one UPDATE, and go-ycsb counts them as READ and
@@ -109,7 +74,7 @@ def own_operations(ops: Sequence[ImportedOp], outer: str, inner: Sequence[str]) 
                     op,
                     count=count,
                     rate_per_s=op.rate_per_s * share,
-                    latency_sum_ms=op.avg_ms * count if op.avg_ms is not None else None,
+                    sum_ms=op.avg_ms * count if op.avg_ms is not None else None,
                 )
             )
             continue
@@ -120,7 +85,7 @@ def own_operations(ops: Sequence[ImportedOp], outer: str, inner: Sequence[str]) 
 _PERCENTILES = (("p50", "p50_ms"), ("p90", "p90_ms"), ("p95", "p95_ms"), ("p99", "p99_ms"), ("p99.9", "p999_ms"))
 
 
-def printed_percentiles(ops: Sequence[ImportedOp]) -> str:
+def printed_percentiles(ops: Sequence[OpLine]) -> str:
     """Every percentile printed for each type, ``READ p99 2.55 ms, p99.9 3.65 ms; ...`` (max and 99.99th too)."""
     parts = []
     for op in ops:
@@ -136,7 +101,7 @@ def _mean_sum(line: OpLine) -> float | None:
     return line.avg_ms * line.count if line.avg_ms is not None else None
 
 
-def quantile_histogram(op: ImportedOp) -> tuple[LatencyBucket, ...]:
+def quantile_histogram(op: OpLine) -> tuple[LatencyBucket, ...]:
     """A histogram in sysbench's buckets whose p50, p95 and p99 are ``op``'s printed ones (see the module)."""
     printed = (
         (50.0, op.p50_ms),
@@ -161,15 +126,15 @@ def quantile_histogram(op: ImportedOp) -> tuple[LatencyBucket, ...]:
     return merge_histograms([pairs])
 
 
-def _own_seconds(op: ImportedOp, run_s: float) -> float:
+def _own_seconds(op: OpLine, run_s: float) -> float:
     """The type's window, so that its rate is the printed one: ``count / rate`` (``Takes(s)`` to more
     than its printed one decimal), ``Takes(s)`` without a rate, the run's without either."""
     if op.count > 0 and op.rate_per_s > 0:
         return op.count / op.rate_per_s
-    return op.time_s if op.time_s > 0 else run_s
+    return op.takes_s if op.takes_s > 0 else run_s
 
 
-def operation_stats(ops: Sequence[ImportedOp], seconds: float) -> tuple[OperationStats, ...]:
+def operation_stats(ops: Sequence[OpLine], seconds: float) -> tuple[OperationStats, ...]:
     """dbperf's per-type records of ``ops``, each type's rate the tool's own (its count over its own
     ``Takes(s)``, as printed: :func:`_own_seconds`)."""
     return tuple(
@@ -178,7 +143,7 @@ def operation_stats(ops: Sequence[ImportedOp], seconds: float) -> tuple[Operatio
             count=op.count,
             errors=op.errors,
             retries=0,  # neither tool retries, or counts retries
-            latency_sum_ms=op.latency_sum_ms or 0.0,
+            latency_sum_ms=op.sum_ms or 0.0,
             seconds=_own_seconds(op, seconds),
             histogram=quantile_histogram(op),
         )

@@ -31,6 +31,10 @@ class OpLine:
 
     ``takes_s`` is the tool's ``Takes(s)``: seconds since that operation's histogram got its first
     value. ``rate_per_s`` is go-tpc's ``TPM`` / 60 or go-ycsb's ``OPS``: ``count / takes_s``.
+    As printed, ``count`` is the line's and ``errors`` 0; once a type's failures are folded in
+    (:func:`harness.imports.operations.fold_errors`), ``count`` counts its successes only (go-tpc's
+    ``NEW_ORDER``, go-ycsb's ``READ``), ``errors`` its failures (``NEW_ORDER_ERR``, ``READ_ERROR``), and
+    the latency figures are the successes'.
     """
 
     lineno: int
@@ -38,6 +42,7 @@ class OpLine:
     takes_s: float
     count: int
     rate_per_s: float
+    errors: int = 0
     sum_ms: float | None = None
     avg_ms: float | None = None
     min_ms: float | None = None
@@ -91,13 +96,26 @@ def parse_fields(
         if longer:
             raise refuse(f"the line is cut: {longer[0][len(order)]} missing after {order[-1]}")
         raise refuse(f"figures {', '.join(order)}: not in the order any version printed them")
-    count = values.pop("count")
+    count = values["count"]
     if count != int(count) or count < 0:
         raise refuse(f"Count {count!r} is not a whole number")
-    takes = values.pop("takes_s")
-    rate = values.pop("rate_per_s")
     return OpLine(
-        lineno=lineno, name=name, takes_s=takes, count=int(count), rate_per_s=rate, printed=body.strip(), **values
+        lineno=lineno,
+        name=name,
+        takes_s=values["takes_s"],
+        count=int(count),
+        rate_per_s=values["rate_per_s"],
+        sum_ms=values.get("sum_ms"),
+        avg_ms=values.get("avg_ms"),
+        min_ms=values.get("min_ms"),
+        max_ms=values.get("max_ms"),
+        p50_ms=values.get("p50_ms"),
+        p90_ms=values.get("p90_ms"),
+        p95_ms=values.get("p95_ms"),
+        p99_ms=values.get("p99_ms"),
+        p999_ms=values.get("p999_ms"),
+        p9999_ms=values.get("p9999_ms"),
+        printed=body.strip(),
     )
 
 

@@ -1,10 +1,8 @@
 """Turn parsed go-tpc and go-ycsb logs into stored runs, with each operation type's figures.
 
-Like :mod:`harness.sysbench.importer`: logs say nothing about the server or the machine, so imported
-runs carry the scenario and server names the user gives, ``source = "import"``, ``profile =
-"import"`` and a testbed marked as imported (never comparable with a measured baseline); a run id comes
-from the file's content, so importing a file twice stores it once. A log that stops before its final
-report is stored as a failed run with its intervals. Each operation type becomes an
+Like every import (:mod:`harness.imports.imported`), runs are filed as the user says, with a testbed
+marked as imported and an id from the file's content. A log that stops before its final report is
+stored as a failed run with its intervals. Each operation type becomes an
 :class:`~harness.model.OperationStats` on the run (:mod:`harness.imports.operations`), so imported
 per-type figures are stored and reported like those of dbperf's own TPC-C and YCSB workloads.
 
@@ -26,19 +24,18 @@ both (:mod:`harness.imports.ycsb_reference`).
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.errors import LogParseError
-from harness.imports.gotpc import GoTpcLog, parse_go_tpc_log
-from harness.imports.goycsb import YcsbPhase, parse_go_ycsb_log
+from harness.imports.gotpc import GoTpcFormat, GoTpcLog
+from harness.imports.goycsb import GoYcsbFormat, YcsbPhase
 from harness.imports.import_notes import TPC_RESOLUTION, ycsb_notes
-from harness.imports.operations import ImportedOp, fold_errors, operation_stats, own_operations, printed_percentiles
+from harness.imports.imported import Filing, content_id, imported_run
+from harness.imports.logformat import read_logs
+from harness.imports.operations import fold_errors, operation_stats, own_operations, printed_percentiles
 from harness.imports.oplines import OpLine, interval_counts
-from harness.model import IntervalSample, Metrics, RunResult, RunStatus, Testbed, Totals
+from harness.model import IntervalSample, Metrics, RunResult, Totals
 
 _RMW = "READ_MODIFY_WRITE"
 #: The headline's name wherever it is shown (never "tpmC": that is reserved for audited results).
@@ -73,26 +70,13 @@ class ImportedRun:
     """A run read from a log, and its operation types (what the store's per-type table takes)."""
 
     run: RunResult
-    operations: tuple[ImportedOp, ...]
+    operations: tuple[OpLine, ...]
     #: New-Order transactions per minute (go-tpc only); see :data:`NOPM_LABEL`.
     nopm: float | None = None
 
 
-def _testbed(tool: str) -> Testbed:
-    return Testbed(
-        cpu_model="unknown (imported log)",
-        cores=0,
-        memory_gb=0.0,
-        kernel="unknown",
-        disk="unknown",
-        sysbench_version=f"{tool} (imported)",
-        container_engine=None,
-        hostname="imported",
-    )
-
-
 def _totals(
-    time_s: float, events: int, errors: int, ops: Sequence[ImportedOp], whole: ImportedOp | None
+    time_s: float, events: int, errors: int, ops: Sequence[OpLine], whole: OpLine | None
 ) -> tuple[Totals, Metrics]:
     """Run totals and metrics; ``whole`` is the operation whose percentiles are the run's, if any.
 
@@ -100,7 +84,7 @@ def _totals(
     READ_MODIFY_WRITE is left out (its READ and UPDATE are counted already).
     """
     measured = [op for op in ops if op.count > 0 and op.name != _RMW]
-    sums = [op.latency_sum_ms for op in measured]
+    sums = [op.sum_ms for op in measured]
     calls = sum(op.count for op in measured)
     avg = sum(s for s in sums if s is not None) / calls if calls and None not in sums else None
     maxima = [op.max_ms for op in measured]
@@ -133,64 +117,6 @@ def _totals(
     return totals, metrics
 
 
-@dataclass(frozen=True)
-class _Who:
-    """What the user says about the imported runs."""
-
-    scenario: str
-    server: str
-    server_version: str
-    threads: int
-    group_id: str = ""
-
-
-def _run(
-    run_id: str,
-    who: _Who,
-    *,
-    tool: str,
-    script: str,
-    failure: str,
-    totals: Totals | None,
-    metrics: Metrics,
-    intervals: tuple[IntervalSample, ...],
-    options: dict[str, str],
-    notes: tuple[str, ...] = (),
-    operations: Sequence[ImportedOp] = (),
-) -> RunResult:
-    now = datetime.now(UTC)
-    status: RunStatus = "ok" if totals is not None and not failure else "failed"
-    return RunResult(
-        run_id=run_id,
-        started_at=now,
-        finished_at=now,
-        status=status,
-        failure=failure,
-        source="import",
-        server=who.server,
-        flavour="unknown",
-        provider="import",
-        server_version=who.server_version,
-        config_hash="",
-        scenario=who.scenario,
-        scenario_hash="",
-        profile="import",
-        script=script,
-        threads=max(1, who.threads),
-        group_id=who.group_id,
-        repetition=1,
-        warmup_s=0.0,
-        time_s=totals.time_s if totals else 0.0,
-        testbed=_testbed(tool),
-        options=options,
-        notes=notes,
-        intervals=intervals,
-        totals=totals if status == "ok" else None,
-        metrics=metrics if status == "ok" else Metrics(),
-        operations=operation_stats(operations, totals.time_s) if totals is not None and status == "ok" else (),
-    )
-
-
 def _sample(t_s: float, interval_s: float, threads: int, events: int, errors: int) -> IntervalSample:
     return IntervalSample(
         t_s=t_s,
@@ -211,16 +137,13 @@ def _sample(t_s: float, interval_s: float, threads: int, events: int, errors: in
 # --------------------------------------------------------------------------------------------------
 
 
-def tpc_run(
-    log: GoTpcLog, *, scenario: str, server: str, threads: int, server_version: str, text: str, group_id: str = ""
-) -> ImportedRun:
+def tpc_run(log: GoTpcLog, filed: Filing, *, threads: int, text: str) -> ImportedRun:
     """One imported TPC-C run: NOPM, every transaction type, the ``[Current]`` intervals."""
-    who = _Who(scenario, server, server_version, threads, group_id)
     intervals = []
     t = 0.0
     for report in log.intervals:
         ops = fold_errors(report, "_ERR")
-        dt = max(op.time_s for op in ops)
+        dt = max(op.takes_s for op in ops)
         t += dt
         intervals.append(_sample(t, dt, threads, sum(o.count for o in ops), sum(o.errors for o in ops)))
     ops = fold_errors(log.summary, "_ERR")
@@ -234,7 +157,7 @@ def tpc_run(
     if log.finished:
         new_order = next((op for op in ops if op.name == "NEW_ORDER"), None)
         nopm = log.tpmc if log.tpmc is not None else (new_order.rate_per_s * 60 if new_order else None)
-        time_s = new_order.time_s if new_order else max(op.time_s for op in ops)
+        time_s = new_order.takes_s if new_order else max(op.takes_s for op in ops)
         events, errors = sum(op.count for op in ops), sum(op.errors for op in ops)
         single = [op for op in ops if op.count > 0]
         totals, metrics = _totals(time_s, events, errors, ops, single[0] if len(single) == 1 else None)
@@ -251,19 +174,19 @@ def tpc_run(
         failure = "the log has no '[Summary]' report (an interrupted run); its intervals are kept"
         if log.failures:
             failure += f"; go-tpc said: {log.failures[-1]}"
-    run_id = "imp-" + hashlib.sha256(text.encode()).hexdigest()[:12]
-    run = _run(
-        run_id,
-        who,
-        tool="go-tpc",
+    run = imported_run(
+        filed,
+        run_id=content_id(text),
         script="go-tpc tpcc run",
+        threads=threads,
+        client="go-tpc (imported)",
         failure=failure,
         totals=totals,
         metrics=metrics,
         intervals=tuple(intervals),
         options=options,
         notes=notes,
-        operations=ops,
+        operations=operation_stats(ops, totals.time_s) if totals else (),
     )
     return ImportedRun(run=run, operations=ops if log.finished else (), nopm=nopm)
 
@@ -273,7 +196,7 @@ def tpc_run(
 # --------------------------------------------------------------------------------------------------
 
 
-def _ycsb_counts(ops: Sequence[ImportedOp]) -> tuple[int, int]:
+def _ycsb_counts(ops: Sequence[OpLine]) -> tuple[int, int]:
     """Operations and failures. go-ycsb counts a READ_MODIFY_WRITE's READ and UPDATE besides the
     READ_MODIFY_WRITE itself; here it is one operation (sysbench's ycsb_f counts it once too)."""
     calls = sum(op.count for op in ops if op.name != _RMW)
@@ -286,13 +209,10 @@ def _elapsed(report: Sequence[OpLine]) -> float:
     return total.takes_s if total else max(line.takes_s for line in report)
 
 
-def ycsb_run(
-    phase: YcsbPhase, *, scenario: str, server: str, server_version: str, text: str, path: str, group_id: str = ""
-) -> ImportedRun:
+def ycsb_run(phase: YcsbPhase, filed: Filing, *, text: str, path: str) -> ImportedRun:
     """One imported go-ycsb phase (a load phase is filed under ``<scenario>-load``)."""
     command = phase.command
-    name = scenario if command == "run" else f"{scenario}-load"
-    who = _Who(name, server, server_version, phase.threads, group_id)
+    name = filed.scenario if command == "run" else f"{filed.scenario}-load"
     intervals = []
     previous: tuple[OpLine, ...] = ()
     t_prev = 0.0
@@ -327,19 +247,19 @@ def ycsb_run(
         )
     else:
         failure = "the log has no 'Run finished' report (an interrupted run); its intervals are kept"
-    digest = hashlib.sha256(f"{text}\0{phase.lineno}".encode()).hexdigest()[:12]
-    run = _run(
-        f"imp-{digest}",
-        who,
-        tool="go-ycsb",
+    run = imported_run(
+        replace(filed, scenario=name),
+        run_id=content_id(text, phase.lineno),
         script=f"go-ycsb {command}",
+        threads=phase.threads,
+        client="go-ycsb (imported)",
         failure=failure,
         totals=totals,
         metrics=metrics,
         intervals=tuple(intervals),
         options=options,
         notes=notes,
-        operations=ops,
+        operations=operation_stats(ops, totals.time_s) if totals else (),
     )
     return ImportedRun(run=run, operations=ops if phase.final else ())
 
@@ -349,13 +269,6 @@ def ycsb_run(
 # --------------------------------------------------------------------------------------------------
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError as exc:
-        raise LogParseError(str(path), 0, f"cannot read the file ({exc.strerror})") from exc
-
-
 def import_go_tpc(
     paths: Sequence[Path], *, scenario: str, server: str, threads: int, server_version: str = "", group_id: str = ""
 ) -> list[ImportedRun]:
@@ -363,45 +276,17 @@ def import_go_tpc(
 
     ``group_id`` puts the runs of one import in one group (``dbperf report`` shows the newest group).
     """
-    return _each(
-        paths,
-        lambda text, path: [
-            tpc_run(
-                parse_go_tpc_log(text, path),
-                scenario=scenario,
-                server=server,
-                threads=threads,
-                server_version=server_version,
-                text=text,
-                group_id=group_id,
-            )
-        ],
-    )
+    filed = Filing(scenario, server, server_version, group_id)
+    return [tpc_run(read.log, filed, threads=threads, text=read.text) for read in read_logs(GoTpcFormat(), paths)]
 
 
 def import_go_ycsb(
     paths: Sequence[Path], *, scenario: str, server: str, server_version: str = "", group_id: str = ""
 ) -> list[ImportedRun]:
     """Parse every file first, then return one run per phase (load, run) of each, in one group."""
-    return _each(
-        paths,
-        lambda text, path: [
-            ycsb_run(
-                phase,
-                scenario=scenario,
-                server=server,
-                server_version=server_version,
-                text=text,
-                path=path,
-                group_id=group_id,
-            )
-            for phase in parse_go_ycsb_log(text, path).phases
-        ],
-    )
-
-
-def _each(paths: Sequence[Path], read: Callable[[str, str], list[ImportedRun]]) -> list[ImportedRun]:
-    runs: list[ImportedRun] = []
-    for path in paths:
-        runs.extend(read(_read(path), str(path)))
-    return runs
+    filed = Filing(scenario, server, server_version, group_id)
+    return [
+        ycsb_run(phase, filed, text=read.text, path=read.path)
+        for read in read_logs(GoYcsbFormat(), paths)
+        for phase in read.log.phases
+    ]

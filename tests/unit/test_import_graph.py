@@ -22,7 +22,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "harness errors model crash bounded_json",  # records, the exception root, the last resort, safe JSON
         "workspace testbed store",  # this process's folders, the machine, the results kept
         "config",  # settings and the catalogue files, read into records
-        "sysbench imports",  # the client, and other clients' logs (go-tpc, go-ycsb) read into runs
+        "sysbench imports",  # the client, and clients' logs (sysbench text, go-tpc, go-ycsb) read into runs
         "servers",  # provisioning
         "dataset",  # prepared datadirs, snapshots
         "judge",  # statistics and verdicts

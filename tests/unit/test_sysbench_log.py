@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError, LogParseError
+from harness.imports.sysbench_log import LogInterval, ParsedLog, parse_sysbench_log
 from harness.sysbench.histogram import HistogramBucket, parse_histogram
-from harness.sysbench.textlog import LogInterval, ParsedLog, parse_sysbench_log
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sysbench"
 

@@ -1,7 +1,7 @@
 """The summary block of sysbench 1.0.x text output (``SQL statistics`` / ``General statistics`` /
 ``Latency (ms)``), read field by field: a line that is cut or not numeric raises
 :class:`~harness.errors.LogParseError` naming it and what was expected there (see
-:mod:`harness.sysbench.textlog`, which finds the block in a whole log)."""
+:mod:`harness.imports.sysbench_log`, which finds the block in a whole log)."""
 
 from __future__ import annotations
 

@@ -2,8 +2,10 @@
 
 It reads what ``sysbench <script> run`` prints (stdout and stderr) and returns a :class:`ParsedLog`:
 the header facts (version, threads, report interval), every ``[ Ns ] thds: ...`` interval line, the
-final summary block (read by :mod:`harness.sysbench.logsummary`), the ``--histogram=on`` buckets
-and, for a failed run, a :class:`~harness.sysbench_failures.SysbenchFailure`.
+final summary block (read by :mod:`harness.imports.sysbench_summary`), the ``--histogram=on`` buckets
+and, for a failed run, a :class:`~harness.sysbench.failures.SysbenchFailure`. It is one
+:class:`~harness.imports.logformat.LogFormat`: empty, binary and report-less logs are refused as for
+every imported log.
 
 Rules:
 
@@ -11,9 +13,9 @@ Rules:
   *starts* like an interval line or a summary that has started must be complete and numeric: such
   a line raises :class:`~harness.errors.LogParseError` naming it and what was expected there. A
   summary cut before its ``sum:`` line raises at the last line of the log.
-* A log with neither interval lines, nor a summary, nor a recognised failure raises
-  :class:`~harness.errors.LogParseError`, at the first line that is not sysbench output, or at the
-  last line when the log is sysbench's but stops before reporting anything.
+* A log with neither interval lines, nor a summary, nor a recognised failure is refused, at the first
+  line that is not sysbench output, or at the last line when the log is sysbench's but stops before
+  reporting anything.
 * ``--percentile=0`` (``percentile stats: disabled``) gives ``percentile == 0.0`` and
   ``latency_pct_ms == 0.0``, as sysbench itself prints in the interval lines.
 * With ``--report-checkpoints`` sysbench prints several summaries (and histograms); the last one is
@@ -25,18 +27,21 @@ Rules:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from harness.errors import LogParseError
+from harness.imports.logformat import LogFormat, Scan
+from harness.imports.sysbench_summary import NUM, LogSummary, read_summary
 from harness.sysbench.failures import SysbenchFailure, classify_failure
 from harness.sysbench.histogram import HIST_HEADER, HistogramBucket, histogram_block, parse_buckets
-from harness.sysbench.logsummary import NUM, LogSummary, read_summary
 
 __all__ = [
     "LogInterval",
     "LogSummary",
     "ParsedLog",
+    "SysbenchTextLog",
     "parse_sysbench_log",
 ]
 
@@ -164,6 +169,69 @@ def _interval(line: str, lineno: int, path: str) -> LogInterval:
     )
 
 
+@dataclass(frozen=True)
+class SysbenchTextLog(LogFormat[ParsedLog]):
+    """sysbench 1.0.x's ``run`` output; ``exit_code``, when known, explains a run that died silently."""
+
+    exit_code: int | None = None
+
+    tool = "sysbench"
+    expects = "sysbench output (the 'sysbench 1.0.x' header, interval lines or a summary)"
+    foreign = (
+        "not sysbench output: expected the 'sysbench 1.0.x' header, '[ Ns ] thds: ...' interval lines or a summary"
+    )
+    stops_early = (
+        "log ends before any interval line, summary or FATAL message "
+        "(the run was stopped before its threads reported anything)"
+    )
+
+    def scan(self, lines: Sequence[str], text: str, path: str) -> Scan[ParsedLog]:
+        version: str | None = None
+        threads: int | None = None
+        report_interval: float | None = None
+        intervals: list[LogInterval] = []
+        summary: LogSummary | None = None
+        histogram: tuple[HistogramBucket, ...] = ()
+        first_foreign: int | None = None  # 1-based number of the first line that is not sysbench's
+
+        i = 0
+        while i < len(lines):
+            line = lines[i]
+            lineno = i + 1
+            stripped = line.strip()
+            if _INTERVAL_START.match(line):
+                intervals.append(_interval(line, lineno, path))
+            elif _SUMMARY_START.match(line):
+                summary, i = read_summary(lines, lineno, path)
+                continue
+            elif HIST_HEADER.match(line):
+                block, i = histogram_block(lines, i)
+                histogram = parse_buckets(block, path)
+                continue
+            elif (m := _HEADER.match(stripped)) is not None:
+                version = version or m.group(1)
+            elif (m := _THREADS.match(stripped)) is not None:
+                threads = int(m.group(1))
+            elif (m := _REPORT_INTERVAL.match(stripped)) is not None:
+                report_interval = float(m.group(1))
+            elif first_foreign is None and not _is_known(line):
+                first_foreign = lineno
+            i += 1
+
+        failure = classify_failure(text, self.exit_code)
+        parsed = ParsedLog(
+            path=path,
+            sysbench_version=version,
+            threads=threads,
+            report_interval_s=report_interval,
+            intervals=tuple(intervals),
+            summary=summary,
+            histogram=histogram,
+            failure=failure,
+        )
+        return Scan(bool(intervals) or summary is not None or failure is not None, first_foreign, lambda: parsed)
+
+
 def parse_sysbench_log(text: str, path: str = "<string>", *, exit_code: int | None = None) -> ParsedLog:
     """Parse one sysbench 1.0.x ``run`` output (stdout and stderr, as written to a log file).
 
@@ -172,69 +240,4 @@ def parse_sysbench_log(text: str, path: str = "<string>", *, exit_code: int | No
     :class:`~harness.errors.LogParseError` for a malformed interval line or summary, and for a log
     with neither intervals, nor a summary, nor a recognised failure.
     """
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        raise LogParseError(
-            path,
-            1,
-            "empty log: expected sysbench output (the 'sysbench 1.0.x' header, interval lines or a summary)",
-        )
-
-    version: str | None = None
-    threads: int | None = None
-    report_interval: float | None = None
-    intervals: list[LogInterval] = []
-    summary: LogSummary | None = None
-    histogram: tuple[HistogramBucket, ...] = ()
-    first_foreign: int | None = None  # 1-based number of the first line that is not sysbench's
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        lineno = i + 1
-        stripped = line.strip()
-        if _INTERVAL_START.match(line):
-            intervals.append(_interval(line, lineno, path))
-        elif _SUMMARY_START.match(line):
-            summary, i = read_summary(lines, lineno, path)
-            continue
-        elif HIST_HEADER.match(line):
-            block, i = histogram_block(lines, i)
-            histogram = parse_buckets(block, path)
-            continue
-        elif (m := _HEADER.match(stripped)) is not None:
-            version = version or m.group(1)
-        elif (m := _THREADS.match(stripped)) is not None:
-            threads = int(m.group(1))
-        elif (m := _REPORT_INTERVAL.match(stripped)) is not None:
-            report_interval = float(m.group(1))
-        elif first_foreign is None and not _is_known(line):
-            first_foreign = lineno
-        i += 1
-
-    failure = classify_failure(text, exit_code)
-    if not intervals and summary is None and failure is None:
-        if first_foreign is not None:
-            raise LogParseError(
-                path,
-                first_foreign,
-                "not sysbench output: expected the 'sysbench 1.0.x' header, '[ Ns ] thds: ...' interval "
-                f"lines or a summary, found {lines[first_foreign - 1].strip()!r}",
-            )
-        last = max(n for n, line in enumerate(lines, 1) if line.strip())
-        raise LogParseError(
-            path,
-            last,
-            "log ends before any interval line, summary or FATAL message "
-            "(the run was stopped before its threads reported anything)",
-        )
-    return ParsedLog(
-        path=path,
-        sysbench_version=version,
-        threads=threads,
-        report_interval_s=report_interval,
-        intervals=tuple(intervals),
-        summary=summary,
-        histogram=histogram,
-        failure=failure,
-    )
+    return SysbenchTextLog(exit_code).parse(text, path)
