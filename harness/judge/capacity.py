@@ -30,18 +30,16 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from harness.judge import steady
 from harness.model import RunResult, Scenario, SweepCurve, SweepPoint
+from harness.model.verdict import mark, reached_counts
 
 KNEE_GAIN = 0.05
 KNEE_P95_RISE = 0.25
-#: the capacity metrics, in the order verdicts list them
-CAPACITY_METRICS = ("capacity_clients", "capacity_qps")
 
 Side = Literal["base", "head"]
 
@@ -208,11 +206,6 @@ def _fmt(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def reached_counts(curves: Sequence[SweepCurve]) -> Counter[str]:
-    """How many of these curves reached the SLO within the sweep, met it everywhere, or missed it everywhere."""
-    return Counter(c.reached for c in curves)
-
-
 def rested_on(c: SweepCurve) -> set[int]:
     """The client counts a curve's capacity figures were computed from (:func:`curve`'s rule)."""
     if c.reached == "below":
@@ -222,22 +215,3 @@ def rested_on(c: SweepCurve) -> set[int]:
     inside = [p.threads for p in c.points if p.threads <= c.clients_at_slo]
     above = [p.threads for p in c.points if p.threads > c.clients_at_slo]
     return {*inside[-1:], *above[:1]}
-
-
-def mark(curves: Sequence[SweepCurve]) -> str:
-    """What one side's median capacity figure is, from how its sweeps reached the SLO: "" (measured within
-    every sweep), ``extrapolated`` (every sweep missed the SLO at its first client count: the figure lies
-    below the measured range), ``at least`` (every sweep met it everywhere: a lower bound at the sweep's
-    top), or the counts when the sweeps differ (``extrapolated in 3 of 11 sweeps``)."""
-    seen, n = reached_counts(curves), len(curves)
-    if not n or seen["within"] == n:
-        return ""
-    if seen["below"] == n:
-        return "extrapolated"
-    if seen["beyond"] == n:
-        return "at least"
-    parts = [
-        f"extrapolated in {seen['below']}" if seen["below"] else "",
-        f"at least in {seen['beyond']}" if seen["beyond"] else "",
-    ]
-    return f"{', '.join(p for p in parts if p)} of {n} sweeps"

@@ -49,22 +49,12 @@ from typing import Concatenate, Literal, ParamSpec
 
 from harness.judge import design
 from harness.judge.stats import SetAside, percent
+from harness.model.estimate import duration
+from harness.model.verdict import Cause
 
 P = ParamSpec("P")
 
 Decided = Literal["pass", "regression", "improvement", "inconclusive"]
-Cause = Literal[
-    "regression",
-    "improvement",
-    "pass",
-    "multiplicity",
-    "significance",
-    "small",
-    "repetitions",
-    "noise",
-    "not-deterministic",
-    "one-run",
-]
 WILCOXON_ARE = 3.0 / math.pi
 """Asymptotic relative efficiency of the Wilcoxon tests against the t-test under normal noise."""
 _NORMAL = NormalDist()
@@ -133,17 +123,6 @@ def _min_p(ev: Evidence, n: int) -> float:
     if ev.kind == "rank-sum":
         return design.min_p_rank_sum(ev.n_base, n)
     return design.min_p_cost(n, n)
-
-
-def duration(seconds: float) -> str:
-    """Wall time for people: ``~40 s``, ``~12 min``, ``~3.5 h``, ``~2.1 days``."""
-    if seconds < 90:
-        return f"~{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"~{seconds / 60:.0f} min"
-    if seconds < 48 * 3600:
-        return f"~{seconds / 3600:.1f} h"
-    return f"~{seconds / 86400:.1f} days"
 
 
 def _names_set_aside(

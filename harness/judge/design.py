@@ -36,11 +36,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from harness.judge import ranktests, stats
+from harness.model.verdict import TestMethod
 
-Kind = Literal["signed-rank", "rank-sum", "cost"]
+Kind = TestMethod
 
 
 # --------------------------------------------------------------------------------------------------

@@ -186,19 +186,3 @@ def differential(
 
 def _events(run: RunResult) -> float:
     return float(run.totals.events) if run.totals is not None and run.totals.events > 0 else 1.0
-
-
-def top_changes(graph: FlameGraph, count: int = 8) -> list[tuple[tuple[str, ...], FlameFrame]]:
-    """The frames whose own instructions changed most (either way), with their stacks, largest first."""
-    found: list[tuple[tuple[str, ...], FlameFrame]] = []
-
-    def visit(frame: FlameFrame, path: tuple[str, ...]) -> None:
-        here = (*path, frame.name)
-        if len(here) > 1:
-            found.append((here, frame))
-        for child in frame.children:
-            visit(child, here)
-
-    visit(graph.root, ())
-    found.sort(key=lambda item: (-abs(item[1].self_delta), item[0]))
-    return [item for item in found[:count] if item[1].self_delta != 0]

@@ -22,9 +22,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.model.forecast import Calibration, Forecast, ForecastTerm, ServerUnits, UnitTime
-
-ONE_CLIENT = "1 client only: concurrency, lock waits and background work are outside the model"
+from harness.model.forecast import ONE_CLIENT, Calibration, Forecast, ForecastTerm, ServerUnits, UnitTime
 
 #: (component label, the work-vector keys read in turn, the I/O unit it is multiplied by)
 IO_COMPONENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (

@@ -31,7 +31,7 @@ from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
 from harness.model.operations import higher_is_worse, is_operation_metric
-from harness.model.verdict import count_offset
+from harness.model.verdict import CAPACITY_METRICS, count_offset
 from harness.model.work import WORK, WORK_METRICS
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %
@@ -585,7 +585,7 @@ def _capacity_shell(sweep: capacity.SweepComparison) -> Verdict:
 def _capacity_pending(index: int, sweep: capacity.SweepComparison) -> list[_Pending]:
     """The capacity tests of one sweep: per-pair log ratios of clients and QPS at the SLO (signed-rank)."""
     pending = []
-    for metric in capacity.CAPACITY_METRICS:
+    for metric in CAPACITY_METRICS:
         base, head = sweep.values(metric, "base"), sweep.values(metric, "head")
         min_effect = sweep.scenario.min_effects.get(metric, DEFAULT_MIN_EFFECT["time"])
         pending.append(

@@ -20,8 +20,8 @@ from scipy import special as sp_special  # owens_t, for the bivariate normal ort
 from scipy import stats as sp_stats  # Student and non-central t
 
 from harness.judge import ranktests, stats
-from harness.judge.classify import duration
 from harness.judge.design import Kind
+from harness.model.estimate import duration
 
 FloatArray = stats.FloatArray
 

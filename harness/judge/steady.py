@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from harness.model import MetricVerdict, RunResult, Verdict
+from harness.model.verdict import UNSTEADY
 
 #: A window shorter than this many times the run's p95 is not a steady state (see the module docstring).
 STEADY_FACTOR = 5.0
 
-#: The cause a latency verdict held back by an unsteady window carries (harness.judge.classify's table).
-CAUSE = "unsteady"
+#: The cause a latency verdict held back by an unsteady window carries (one place: harness.model.verdict).
+CAUSE = UNSTEADY
 
 
 def window_s(run: RunResult) -> float | None:

@@ -6,7 +6,7 @@ a write scenario's transactions here never reach the data a measured run starts 
 general log on; the statements they issued are folded into templates, one example each
 (:mod:`harness.servers.query_plans`), and every example is EXPLAINed on both servers, which by then have
 run the same transactions, so both plans see the same data. The two plans of each template are
-compared by :func:`harness.judge.plans.compare_statement`.
+compared by :func:`harness.model.plan_changes.compare_statement`.
 
 It costs two server starts and a second or two of sysbench. An external server is not checked: its
 general log is someone else's, and a write scenario's capture would change the tables it measures.
@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Final
 
 from harness.errors import HarnessError, SysbenchError
-from harness.judge.plans import compare_statement
 from harness.measure.session import Session
 from harness.model import Scenario, Server
 from harness.model.plan import PlanCheck
+from harness.model.plan_changes import compare_statement
 from harness.servers.provider import ServerInstance
 from harness.servers.query_plans import examples, explain, log_statements, logged_statements
 from harness.sysbench.driver import cost_argv, run, workdir

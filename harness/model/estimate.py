@@ -88,3 +88,14 @@ class PlanEstimate:
             "items": [i.to_dict() for i in self.items],
             "datasets": [d.to_dict() for d in self.datasets],
         }
+
+
+def duration(seconds: float) -> str:
+    """Wall time for people: ``~40 s``, ``~12 min``, ``~3.5 h``, ``~2.1 days``."""
+    if seconds < 90:
+        return f"~{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"~{seconds / 60:.0f} min"
+    if seconds < 48 * 3600:
+        return f"~{seconds / 3600:.1f} h"
+    return f"~{seconds / 86400:.1f} days"

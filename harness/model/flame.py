@@ -81,3 +81,19 @@ class FlameGraph:
     #: the share of each side's instructions in unnamed functions (``0x...`` addresses: no symbol for them)
     base_unnamed: float = 0.0
     head_unnamed: float = 0.0
+
+
+def top_changes(graph: FlameGraph, count: int = 8) -> list[tuple[tuple[str, ...], FlameFrame]]:
+    """The frames whose own instructions changed most (either way), with their stacks, largest first."""
+    found: list[tuple[tuple[str, ...], FlameFrame]] = []
+
+    def visit(frame: FlameFrame, path: tuple[str, ...]) -> None:
+        here = (*path, frame.name)
+        if len(here) > 1:
+            found.append((here, frame))
+        for child in frame.children:
+            visit(child, here)
+
+    visit(graph.root, ())
+    found.sort(key=lambda item: (-abs(item[1].self_delta), item[0]))
+    return [item for item in found[:count] if item[1].self_delta != 0]

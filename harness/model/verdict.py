@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from harness.model.forecast import Forecast
 from harness.model.work import WORK
@@ -12,6 +14,24 @@ VerdictOutcome = Literal["pass", "regression", "improvement", "inconclusive", "n
 #: What a comparison measured: wall-clock runs (QPS, latency, CPU time) or deterministic cost runs
 #: (instructions under callgrind). Each is judged on its own metrics, in one multiplicity family.
 Kind = Literal["time", "cost"]
+#: Why a metric's verdict is what it is (harness.judge.classify decides it; the reports word it).
+Cause = Literal[
+    "regression",
+    "improvement",
+    "pass",
+    "multiplicity",
+    "significance",
+    "small",
+    "repetitions",
+    "noise",
+    "not-deterministic",
+    "one-run",
+]
+#: The cause a latency verdict held back by an unsteady window carries (harness.judge.steady).
+UNSTEADY: Final = "unsteady"
+#: The test a metric was judged by: exact signed-rank (A/B pairs), rank-sum (against a baseline), or the
+#: cost t-test (harness.judge.design).
+TestMethod = Literal["signed-rank", "rank-sum", "cost"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,34 @@ class SweepCurve:
     #: lower bounds); "below": none did (extrapolated below the first client count)
     reached: Literal["within", "beyond", "below"]
     knee: int | None = None  # the client count after which throughput stops rising while p95 climbs
+
+
+#: the capacity metrics, in the order verdicts list them
+CAPACITY_METRICS = ("capacity_clients", "capacity_qps")
+
+
+def reached_counts(curves: Sequence[SweepCurve]) -> Counter[str]:
+    """How many of these curves reached the SLO within the sweep, met it everywhere, or missed it everywhere."""
+    return Counter(c.reached for c in curves)
+
+
+def mark(curves: Sequence[SweepCurve]) -> str:
+    """What one side's median capacity figure is, from how its sweeps reached the SLO: "" (measured within
+    every sweep), ``extrapolated`` (every sweep missed the SLO at its first client count: the figure lies
+    below the measured range), ``at least`` (every sweep met it everywhere: a lower bound at the sweep's
+    top), or the counts when the sweeps differ (``extrapolated in 3 of 11 sweeps``)."""
+    seen, n = reached_counts(curves), len(curves)
+    if not n or seen["within"] == n:
+        return ""
+    if seen["below"] == n:
+        return "extrapolated"
+    if seen["beyond"] == n:
+        return "at least"
+    parts = [
+        f"extrapolated in {seen['below']}" if seen["below"] else "",
+        f"at least in {seen['beyond']}" if seen["beyond"] else "",
+    ]
+    return f"{', '.join(p for p in parts if p)} of {n} sweeps"
 
 
 def count_offset(metric: str, min_effect: float) -> float:

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 from harness.errors import ConfigError
 from harness.judge import design
-from harness.judge.classify import duration
 from harness.measure.probes import perf_support
 from harness.model import Kind, Scenario, Server
+from harness.model.estimate import duration
 from harness.model.operations import is_operation_metric
 from harness.model.work import WORK, WORK_METRICS
 

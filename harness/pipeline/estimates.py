@@ -38,9 +38,8 @@ from pathlib import Path
 from harness.config.settings import Settings
 from harness.dataset import snapshot_key
 from harness.errors import HarnessError
-from harness.judge.classify import duration
 from harness.model import Kind, RunKind, Scenario, Server, stable_hash
-from harness.model.estimate import DatasetEstimate, KindEstimate, PlanEstimate
+from harness.model.estimate import DatasetEstimate, KindEstimate, PlanEstimate, duration
 from harness.pipeline.ab import ComparisonSpec
 from harness.pipeline.cases import Case, kind_threads
 from harness.pipeline.design_check import seconds_per_run

@@ -43,6 +43,7 @@ from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
 from harness.model.history import SeriesChanges, TrendData, uncommitted_note
 from harness.model.outcome import Outcome, exit_code
+from harness.model.verdict import CAPACITY_METRICS
 from harness.pipeline import advice, design_check, estimates, judgeable, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
@@ -352,7 +353,7 @@ def compare(
         design_check.Planned(f"{s.scenario.name} capacity", s.scenario, s.head, "time", "ab", pairs, pairs, metrics)
         for s in specs
         if s.runs("time", kinds) and capacity.judged(s.scenario)
-        for metrics in (tuple(m for m in capacity.CAPACITY_METRICS if m in s.scenario.gate_metrics),)
+        for metrics in (tuple(m for m in CAPACITY_METRICS if m in s.scenario.gate_metrics),)
         if metrics
     ]
     looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)

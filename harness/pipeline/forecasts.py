@@ -19,10 +19,10 @@ from pathlib import Path
 from harness.config.scenarios import load_scenario
 from harness.config.settings import Settings
 from harness.errors import HarnessError
-from harness.judge.forecast import ONE_CLIENT, SideWork, forecast, holds_for
+from harness.judge.forecast import SideWork, forecast, holds_for
 from harness.measure.calibration import load_calibration
 from harness.model import RunResult, Testbed, Verdict
-from harness.model.forecast import Calibration, ServerUnits
+from harness.model.forecast import ONE_CLIENT, Calibration, ServerUnits
 from harness.model.outcome import EXIT_OK, EXIT_REGRESSION, Outcome
 
 #: TPS by client count of a scenario on a server, from stored timing runs (empty: no sweep stored).

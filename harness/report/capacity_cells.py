@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from harness.judge.capacity import CAPACITY_METRICS, mark
 from harness.model import MetricVerdict, Verdict
+from harness.model.verdict import CAPACITY_METRICS, mark
 from harness.report.tables import fmt_value
 
 #: Under a table with a marked capacity figure: what the marks mean.

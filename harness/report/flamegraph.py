@@ -17,8 +17,7 @@ import math
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-from harness.judge.flame import top_changes
-from harness.model.flame import FlameFrame, FlameGraph
+from harness.model.flame import FlameFrame, FlameGraph, top_changes
 from harness.report.file_names import file_name as safe_file_name
 from harness.report.mdtable import cell
 

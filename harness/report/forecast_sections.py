@@ -9,9 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from harness.judge.forecast import ONE_CLIENT
 from harness.model import Verdict
-from harness.model.forecast import Calibration, Forecast, ForecastTerm, UnitTime
+from harness.model.forecast import ONE_CLIENT, Calibration, Forecast, ForecastTerm, UnitTime
 
 LABEL = "forecast (from counts x this runner's calibration; not measured)"
 EXPLAINED = (

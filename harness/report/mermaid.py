@@ -21,9 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.judge.flame import top_changes
 from harness.model import Verdict
-from harness.model.flame import FlameGraph
+from harness.model.flame import FlameGraph, top_changes
 from harness.report.flamegraph import file_name, markdown_lines
 from harness.report.verdicts import metric_label
 

@@ -48,10 +48,6 @@ from typing import get_args
 from harness import bounded_json
 from harness.crash import EXIT_CRASH, crash_line
 from harness.errors import ReportError
-from harness.judge import steady
-from harness.judge.classify import Cause
-from harness.judge.design import Kind as TestKind
-from harness.judge.plans import compare_statement
 from harness.model import (
     METRICS,
     ChangeStatus,
@@ -66,6 +62,8 @@ from harness.model import (
 )
 from harness.model.outcome import DOCUMENT_FORMAT
 from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
+from harness.model.plan_changes import compare_statement
+from harness.model.verdict import UNSTEADY, Cause, TestMethod
 from harness.model.work import WORK
 from harness.report.comment import LIMIT, Links, render_comment
 from harness.report.files import write_atomic
@@ -99,8 +97,8 @@ MAX_FUNCTIONS = 64
 _STATUSES = frozenset(get_args(ChangeStatus))
 MAX_TABLES = 64
 _OUTCOMES = frozenset(get_args(VerdictOutcome))
-_CAUSES = frozenset(get_args(Cause)) | {"", steady.CAUSE}
-_METHODS = frozenset(get_args(TestKind)) | {""}
+_CAUSES = frozenset(get_args(Cause)) | {"", UNSTEADY}
+_METHODS = frozenset(get_args(TestMethod)) | {""}
 _METRIC_FIELDS_FLOAT = (
     "base_median",
     "head_median",
@@ -127,7 +125,7 @@ _WHY = {
     "noise": "too noisy to decide",
     "not-deterministic": "the counts of one side differ: cost mode cannot judge it",
     "one-run": "one run per side: no verdict",
-    steady.CAUSE: "the window was shorter than 5 x p95: not a steady state, not decided",
+    UNSTEADY: "the window was shorter than 5 x p95: not a steady state, not decided",
     "": "see the full report",
 }
 

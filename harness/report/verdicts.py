@@ -16,8 +16,8 @@ from typing import TextIO
 from rich.table import Table
 from rich.text import Text
 
-from harness.judge.classify import duration
 from harness.model import METRIC_LABELS, MetricVerdict, Verdict, VerdictOutcome
+from harness.model.estimate import duration
 from harness.model.work import WORK
 from harness.report.capacity_cells import LEGEND as CAPACITY_LEGEND
 from harness.report.capacity_cells import marked as capacity_marked

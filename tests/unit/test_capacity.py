@@ -13,6 +13,7 @@ from factories import run, scenario
 from harness.judge import capacity
 from harness.judge.gate import PairedCase, judge_pairs
 from harness.model import SweepPoint
+from harness.model.verdict import CAPACITY_METRICS
 from harness.pipeline import design_check
 from harness.report.capacity_chart import capacity_png, capacity_spec
 from harness.report.markdown import render_markdown
@@ -146,9 +147,9 @@ def test_the_design_check_counts_the_capacity_tests():
 
     server = Server(name="mariadb-local", flavour="mariadb", version="10.11", provider="local")
     scen = _scenario()
-    metrics = capacity.CAPACITY_METRICS
+    metrics = CAPACITY_METRICS
     planned = [design_check.Planned("threadpool_select capacity", scen, server, "time", "ab", 8, 8, metrics)]
-    assert [t.metric for t in design_check.tests_of(planned)] == list(capacity.CAPACITY_METRICS)
+    assert [t.metric for t in design_check.tests_of(planned)] == list(CAPACITY_METRICS)
 
 
 def test_the_chart_and_the_report_show_the_sweep():

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from factories import run, scenario
 
-from harness.judge import capacity
 from harness.judge.gate import PairedCase, judge_pairs
+from harness.model.verdict import mark
 from harness.report.capacity_cells import LEGEND, side_cell
 from harness.report.capacity_chart import capacity_spec
 from harness.report.markdown import render_markdown
@@ -56,8 +56,8 @@ def test_the_marks_follow_how_each_side_reached_the_slo():
     assert clients.base_median is not None and clients.base_median < 16  # below the sweep: extrapolated
     assert side_cell(verdict, clients, "base").endswith(" extrapolated")
     assert side_cell(verdict, clients, "head").endswith("(at least in 6 of 11 sweeps)")
-    assert capacity.mark([c for c in verdict.curves if c.side == "head"][:6]) == "at least"
-    assert capacity.mark([c for c in verdict.curves if c.side == "head"][6:]) == ""
+    assert mark([c for c in verdict.curves if c.side == "head"][:6]) == "at least"
+    assert mark([c for c in verdict.curves if c.side == "head"][6:]) == ""
 
 
 def test_the_notes_count_sweeps_and_never_say_every_unless_every_one_did():

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from harness.judge.classify import Evidence, classify, duration
+from harness.judge.classify import Evidence, classify
+from harness.model.estimate import duration
 
 LOG = math.log
 

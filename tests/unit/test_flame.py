@@ -16,10 +16,10 @@ import pytest
 from test_report_markdown import check_golden, make_run
 
 from harness.judge.explain import explain
-from harness.judge.flame import ROOT, differential, frame_name, merge, representative, roots, stacks, top_changes
+from harness.judge.flame import ROOT, differential, frame_name, merge, representative, roots, stacks
 from harness.measure.cost_dump import call_graph, read_dump
 from harness.model import CostProfile, RunResult, Totals
-from harness.model.flame import CallGraph, FlameFrame, FlameGraph
+from harness.model.flame import CallGraph, FlameFrame, FlameGraph, top_changes
 from harness.report.flamegraph import colour, file_name, markdown_lines, render_svg
 from harness.report.mermaid import bar_chart, flame_chart, metric_charts, summary_charts
 

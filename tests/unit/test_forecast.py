@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.judge.forecast import ONE_CLIENT, SideWork, forecast, holds_for, outcome_of
+from harness.judge.forecast import SideWork, forecast, holds_for, outcome_of
 from harness.measure.calibration import (
     load_calibration,
     merged,
@@ -20,7 +20,7 @@ from harness.measure.calibration import (
     spread,
 )
 from harness.model import MetricVerdict, Verdict
-from harness.model.forecast import Calibration, ServerUnits, UnitTime
+from harness.model.forecast import ONE_CLIENT, Calibration, ServerUnits, UnitTime
 from harness.model.outcome import Outcome
 from harness.pipeline.forecasts import with_forecasts
 from harness.report.forecast_sections import checked_forecast, forecast_comment, forecast_line, forecast_markdown

@@ -5,6 +5,12 @@ Every import is counted, at module level and inside functions alike (a lazy impo
 Before this test the graph had report -> ci (CiPlan), report -> pipeline (Outcome, history),
 report -> store, sysbench -> servers (Endpoint), workspace -> servers (a container clean-up), and the
 cycle servers.container -> servers.local -> workspace -> servers.container.
+
+Renderers import ``model/`` only, never ``judge/``: a report shows the figures the judge put in the
+records it is handed and computes no statistics of its own, and what a renderer shares with the judge
+(a wall-time format, a cause's name, the capacity metrics, a frame ranking, a plan's differences in
+words) lives in ``model/``, in one place. Before this rule report/ imported judge/ nine times (capacity,
+classify twice, design, flame twice, forecast, plans, steady).
 """
 
 from __future__ import annotations
@@ -36,8 +42,10 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
 
 
 #: Lower stages a stage must not import all the same: reports never query the store (they render the
-#: records they are handed; queries live in store/trend_queries.py and are called by the pipeline).
-FORBIDDEN = {"report": frozenset({"store", "workspace", "testbed"})}
+#: records they are handed; queries live in store/trend_queries.py and are called by the pipeline), and
+#: never import the judge (they show the statistics in their records and compute none: the module's
+#: docstring says why).
+FORBIDDEN = {"report": frozenset({"store", "workspace", "testbed", "judge"})}
 
 
 def _stage(module: str) -> str:
@@ -101,7 +109,7 @@ def test_reports_only_render():
         f"{a} -> {b}" for a, targets in _graph().items() for b in targets
         if _stage(b) in FORBIDDEN.get(_stage(a), frozenset())
     )  # fmt: skip
-    assert not found, "reports that fetch instead of render:\n" + "\n".join(found)
+    assert not found, "reports that fetch or judge instead of render:\n" + "\n".join(found)
 
 
 def test_no_import_cycle():

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from harness.errors import ServerError
-from harness.judge.plans import compare_statement, differences, rows_changed
 from harness.model import Outcome
 from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
+from harness.model.plan_changes import compare_statement, differences, rows_changed
 from harness.report.comment import render_comment
 from harness.report.markdown import render_markdown
 from harness.report.plans import plans_markdown, print_plans
