@@ -20,11 +20,12 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "tests")]  # harness, and the tests' shared code (support)
+
+from support.integration import throwaway_mariadb  # noqa: E402
 
 from harness.measure import consistency  # noqa: E402
 from tests.integration import test_tpcc_fidelity as fidelity  # noqa: E402
-from tests.integration.helpers import throwaway_mariadb  # noqa: E402
 
 REFERENCE = {
     **{f"mix {t}": f"{p:.0%}" for t, p in fidelity.MIX.items()},

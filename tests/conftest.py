@@ -17,31 +17,16 @@ so each dataset is still prepared once.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
-import threading
-import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-#: The superuser password of the throwaway PostgreSQL (`catalog`); clients pass it as PGPASSWORD.
-PASSWORD = "fleet-secret"
-
-
-def dbperf_argv() -> list[str]:
-    """The ``dbperf`` console script of the running interpreter's environment (else ``-m harness``)."""
-    script = Path(sys.executable).with_name("dbperf")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "harness"]
+from support import REPO
+from support.catalog import Catalog, throwaway_catalog
+from support.cli import Dbperf, end_started, run_pytest
 
 
 @pytest.fixture(scope="session")
@@ -151,94 +136,6 @@ def cli_env(cache_dir: Path, baselines_dir: Path) -> dict[str, str]:
     return env
 
 
-@dataclass
-class Streamed:
-    """A running dbperf process whose stdout and stderr are read live (with arrival times)."""
-
-    proc: subprocess.Popen[str]
-    stdout: list[str] = field(default_factory=list)
-    stderr: list[tuple[float, str]] = field(default_factory=list)
-    _threads: list[threading.Thread] = field(default_factory=list)
-
-    def start_readers(self) -> None:
-        def pump(stream: object, sink: Callable[[str], None]) -> None:
-            for line in stream:  # type: ignore[attr-defined]
-                sink(line.rstrip("\n"))
-
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        for stream, sink in (
-            (self.proc.stdout, self.stdout.append),
-            (self.proc.stderr, lambda line: self.stderr.append((time.monotonic(), line))),
-        ):
-            thread = threading.Thread(target=pump, args=(stream, sink), daemon=True)
-            thread.start()
-            self._threads.append(thread)
-
-    def wait_for_stderr(self, predicate: Callable[[str], bool], timeout_s: float) -> str:
-        """The first stderr line matching ``predicate``; fails if the process ends or time runs out."""
-        deadline = time.monotonic() + timeout_s
-        seen = 0
-        while time.monotonic() < deadline:
-            lines = [line for _, line in self.stderr]
-            for line in lines[seen:]:
-                if predicate(line):
-                    return line
-            seen = len(lines)
-            if self.proc.poll() is not None:
-                for thread in self._threads:  # the readers end at end of file: every line is in
-                    thread.join(timeout=10)
-                if len(self.stderr) == seen:
-                    break
-                continue
-            time.sleep(0.05)
-        self.kill()
-        pytest.fail(
-            f"no matching stderr line within {timeout_s:.0f} s (exit {self.proc.returncode}); stderr:\n"
-            + self.stderr_text()
-        )
-
-    def wait(self, timeout_s: float) -> int:
-        try:
-            code = self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail(f"dbperf did not finish within {timeout_s:.0f} s; stderr:\n{self.stderr_text()}")
-        self.close()
-        return code
-
-    def close(self) -> None:
-        for thread in self._threads:
-            thread.join(timeout=10)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                stream.close()
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-        self.close()
-
-    def end(self) -> None:
-        """Stop a process a test left running: SIGTERM (dbperf stops its servers), SIGKILL after 60 s."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGCONT)  # a test may have stopped it
-            self.proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=60)
-        self.kill()
-
-    def stdout_text(self) -> str:
-        return "\n".join(self.stdout)
-
-    def stderr_text(self) -> str:
-        return "\n".join(line for _, line in self.stderr)
-
-
-#: dbperf processes started by the running test (``Dbperf.start``); ``_reap_started`` ends them.
-_STARTED: list[Streamed] = []
-
-
 @pytest.fixture(autouse=True)
 def _reap_started() -> Iterator[None]:
     """After every test: kill and wait for the dbperf processes it started, and close their pipes.
@@ -247,51 +144,7 @@ def _reap_started() -> Iterator[None]:
     process running and its pipes open; their ResourceWarnings then surface in a later test.
     """
     yield
-    while _STARTED:
-        _STARTED.pop().end()
-
-
-@dataclass
-class Dbperf:
-    """Runs the ``dbperf`` CLI as a subprocess from the repository root."""
-
-    env: dict[str, str]
-
-    def run(
-        self, *args: str | Path, timeout_s: float = 600, env: Mapping[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*dbperf_argv(), *map(str, args)],
-            cwd=REPO,
-            env={**self.env, **(env or {})},
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-
-    def start(self, *args: str | Path, env: Mapping[str, str] | None = None) -> Streamed:
-        proc = subprocess.Popen(
-            [*dbperf_argv(), *map(str, args)],
-            cwd=REPO,
-            env={**self.env, **(env or {})},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
-        streamed = Streamed(proc)
-        streamed.start_readers()
-        _STARTED.append(streamed)
-        return streamed
-
-    def runs(self, store: Path, *extra: str) -> list[dict[str, object]]:
-        """``dbperf runs --json`` of a store."""
-        out = self.run("runs", "--json", "--limit", "0", "--store", store, *extra, timeout_s=120)
-        assert out.returncode == 0, out.stderr
-        docs = json.loads(out.stdout)
-        assert isinstance(docs, list)
-        return docs
+    end_started()
 
 
 @pytest.fixture(scope="session")
@@ -316,21 +169,6 @@ def settings_factory(cache_dir: Path, baselines_dir: Path) -> Callable[..., obje
     return make
 
 
-def run_pytest(
-    args: Sequence[str | Path], env: Mapping[str, str], timeout_s: float = 900
-) -> subprocess.CompletedProcess[str]:
-    """``python -m pytest ARGS`` from the repository root (used for ``pytest scenarios/``)."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *map(str, args)],
-        cwd=REPO,
-        env={**env, "DBPERF_PROGRESS": "0"},
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="session")
 def inner_pytest(cli_env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
     def run(*args: str | Path, timeout_s: float = 900) -> subprocess.CompletedProcess[str]:
@@ -347,68 +185,8 @@ def private_tmpdir(tmp_path: Path) -> Path:
     return folder
 
 
-# -- a throwaway PostgreSQL for shared stores (DuckLake catalogs): tests/integration/test_lake.py,
-# tests/workflows/test_fleet.py ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Catalog:
-    """A running throwaway PostgreSQL: its folder and port."""
-
-    root: Path
-    port: int
-
-    def tool(self, *args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, str(REPO / "tools" / "postgres.py"), *args, str(self.root)],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=300,
-        )
-        return result.stdout
-
-    def new_lake(self, name: str, data_path: Path) -> str:
-        """A brand-new catalog database ``name``: the store setting of a lake on it (no password in it)."""
-        subprocess.run(
-            [sys.executable, str(REPO / "tools" / "postgres.py"), "createdb", str(self.root), name],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
-        return f"ducklake:postgres:dbname={name} host=127.0.0.1 port={self.port} user=postgres data_path={data_path}"
-
-
 @pytest.fixture(scope="module")
 def catalog() -> Iterator[Catalog]:
-    # not pytest's tmp_path: its 0700 folders are out of the postgres user's reach
-    base = Path(tempfile.mkdtemp(prefix="dbperf-pg-"))
-    base.chmod(0o755)
-    secret = base / "password"
-    secret.write_text(PASSWORD)
-    started = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "tools" / "postgres.py"),
-            "start",
-            str(base / "pg"),
-            "--password-file",
-            str(secret),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert started.returncode == 0, started.stderr
-    port = int(started.stdout.split("port=")[1].split()[0])
-    try:
-        yield Catalog(base / "pg", port)
-    finally:
-        subprocess.run(
-            [sys.executable, str(REPO / "tools" / "postgres.py"), "destroy", str(base / "pg")],
-            capture_output=True,
-            check=False,
-            timeout=120,
-        )
-        shutil.rmtree(base, ignore_errors=True)
+    """A throwaway PostgreSQL for shared stores (DuckLake catalogs), one per test module."""
+    with throwaway_catalog() as running:
+        yield running

@@ -10,13 +10,12 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from integration.helpers import REPO, processes_mentioning
-
-from .conftest import Fault, closing_line, quick, record
+from support import REPO
+from support.faults import Fault, closing_line, quick, record, tmpfs
+from support.integration import processes_mentioning
 
 pytestmark = pytest.mark.integration
 
@@ -187,16 +186,6 @@ def test_garbage_sysbench_logs(fault: Fault, content: bytes):
 
 
 # -- full disks -----------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def tmpfs(folder: Path, size: str) -> Iterator[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True, timeout=30)
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False, timeout=30)
 
 
 def _fill(folder: Path) -> Path:

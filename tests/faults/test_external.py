@@ -9,9 +9,8 @@ import threading
 import time
 
 import pytest
-from integration.helpers import command_lines
-
-from .conftest import ExternalServer, Fault, closing_line, quick, record, wait_for_progress
+from support.faults import ExternalServer, Fault, closing_line, quick, record, wait_for_progress
+from support.integration import command_lines
 
 pytestmark = pytest.mark.integration
 

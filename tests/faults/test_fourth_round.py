@@ -16,10 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from integration.helpers import REPO
-
-from .conftest import Fault, closing_line, record
-from .test_bad_inputs_and_disks import tmpfs
+from support import REPO
+from support.faults import Fault, closing_line, record, tmpfs
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,6 @@
 """The fourth fault round (issue 35), the pull-request runner: a hostile job, and a runner it could change.
 
-Run for real as root by tools/pr-runner.sh with a throwaway account (tests/workflows/runner_standin.py:
+Run for real as root by tools/pr-runner.sh with a throwaway account (tests/support/runner_standin.py:
 created here and removed on the way out, even when a check fails). The label and comment gates of the
 same round are workflow logic, run by act in tests/workflows/test_pr_gates.py.
 """
@@ -11,10 +11,9 @@ import os
 import shutil
 
 import pytest
-from integration.helpers import REPO, processes_of
-from workflows import runner_standin
-
-from .conftest import record
+from support import REPO, runner_standin
+from support.faults import record
+from support.integration import processes_of
 
 pytestmark = pytest.mark.integration
 

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from integration.helpers import REPO, containers_of, processes_mentioning, server_pids_under
-
-from .conftest import Fault, closing_line, quick, record, wait_for_progress
+from support import REPO
+from support.faults import Fault, closing_line, quick, record, wait_for_progress
+from support.integration import containers_of, processes_mentioning, server_pids_under
 
 pytestmark = pytest.mark.integration
 

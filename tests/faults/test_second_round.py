@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from integration.helpers import REPO, processes_of, unprivileged_user
-
-from .conftest import Fault, closing_line, quick, record, wait_for_progress
+from support import REPO
+from support.faults import Fault, closing_line, quick, record, wait_for_progress
+from support.integration import processes_of, unprivileged_user
 
 pytestmark = pytest.mark.integration
 
@@ -309,7 +309,7 @@ def test_a_damaged_snapshot_is_found_and_prepared_again(fault: Fault, how: str):
 
 
 def test_a_catalog_gone_mid_run_keeps_every_repetition(fault: Fault, catalog, tmp_path: Path):
-    from conftest import PASSWORD
+    from support.catalog import PASSWORD
 
     url = catalog.new_lake(f"gone_{tmp_path.name[-12:]}".replace("-", "_"), tmp_path / "lake")
     fault.extra_env["PGPASSWORD"] = PASSWORD
@@ -360,7 +360,7 @@ def test_a_frozen_catalog_is_waited_for_by_the_clock_then_kept_in_files(fault: F
     import signal
     import time
 
-    from conftest import PASSWORD
+    from support.catalog import PASSWORD
 
     url = catalog.new_lake(f"frozen_{tmp_path.name[-12:]}".replace("-", "_"), tmp_path / "lake")
     fault.extra_env["PGPASSWORD"] = PASSWORD

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from support.integration import throwaway_mariadb
 
 from harness.model.endpoint import Endpoint
-
-from .helpers import throwaway_mariadb
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support import SCENARIOS, SERVERS
+from support.integration import CONTAINER_TARGETS, assert_plausible
 
 from harness import pipeline
 from harness.config.scenarios import BUNDLED_SCRIPTS, available_scenarios, load_scenario
@@ -25,8 +27,6 @@ from harness.measure.session import QuietReporter
 from harness.model import IntervalSample, RunResult
 from harness.store import Store
 from harness.sysbench.statements import required_prepared_statements
-
-from .helpers import CONTAINER_TARGETS, SCENARIOS, SERVERS, assert_plausible
 
 pytestmark = pytest.mark.integration
 

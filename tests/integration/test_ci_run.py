@@ -18,7 +18,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import dbperf_argv
+from support.ci_repos import git
+from support.cli import dbperf_argv
 
 from harness.model import MetricVerdict
 from harness.model.outcome import read_document
@@ -40,17 +41,6 @@ RUN_ARGS = [
     "--seed",
     "11",
 ]
-
-
-def git(repo: Path, *args: str) -> str:
-    result = subprocess.run(
-        ["git", "-c", "user.email=ci@dbperf.test", "-c", "user.name=dbperf", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return result.stdout
 
 
 @pytest.fixture(scope="module")

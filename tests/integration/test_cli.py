@@ -8,24 +8,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import click
 import pytest
+from support import REPO
+from support.cli import one_line_error
+from support.integration import PROGRESS_AT
 
 from harness.cli import cli
 from harness.store import Store
-
-from .helpers import PROGRESS_AT, REPO
 
 pytestmark = pytest.mark.integration
 
 REQUIRED_KEYS = ("qps", "tps", "p95_ms", "p99_ms", "errors_per_s", "server_version", "run_id", "status")
 SYSBENCH_LOG = REPO / "tests" / "data" / "sysbench" / "oltp_read_write.log"
-
-
-def one_line_error(stderr: str) -> str:
-    """The whole of stderr must be one line, without a traceback; returns it."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    assert "Traceback" not in stderr, stderr
-    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{stderr}"
-    return lines[0]
 
 
 def test_run_json_progress_and_runs_listing(dbperf, store_path):

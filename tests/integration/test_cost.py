@@ -14,8 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
-from .helpers import REPO
+from support import REPO
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,7 @@ import subprocess
 import time
 
 import pytest
-
-from .helpers import PROGRESS_AT, containers_of, processes_mentioning, server_pids_under
+from support.integration import PROGRESS_AT, containers_of, processes_mentioning, server_pids_under
 
 pytestmark = pytest.mark.integration
 

@@ -31,9 +31,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Dbperf, dbperf_argv
-
-from .helpers import REPO
+from support import REPO
+from support.cli import Dbperf, dbperf_argv
 
 pytestmark = pytest.mark.integration
 

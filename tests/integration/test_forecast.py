@@ -13,8 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from .helpers import REPO
+from support import REPO
 
 pytestmark = pytest.mark.integration
 

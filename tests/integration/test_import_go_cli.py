@@ -8,11 +8,10 @@ import json
 import re
 
 import pytest
+from support import REPO
+from support.cli import one_line_error
 
 from harness.store import Store
-
-from .helpers import REPO
-from .test_cli import one_line_error
 
 pytestmark = pytest.mark.integration
 

@@ -15,26 +15,25 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import PASSWORD, Catalog, dbperf_argv
+from support import REPO
+from support.catalog import PASSWORD, Catalog
+from support.ci_repos import git
+from support.cli import dbperf_argv
+from support.integration import reaping
+from support.lakes import TESTBED_A, TESTBED_B, dbperf, synthetic
 
-from harness import model
 from harness.errors import StoreError
-from harness.model import CostProfile, FunctionCost, Metrics, RunResult, Totals
+from harness.model import CostProfile, FunctionCost
 from harness.pipeline import history
 from harness.store import Store, open_store
 from harness.store.lake import LakeStore
 from harness.store.schema import SCHEMA_VERSION
 
-from .helpers import reaping
-from .test_ci_run import git
-
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 QUICK = ["--profile", "quick", "--time", "2", "--warmup", "0", "--repetitions", "1", "--threads", "1"]
 
 
@@ -52,48 +51,6 @@ def lake_url(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 @pytest.fixture
 def lake_env(cli_env: dict[str, str], lake_url: str) -> dict[str, str]:
     return {**cli_env, "DBPERF_STORE": lake_url, "PGPASSWORD": PASSWORD}
-
-
-TESTBED_A = model.Testbed("AMD EPYC 7763 64-Core", 16, 62.7, "6.1.0-28-amd64", "nvme0n1 (ssd)", "1.0.20", None)
-TESTBED_B = model.Testbed("Intel Xeon Gold 6338", 8, 31.2, "6.1.0-28-amd64", "sda (ssd)", "1.0.20", None)
-
-
-def synthetic(run_id: str, index: int, *, testbed: model.Testbed = TESTBED_A, qps: float = 1000.0) -> RunResult:
-    start = datetime(2026, 3, 1, tzinfo=UTC) + timedelta(hours=index)
-    return RunResult(
-        run_id=run_id,
-        started_at=start,
-        finished_at=start + timedelta(seconds=35),
-        status="ok",
-        server="mariadb-local",
-        flavour="mariadb",
-        provider="local",
-        server_version="10.11.14-MariaDB",
-        config_hash="cfg1",
-        scenario="oltp_point_select",
-        scenario_hash="s1",
-        profile="ci",
-        script="oltp_point_select",
-        threads=8,
-        repetition=index % 3,
-        warmup_s=1.0,
-        time_s=10.0,
-        testbed=testbed,
-        git_sha=f"sha{index // 3:04d}",
-        group_id=f"g{index // 3}",
-        intervals=tuple(
-            model.IntervalSample(float(s + 1), 1.0, 8, 100 + s, 1400, 0, 200, 0, 0, 2.5) for s in range(10)
-        ),
-        histogram=tuple(model.LatencyBucket(0.1 * (b + 1), b + 1) for b in range(30)),
-        totals=Totals(10.0, int(qps * 10), int(qps * 10), 0, 0, 0, 0),
-        metrics=Metrics(qps=qps, tps=qps, p95_ms=2.0),
-    )
-
-
-def dbperf(env: dict[str, str], *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*dbperf_argv(), *args], cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=900
-    )
 
 
 def duplicates(store: LakeStore) -> dict[str, int]:
@@ -193,7 +150,7 @@ def test_runners_and_a_ci_run_write_one_history_at_once(lake_env: dict[str, str]
 VICTIM = """
 import sys
 from harness.store import open_store
-from tests.integration.test_lake import synthetic
+from support.lakes import synthetic
 
 url, log, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
 store = open_store(url)
@@ -209,7 +166,7 @@ while True:
 STEADY = """
 import sys
 from harness.store import open_store
-from tests.integration.test_lake import synthetic
+from support.lakes import synthetic
 
 store = open_store(sys.argv[1])
 for i in range(int(sys.argv[2])):

@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PASSWORD, Catalog
+from support import REPO
+from support.catalog import PASSWORD, Catalog
+from support.lakes import dbperf, synthetic
 
 from harness.store import Store, open_store
-
-from .test_lake import REPO, dbperf, synthetic
 
 pytestmark = pytest.mark.integration
 

@@ -7,6 +7,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from support import SERVERS
+from support.integration import ALL_TARGETS, assert_plausible
 
 from harness import pipeline
 from harness.config.servers import load_server
@@ -15,8 +17,6 @@ from harness.model import Server
 from harness.servers.local import LocalProvider
 from harness.servers.provider import DatasetCredentials, Launch, connect
 from harness.store import Store
-
-from .helpers import ALL_TARGETS, SERVERS, assert_plausible
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from .helpers import REPO
+from support import REPO
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from support import REPO, SCENARIOS, SERVERS
 
 from harness.store import Store
-
-from .helpers import REPO, SCENARIOS, SERVERS
 
 pytestmark = pytest.mark.integration
 

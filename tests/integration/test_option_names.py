@@ -13,11 +13,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support import REPO
+from support.cli import one_line_error
 
 from harness.config.option_names import committed_lists, parse_help, read_list
-
-from .helpers import REPO
-from .test_cli import one_line_error
 
 pytestmark = pytest.mark.integration
 

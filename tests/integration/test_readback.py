@@ -7,10 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support import REPO
 
 from harness.store import Store
-
-from .helpers import REPO
 
 pytestmark = pytest.mark.integration
 

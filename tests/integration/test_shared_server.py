@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import dbperf_argv
+from support.cli import dbperf_argv
 
 pytestmark = pytest.mark.integration
 

@@ -28,13 +28,13 @@ import numpy as np
 import pymysql
 import pytest
 from scipy.stats import chisquare
+from support import SCENARIOS
+from support.integration import throwaway_mariadb
 
 from harness import pipeline
 from harness.measure import consistency
 from harness.measure.session import QuietReporter
 from harness.model.endpoint import Endpoint
-
-from .helpers import SCENARIOS, throwaway_mariadb
 
 pytestmark = pytest.mark.integration
 

@@ -28,11 +28,11 @@ from pathlib import Path
 import pymysql
 import pytest
 from scipy.stats import binomtest, chisquare
+from support import SCENARIOS
+from support.integration import throwaway_mariadb
 
 from harness.measure import consistency
 from harness.model.endpoint import Endpoint
-
-from .helpers import SCENARIOS, throwaway_mariadb
 
 pytestmark = pytest.mark.integration
 

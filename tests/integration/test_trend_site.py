@@ -14,12 +14,13 @@ import html
 import os
 import re
 import shutil
-import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.browser import CHROMIUM, chromium, console_lines
+from support.factories import make_testbed
 
 from harness import model
 from harness.model import Metrics, RunResult, Totals
@@ -30,24 +31,14 @@ from harness.store import Store
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-)
-TESTBED = model.Testbed(
+TESTBED = make_testbed(
     cpu_model="AMD EPYC 7763 64-Core",
     cores=16,
     memory_gb=62.7,
     kernel="6.1.0-28-amd64",
     disk="nvme0n1 (ssd)",
-    sysbench_version="1.0.20",
     container_engine="docker 26.1.5",
+    hostname="",
 )
 #: server: (flavour, versions over time, speed, thread-pool scaling)
 TARGETS = {
@@ -107,20 +98,6 @@ def synthetic_history() -> list[RunResult]:
                             )
                         )
     return runs
-
-
-def chromium(*args: str, profile: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=180,
-    )
-
-
-def console_lines(stderr: str) -> list[str]:
-    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
 
 
 @pytest.fixture(scope="module")

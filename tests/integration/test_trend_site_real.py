@@ -11,9 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from .helpers import REPO
-from .test_trend_site import chromium, console_lines
+from support import REPO
+from support.browser import chromium, console_lines
 
 pytestmark = [pytest.mark.integration, pytest.mark.browser]
 

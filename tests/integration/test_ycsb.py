@@ -5,13 +5,12 @@ same measured window as sysbench's totals (issue 22, "Done when")."""
 from __future__ import annotations
 
 import pytest
+from support import SERVERS
 
 from harness import pipeline
 from harness.config.servers import load_server
 from harness.measure.session import QuietReporter
 from harness.store import Store
-
-from .helpers import SERVERS
 
 pytestmark = pytest.mark.integration
 

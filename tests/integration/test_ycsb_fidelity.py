@@ -30,11 +30,11 @@ import numpy as np
 import pymysql
 import pytest
 from scipy.stats import binomtest, chisquare
+from support import SCENARIOS
+from support.integration import throwaway_mariadb
 
 from harness.model.endpoint import Endpoint
 from harness.sysbench.operations import parse_operations
-
-from .helpers import SCENARIOS, throwaway_mariadb
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factories import TESTBED, cost_run, run, scenario
+from support.factories import TESTBED, cost_run, run, scenario
 
 from harness.judge.baselines import write_baseline
 from harness.model import Server

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from test_report_markdown import make_run
+from support.reports import make_run
 
 from harness.errors import HarnessError
 from harness.model import Metrics
@@ -119,7 +119,7 @@ def test_write_refuses_invalid_and_writes_nothing(tmp_path: Path, monkeypatch: p
 
 
 def test_cost_runs_are_their_own_benchmarks():
-    from factories import cost_run
+    from support.factories import cost_run
 
     from harness.report.bmf import to_bmf
 

@@ -8,7 +8,8 @@ import math
 import random
 
 import pytest
-from factories import run, scenario
+from support.capacity import SLO, capacity_of, sweep_cases, sweep_scenario
+from support.factories import run
 
 from harness.judge import capacity
 from harness.judge.gate import PairedCase, judge_pairs
@@ -17,8 +18,6 @@ from harness.model.verdict import CAPACITY_METRICS
 from harness.pipeline import design_check
 from harness.report.capacity_chart import capacity_png, capacity_spec
 from harness.report.markdown import render_markdown
-
-SLO = 50.0
 
 
 def _sweep(*rows: tuple[int, float, float]) -> tuple[SweepPoint, ...]:
@@ -58,46 +57,8 @@ def test_a_bad_slo_is_refused():
         capacity.curve("base", 1, _sweep((16, 1.0, 1.0)), 0.0)
 
 
-def _scenario(slo: float | None = SLO, threads: tuple[int, ...] = (16, 1024)):
-    return scenario(
-        "threadpool_select",
-        threads=threads,
-        slo_p95_ms=slo,
-        gate_metrics=("qps", "p95_ms", "capacity_clients", "capacity_qps"),
-        min_effects={"qps": 0.05, "p95_ms": 0.10, "capacity_clients": 0.20, "capacity_qps": 0.10},
-    )
-
-
-def _cases(pairs: int, head_p95_at_top: float, seed: int, slo: float | None = SLO) -> list[PairedCase]:
-    """A thread-pool-like sweep: base p95 at 1024 clients about 150 ms (beyond the SLO), head as given."""
-    rng = random.Random(seed)
-    scen = _scenario(slo)
-    cases = []
-    for threads in scen.threads:
-        made = []
-        for _ in range(pairs):
-
-            def noisy(x: float) -> float:
-                return x * math.exp(rng.gauss(0, 0.08))
-
-            if threads == 16:
-                base = run(noisy(20000.0), p95=noisy(2.0), threads=16)
-                head = run(noisy(19500.0), p95=noisy(2.1), threads=16, server="mariadb-local-threadpool")
-            else:
-                base = run(noisy(12000.0), p95=noisy(150.0), threads=1024)
-                head = run(noisy(19000.0), p95=noisy(head_p95_at_top), threads=1024, server="mariadb-local-threadpool")
-            made.append((base, head))
-        cases.append(PairedCase(scen, threads, "mariadb-local", "mariadb-local-threadpool", made))
-    return cases
-
-
-def _capacity(verdicts):
-    (found,) = [v for v in verdicts if v.curves]
-    return {m.metric: m for m in found.metrics}, found
-
-
 def test_a_thread_pool_that_keeps_p95_low_at_many_clients_is_a_capacity_improvement():
-    metrics, verdict = _capacity(judge_pairs(_cases(10, head_p95_at_top=30.0, seed=1)))
+    metrics, verdict = capacity_of(judge_pairs(sweep_cases(10, head_p95_at_top=30.0, seed=1)))
     assert verdict.threads_label == "16-1024" and verdict.slo_p95_ms == SLO
     assert metrics["capacity_clients"].outcome == "improvement"
     assert metrics["capacity_qps"].outcome == "improvement"
@@ -110,7 +71,7 @@ def test_a_thread_pool_that_keeps_p95_low_at_many_clients_is_a_capacity_improvem
 def test_the_same_sweep_on_both_sides_is_never_a_regression():
     for seed in range(20):
         rng = random.Random(seed)
-        scen = _scenario()
+        scen = sweep_scenario()
         cases = []
         for threads in scen.threads:
             made = []
@@ -123,38 +84,38 @@ def test_the_same_sweep_on_both_sides_is_never_a_regression():
                     )
                 )
             cases.append(PairedCase(scen, threads, "a", "b", made))
-        metrics, _ = _capacity(judge_pairs(cases))
+        metrics, _ = capacity_of(judge_pairs(cases))
         assert all(m.outcome in {"pass", "inconclusive"} for m in metrics.values()), seed
 
 
 def test_a_head_that_loses_the_slo_is_a_capacity_regression():
     cases = [
         PairedCase(c.scenario, c.threads, c.head, c.base, [(h, b) for b, h in c.pairs])
-        for c in _cases(10, head_p95_at_top=30.0, seed=2)
+        for c in sweep_cases(10, head_p95_at_top=30.0, seed=2)
     ]
-    metrics, _ = _capacity(judge_pairs(cases))
+    metrics, _ = capacity_of(judge_pairs(cases))
     assert metrics["capacity_clients"].outcome == "regression"
 
 
 def test_no_slo_or_one_client_count_judges_no_capacity():
-    assert not [v for v in judge_pairs(_cases(8, head_p95_at_top=30.0, seed=3, slo=None)) if v.curves]
-    assert not capacity.judged(_scenario(threads=(16,)))
-    assert capacity.judged(_scenario())
+    assert not [v for v in judge_pairs(sweep_cases(8, head_p95_at_top=30.0, seed=3, slo=None)) if v.curves]
+    assert not capacity.judged(sweep_scenario(threads=(16,)))
+    assert capacity.judged(sweep_scenario())
 
 
 def test_the_design_check_counts_the_capacity_tests():
     from harness.model import Server
 
     server = Server(name="mariadb-local", flavour="mariadb", version="10.11", provider="local")
-    scen = _scenario()
+    scen = sweep_scenario()
     metrics = CAPACITY_METRICS
     planned = [design_check.Planned("threadpool_select capacity", scen, server, "time", "ab", 8, 8, metrics)]
     assert [t.metric for t in design_check.tests_of(planned)] == list(CAPACITY_METRICS)
 
 
 def test_the_chart_and_the_report_show_the_sweep():
-    verdicts = judge_pairs(_cases(4, head_p95_at_top=30.0, seed=4))
-    _, verdict = _capacity(verdicts)
+    verdicts = judge_pairs(sweep_cases(4, head_p95_at_top=30.0, seed=4))
+    _, verdict = capacity_of(verdicts)
     spec = capacity_spec(verdict)
     assert spec is not None and "SLO p95 50 ms" in str(spec)
     png = capacity_png(verdict)
@@ -167,6 +128,6 @@ def test_the_chart_and_the_report_show_the_sweep():
 def test_what_was_judged_keeps_the_sweep_apart_from_its_top_thread_count():
     from harness.report.verdicts import judged_lines
 
-    lines = judged_lines(judge_pairs(_cases(10, head_p95_at_top=30.0, seed=1)))
+    lines = judged_lines(judge_pairs(sweep_cases(10, head_p95_at_top=30.0, seed=1)))
     assert any(line.startswith("threadpool_select 16-1024t: judged by timing clients at SLO") for line in lines)
     assert any("threadpool_select 1024t" in line and "by timing QPS" in line for line in lines), lines

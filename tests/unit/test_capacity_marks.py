@@ -10,7 +10,7 @@ import math
 import random
 from dataclasses import replace
 
-from factories import run, scenario
+from support.factories import run, scenario
 
 from harness.judge.gate import PairedCase, judge_pairs
 from harness.model.verdict import mark

@@ -11,8 +11,8 @@ import math
 import statistics
 
 import numpy as np
-from test_report_markdown import mv, verdict
-from test_work_gate import judge, runs
+from support.gates import judge, runs
+from support.reports import mv, verdict
 
 from harness.judge import gate
 from harness.model import MetricVerdict, Verdict

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_trusted_comment import SHA, change_document
+from support.comments import SHA, change_document
 
 from harness.errors import ReportError
 from harness.report.check_run import PER_REQUEST, build_check_run

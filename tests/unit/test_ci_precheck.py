@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_ciplan import LOCAL_A, commit, repo  # noqa: F401 - repo is a fixture
+from support.ci_repos import LOCAL_A, commit
 
 from harness.cli.ci_cmds import build_plan
 from harness.config.settings import resolve_settings
@@ -25,7 +25,7 @@ def design(root: Path, **flags: str) -> tuple[list[str], int, dict[tuple[str, st
     return [t.label for t in found.tests], found.pairs, power
 
 
-def test_the_pre_check_assesses_the_threads_of_the_command_line(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+def test_the_pre_check_assesses_the_threads_of_the_command_line(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repo)
     commit(repo, "thread pool", POOL)
     default, _, _ = design(repo, repetitions="100")
@@ -35,7 +35,7 @@ def test_the_pre_check_assesses_the_threads_of_the_command_line(repo: Path, monk
 
 
 def test_the_pre_check_judges_power_at_the_alpha_of_the_command_line(
-    repo: Path,  # noqa: F811
+    repo: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.chdir(repo)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from factories import run
-from test_ciplan import CONF_A, CONF_B, LOCAL_A, commit, repo  # noqa: F401 - repo is a fixture
+from support.ci_repos import CONF_A, CONF_B, LOCAL_A, commit
+from support.factories import run
 
 from harness.ci.estimate import ASSUMED_START_S, GAP_S, PLAN_CHECK_S, SESSION_S
 from harness.ci.scope import SENSITIVITY, sensitivity
@@ -24,7 +24,7 @@ from harness.pipeline.design_check import seconds_per_run
 
 
 @pytest.fixture
-def cli_env(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+def cli_env(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(repo)
     for var in ("DBPERF_SERVER", "DBPERF_SCENARIO", "DBPERF_PROFILE", "DBPERF_REPETITIONS", "DBPERF_COST"):
         monkeypatch.delenv(var, raising=False)
@@ -265,7 +265,7 @@ def test_wall_clock_metrics_come_from_the_metric_definitions() -> None:
 def test_a_per_operation_workload_change_is_timed_on_its_own_metrics(cli_env: Path) -> None:
     """ycsb-like scenarios gate ops_per_s and READ.p99_ms: timing's power is computed on them, not "no
     wall-clock metric gates it"."""
-    from test_ciplan import git, scenario_toml
+    from support.ci_repos import git, scenario_toml
 
     ops = scenario_toml("ops", "lua/ops.lua").replace(
         "writes = false\n", 'writes = false\ngate = ["ops_per_s", "READ.p99_ms", "instr_per_txn"]\n'

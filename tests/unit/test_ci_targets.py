@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_ciplan import LOCAL_A, commit, git
+from support.ci_repos import LOCAL_A, commit, git
 
 from harness.ci.plan import NAMED, plan
 from harness.ci.records import CiPlan

@@ -38,7 +38,7 @@ def test_help_imports_no_pipeline_statistics_or_store():
 def test_runs_reads_the_store_without_arrow_numpy_or_the_catalogue(tmp_path):
     """`dbperf runs` reads runs without pyarrow, numpy or the pydantic catalogue (it took 1.0-1.5 s with
     them); a run saved first (which does write Parquet through pyarrow) is listed from a fresh process."""
-    from factories import run as make_run
+    from support.factories import run as make_run
 
     from harness.store import open_store
 

@@ -10,7 +10,8 @@ import re
 from dataclasses import replace
 
 import pytest
-from test_report_markdown import CASES, check_golden, many_rows, mv, verdict
+from support.comments import FUNCTIONS, config_change
+from support.reports import CASES, check_golden, many_rows, mv, verdict
 
 from harness.model import DefinitionChange, FunctionDelta, MetricVerdict, Verdict
 from harness.report.comment import LIMIT, MARKER, Links, render_comment
@@ -69,38 +70,6 @@ def test_tiny_limit_still_gives_a_marked_comment() -> None:
 
 
 # --- the change under test, each scenario's worst verdict, the functions behind a cost regression ------
-
-CHANGE = DefinitionChange(
-    "servers/conf/mariadb.cnf", "performance_schema", "", "ON", "added", 8, "mysqld", "mariadb-local@base",
-    "mariadb-local",
-)  # fmt: skip
-FUNCTIONS = (
-    FunctionDelta("pfs_start_mutex_wait_v1", 0.0, 9_120.0, 9_120.0, 0.41),
-    FunctionDelta("std::vector<PFS_thread*, std::allocator<PFS_thread*> >::push_back", 0.0, 4_010.0, 4_010.0, 0.18),
-    FunctionDelta("row_ins_clust_index_entry_low", 51_000.0, 50_600.0, -400.0, -0.02),
-    FunctionDelta("pfs_end_table_io_wait_v1", 0.0, 6_300.0, 6_300.0, 0.28),
-    FunctionDelta("(unnamed functions)", 120_000.0, 122_400.0, 2_400.0, 0.11),
-)
-
-
-def config_change() -> tuple[list[Verdict], list[DefinitionChange]]:
-    """A pull request that turns performance_schema on: a cost regression, timing inconclusive, a read that passes."""
-    pair = {"base": "mariadb-local@base", "head": "mariadb-local", "base_version": "10.11.14-MariaDB",
-            "head_version": "10.11.14-MariaDB"}  # fmt: skip
-    cost = verdict(
-        "oltp_insert", 1,
-        mv("instr_per_txn", "regression", 12.3, 12.2, 12.4, method="cost", p_adjusted=1e-6),
-        kind="cost", explanation=FUNCTIONS, **pair,
-    )  # fmt: skip
-    timing = verdict(
-        "oltp_insert", 8,
-        mv("qps", "inconclusive", -3.0, -9.0, 2.0, noise_pct=8.0, repetitions_needed=24),
-        mv("p95_ms", "pass", 1.0, -2.0, 4.1), **pair,
-    )  # fmt: skip
-    read = verdict(
-        "oltp_point_select", 1, mv("instr_per_txn", "pass", 0.1, 0.0, 0.2, method="cost"), kind="cost", **pair
-    )
-    return [cost, timing, read], [CHANGE]
 
 
 def test_comment_golden_config_change_leads_with_the_change_and_the_culprits() -> None:

@@ -16,8 +16,7 @@ from html.parser import HTMLParser
 import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
-from test_plans import ci_check, verdicts_json
-from test_trusted_comment import RUN_URL, SHA, change_document
+from support.comments import RUN_URL, SHA, change_document, ci_check, verdicts_json
 
 from harness.report.check_run import build_check_run
 from harness.report.mdtable import code, inert

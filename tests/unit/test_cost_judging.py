@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factories import TESTBED, cost_run, scenario
+from support.factories import cost_run, make_testbed, scenario
 
 from harness.judge.baselines import find_baseline, load_baseline, write_baseline
 from harness.judge.explain import UNNAMED, explain, per_transaction
@@ -25,7 +25,7 @@ def test_cost_baseline_is_not_per_testbed_and_keeps_profile_and_variables(tmp_pa
     assert doc["functions"]["mysql_select"] > 0
     assert UNNAMED in doc["functions"]
     assert doc["variables"] == {"max_statement_time": "0.000000"}  # the port is per instance
-    other_machine = type(TESTBED)(**{**TESTBED.__dict__, "kernel": "6.18", "hostname": "elsewhere"})
+    other_machine = make_testbed(kernel="6.18", hostname="elsewhere")
     assert find_baseline(tmp_path, other_machine, "mariadb-local", "oltp_point_select", "ci", 1, "cost") is not None
 
 

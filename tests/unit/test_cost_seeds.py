@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from factories import TESTBED
+from support.factories import TESTBED
 
 from harness.config.scenarios import load_scenario, load_scenario_file
 from harness.config.servers import load_server

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from factories import TESTBED, scenario
+from support.factories import TESTBED, scenario
 
 from harness.dataset import DatasetCache
 from harness.errors import ConfigError

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from factories import run
+from support.factories import run
 
 from harness import pipeline
 from harness.config.settings import resolve_settings

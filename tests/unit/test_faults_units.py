@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from factories import run as _run
+from support.factories import run as _run
 
 from harness import workspace
 from harness.config.scenarios import load_scenario

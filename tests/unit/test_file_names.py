@@ -9,8 +9,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from test_capacity import _capacity, _cases
-from test_flame import handmade
+from support.capacity import capacity_of, sweep_cases
+from support.flames import handmade
 
 from harness.judge.gate import judge_pairs
 from harness.model import Outcome
@@ -69,8 +69,8 @@ def test_a_flame_graph_of_a_hostile_scenario_still_passes_the_trusted_jobs_check
 
 def test_an_a_a_comparison_writes_its_release_report(tmp_path: Path) -> None:
     """The crash of the issue: the capacity chart of a head labelled ``mariadb-local(A/A)``."""
-    verdicts = judge_pairs(_cases(4, head_p95_at_top=30.0, seed=4))
-    _, sweep = _capacity(verdicts)
+    verdicts = judge_pairs(sweep_cases(4, head_p95_at_top=30.0, seed=4))
+    _, sweep = capacity_of(verdicts)
     sweep = dataclasses.replace(sweep, base="mariadb-local", head="mariadb-local(A/A)")
     out = tmp_path / "release"
     report = write_release(out, Outcome(runs=(), verdicts=(sweep,), pairs=4), seconds=60.0)

@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from factories import scenario
+from support.factories import scenario
 
 from harness.cli import cli
 from harness.cli.gate_cmds import same_settings

@@ -10,51 +10,23 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from test_report_markdown import check_golden, make_run
+from support.flames import graph, handmade, run
+from support.reports import check_golden
 
 from harness.judge.explain import explain
-from harness.judge.flame import ROOT, differential, frame_name, merge, representative, roots, stacks
-from harness.measure.cost_dump import call_graph, read_dump
-from harness.model import CostProfile, RunResult, Totals
-from harness.model.flame import CallGraph, FlameFrame, FlameGraph, top_changes
+from harness.judge.flame import ROOT, frame_name, merge, representative, roots, stacks
+from harness.model import CostProfile, RunResult
+from harness.model.flame import FlameFrame, FlameGraph, top_changes
 from harness.report.flamegraph import colour, file_name, markdown_lines, render_svg
 from harness.report.mermaid import bar_chart, flame_chart, metric_charts, summary_charts
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "callgrind"
 REAL = (
     "mariadb-10.11.19-local-point_select-t1.callgrind.gz",
     "mariadb-10.11.19-local-update_index-t1-rv.callgrind.gz",
     "mysql-9.7.4-container-point_select-t1.callgrind.gz",
 )
-
-
-def graph(name: str) -> CallGraph:
-    return call_graph((DATA / name).read_bytes())
-
-
-def run(run_id: str, dump_file: str, events: int = 10) -> RunResult:
-    base = make_run(1, server="mariadb-local", scenario="oltp_point_select", threads=1)
-    return replace(
-        base,
-        run_id=run_id,
-        kind="cost",
-        cost_profile=read_dump(DATA / dump_file),
-        totals=Totals(time_s=1.0, events=events, reads=events, writes=0, other=0, errors=0, reconnects=0),
-    )
-
-
-def handmade() -> FlameGraph:
-    return differential(
-        "oltp_point_select",
-        1,
-        (
-            ("base", run("b1", "flame-base.callgrind"), graph("flame-base.callgrind")),
-            ("head", run("h1", "flame-head.callgrind"), graph("flame-head.callgrind")),
-        ),
-    )
 
 
 def test_call_graph_reads_the_edges_of_a_handmade_dump() -> None:
@@ -228,7 +200,7 @@ def test_bar_charts_are_never_empty_and_mark_zero() -> None:
 
 
 def test_summary_charts_cover_every_judged_metric() -> None:
-    from test_report_markdown import CASES
+    from support.reports import CASES
 
     verdicts, _ = CASES["regression"]
     lines = summary_charts(verdicts, [handmade()], trend_charts=2)
@@ -250,7 +222,7 @@ def test_frame_change() -> None:
 
 
 def test_metrics_that_did_not_move_are_named_not_charted() -> None:
-    from test_report_markdown import mv, verdict
+    from support.reports import mv, verdict
 
     from harness.report.verdicts import metric_label
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.factories import TESTBED, cost_run, run
 
 from harness.judge.forecast import SideWork, forecast, holds_for, outcome_of
 from harness.measure.calibration import (
@@ -24,7 +25,6 @@ from harness.model.forecast import ONE_CLIENT, Calibration, ServerUnits, UnitTim
 from harness.model.outcome import Outcome
 from harness.pipeline.forecasts import with_forecasts
 from harness.report.forecast_sections import checked_forecast, forecast_comment, forecast_line, forecast_markdown
-from tests.unit.factories import TESTBED, cost_run, run
 
 
 def _unit(name: str, value: float, low: float, high: float) -> UnitTime:

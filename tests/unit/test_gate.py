@@ -5,7 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
-from factories import TESTBED, run, scenario
+from support.factories import TESTBED, run, scenario
 
 from harness.errors import BaselineError
 from harness.judge.baselines import find_baseline, load_baseline, write_baseline

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pyarrow as pa
-from factories import TESTBED, run
+from support.factories import TESTBED, run
 
 from harness.judge.changes import change_marks
 from harness.model import RunResult

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_import_go_logs import TPC, YCSB, tpc
+from support.go_logs import TPC, YCSB, tpc
 
 from harness.imports.gotpc import TPC_LAYOUTS
 from harness.imports.goycsb import YCSB_LAYOUTS

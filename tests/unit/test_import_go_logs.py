@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.go_logs import DATA, TPC, YCSB, tpc
 
 from harness.errors import LogParseError
 from harness.imports.gotpc import parse_go_tpc_log
@@ -16,15 +17,7 @@ from harness.imports.goycsb import parse_go_ycsb_log
 from harness.imports.oplines import OpLine, go_duration_s, split_reports
 from harness.imports.runs import NOPM_LABEL, ImportedRun, import_go_tpc, import_go_ycsb
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-TPC = DATA / "go-tpc"
-YCSB = DATA / "go-ycsb"
 TPC_TYPES = ["DELIVERY", "NEW_ORDER", "ORDER_STATUS", "PAYMENT", "STOCK_LEVEL"]
-
-
-def tpc(name: str, threads: int = 8) -> ImportedRun:
-    [run] = import_go_tpc([TPC / name], scenario="tpcc", server="tidb-like", threads=threads)
-    return run
 
 
 def ycsb(name: str) -> list[ImportedRun]:

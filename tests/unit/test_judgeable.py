@@ -8,7 +8,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from factories import TESTBED
+from support.factories import TESTBED
 
 from harness import pipeline
 from harness.config.settings import resolve_settings

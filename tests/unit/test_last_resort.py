@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_ciplan import commit, make_plan, repo  # noqa: F401 - the fixture and helpers of the planner's tests
+from support.ci_repos import commit, make_plan
 
 from harness import cli
 from harness.errors import ConfigError, GitError
@@ -87,14 +87,14 @@ def test_the_trusted_builders_say_an_unexpected_exception_is_a_bug(monkeypatch, 
 
 
 @pytest.mark.parametrize("where", ["scenarios/point.toml", "servers/local-a.toml"])
-def test_a_binary_catalogue_file_in_ci_plan_is_refused_naming_it(repo: Path, where: str) -> None:  # noqa: F811
+def test_a_binary_catalogue_file_in_ci_plan_is_refused_naming_it(repo: Path, where: str) -> None:
     (repo / where).write_bytes(b"\x00\xa1\xff binary\n")
     commit(repo, "binary")
     with pytest.raises(ConfigError, match=rf"{where}: not a text file \(no UTF-8 at byte 1\)"):
         make_plan(repo)
 
 
-def test_an_absolute_symlink_as_my_cnf_in_ci_plan_is_refused_naming_it(repo: Path) -> None:  # noqa: F811
+def test_an_absolute_symlink_as_my_cnf_in_ci_plan_is_refused_naming_it(repo: Path) -> None:
     cnf = repo / "servers" / "conf" / "a.cnf"
     cnf.unlink()
     cnf.symlink_to("/etc/passwd")

@@ -8,20 +8,18 @@ synthetic histograms give the gate a change and no change. Regenerate the golden
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
 import pytest
-from factories import run, scenario
-from test_report_markdown import check_golden
+from support.factories import run, scenario
+from support.reports import check_golden, synthetic
 
 from harness.errors import ConfigError
 from harness.judge.baselines import load_baseline, write_baseline
 from harness.judge.gate import PairedCase, judge_pairs
-from harness.model import LatencyBucket, OperationStats, RunResult
-from harness.model.operations import bucket_index, bucket_value
+from harness.model import OperationStats, RunResult
 from harness.report.bmf import to_bmf, validate_bmf
 from harness.report.operations import operation_rows
 from harness.report.runs_markdown import render_runs_markdown
@@ -36,19 +34,6 @@ REFERENCE_SCHEMA = DATA / "reference" / "bmf.schema.json"
 def ycsb_run(ops: tuple[OperationStats, ...] = PROBE, **kwargs: object) -> RunResult:
     base = run(2000.0, **kwargs)  # type: ignore[arg-type]
     return replace(base, scenario="ycsb_a", script="lua/ycsb_a.lua", operations=ops)
-
-
-def synthetic(op: str, median_ms: float, seed: int, count: int = 4000, seconds: float = 10.0) -> OperationStats:
-    """An operation type whose latencies scatter log-normally around ``median_ms`` (seeded)."""
-    rng = random.Random(seed)
-    counts: dict[int, int] = {}
-    total = 0.0
-    for _ in range(count):
-        ms = median_ms * rng.lognormvariate(0, 0.4)
-        total += ms
-        counts[bucket_index(ms)] = counts.get(bucket_index(ms), 0) + 1
-    buckets = tuple(LatencyBucket(bucket_value(i), c) for i, c in sorted(counts.items()))
-    return OperationStats(op, round(count * rng.uniform(0.98, 1.02)), 0, 0, total, seconds, buckets)
 
 
 def test_store_round_trip_with_and_without_samples(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from factories import scenario as make_scenario
-from test_ciplan import CONF_A, commit, repo  # noqa: F401 - repo is a fixture
+from support.ci_repos import CONF_A, commit
+from support.factories import scenario as make_scenario
 
 from harness.cli import cli
 from harness.config.option_names import OPTION_LISTS, committed_lists, option_names, parse_help, read_list
@@ -183,7 +183,7 @@ def test_the_derived_minimums_see_a_prefixed_name_as_its_option() -> None:
     assert requested_values(_server({"max-connections": "5"}, "mysql", "8.0")) == {"max_connections": "5"}
 
 
-def test_ci_plan_refuses_a_prefix_of_init_file_in_a_pull_requests_my_cnf(repo: Path, monkeypatch) -> None:  # noqa: F811
+def test_ci_plan_refuses_a_prefix_of_init_file_in_a_pull_requests_my_cnf(repo: Path, monkeypatch) -> None:
     """``dbperf ci plan`` reads the pull request's server files and my.cnf: ``init-fil`` there is refused
     as ``init_file``, before anything runs."""
     monkeypatch.chdir(repo)

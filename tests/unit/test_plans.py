@@ -9,7 +9,6 @@ regenerated with ``DBPERF_UPDATE_GOLDEN=1``.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import os
@@ -17,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.comments import ci_check, example_check, verdicts_json
 
 from harness.errors import ServerError
 from harness.model import Outcome
-from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
+from harness.model.plan import PlanCheck, QueryPlan, TableAccess
 from harness.model.plan_changes import compare_statement, differences, rows_changed
 from harness.report.comment import render_comment
 from harness.report.markdown import render_markdown
@@ -169,26 +169,6 @@ def test_a_refused_explain_is_a_change_on_one_side_only() -> None:
     assert compare_statement("SELECT ?", "SELECT 1", "no", "no").changes == ()
 
 
-def example_check() -> PlanCheck:
-    base = QueryPlan((TableAccess("sbtest1", "range", "k_1", 829.0),))
-    head = QueryPlan((TableAccess("sbtest1", "range", "k_1", 20.0),))
-    statement = compare_statement(
-        "SELECT id, k, c, pad FROM sbtest# WHERE k IN (?+)",
-        "SELECT id, k, c, pad FROM sbtest1 WHERE k IN (5001, 4999)",
-        base,
-        head,
-    )
-    same = StatementPlans("SELECT c FROM sbtest# WHERE id=?", "SELECT c FROM sbtest1 WHERE id=1", base, base)
-    return PlanCheck(
-        "select_random_points",
-        "mariadb-local",
-        "mariadb-local+eq_range_index_dive_limit=1",
-        (statement, same),
-        "10.11.19-MariaDB",
-        "10.11.19-MariaDB",
-    )
-
-
 def check_golden(name: str, text: str) -> None:
     path = GOLDEN / name
     if os.environ.get("DBPERF_UPDATE_GOLDEN") == "1":
@@ -248,17 +228,6 @@ def test_markdown_shows_derived_tables_rather_than_taking_them_for_html() -> Non
     assert "<subquery2>" not in text
 
 
-def verdicts_json(checks: list[PlanCheck]) -> str:
-    """A verdicts.json as `ci run` writes it (format, verdicts, plans)."""
-    document = Outcome((), plans=tuple(checks)).document()
-    return json.dumps({k: document[k] for k in ("format", "verdicts", "plans")}, default=str)
-
-
-def ci_check() -> PlanCheck:
-    """The example as `ci run` names its sides (a server at the base commit and at the head)."""
-    return dataclasses.replace(example_check(), base="mariadb-local@base", head="mariadb-local")
-
-
 def test_the_trusted_comment_rebuilds_the_plans_from_data_only() -> None:
     from harness.report.trusted_comment import build_comment
 
@@ -294,7 +263,7 @@ def test_the_trusted_comment_drops_what_is_not_a_name_and_refuses_what_is_not_da
 
 
 def test_an_external_server_is_skipped_with_a_note_and_nothing_started() -> None:
-    from factories import scenario
+    from support.factories import scenario
 
     from harness.measure.plans import check_plans
     from harness.model import Server

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import altair as alt
-from test_report_markdown import CASES
+from support.reports import CASES
 
 from harness.report.png import MAX_WIDTH_PX, png_size, render_png
 from harness.report.release import chart_spec

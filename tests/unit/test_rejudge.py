@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from factories import run
+from support.factories import run
 
 from harness.cli import main
 from harness.model import RunResult

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_report_markdown import CASES, check_golden, many_rows
+from support.reports import CASES, check_golden, many_rows
 
 from harness.model import Outcome
 from harness.report.release import change_rows, chart_spec, pivot_table, write_release

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_report_markdown import T0, make_run
+from support.reports import T0, make_run
 
 from harness.cli import main
 from harness.judge.changes import change_marks

@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from support.factories import make_testbed
 
-from harness.model import LatencyBucket, Metrics, OperationStats, Probes, Testbed, Totals
+from harness.model import LatencyBucket, Metrics, OperationStats, Probes, Totals
 from harness.model.measurement import Measurement, RunIdentity, build_run
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
@@ -27,7 +28,7 @@ WHO = RunIdentity(
     repetition=1,
     warmup_s=1.0,
     time_s=3.0,
-    testbed=Testbed("cpu", 2, 4.0, "6.1", "ssd", "1.0.20", None),
+    testbed=make_testbed(cpu_model="cpu", memory_gb=4.0, disk="ssd", hostname=""),
 )
 TOTALS = Totals(3.0, 300, 300, 0, 0, 0, 0, 0.1, 0.5, 2.0, 0.9)
 HISTOGRAM = (LatencyBucket(0.5, 200), LatencyBucket(0.9, 100))

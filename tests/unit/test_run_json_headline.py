@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from factories import run
-from test_operations_report import synthetic
+from support.factories import run
+from support.reports import synthetic
 
 from harness.cli.run_cmds import _headline
 

@@ -8,7 +8,7 @@ import math
 import random
 from dataclasses import replace
 
-from factories import run, scenario
+from support.factories import run, scenario
 
 from harness.judge import steady
 from harness.judge.gate import PairedCase, judge_pairs

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_store import make_run
+from support.store_runs import make_run
 
 from harness.errors import StoreError
 from harness.store import Store

@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 import io
 
-from factories import run
-from test_report_markdown import runs_for
+from support.factories import run
+from support.reports import runs_for
 
 from harness.report.runs_markdown import render_runs_markdown
 from harness.report.sweep_work import sweep_notes

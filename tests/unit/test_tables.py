@@ -8,7 +8,7 @@ import re
 
 import pytest
 from rich.console import Console
-from test_report_markdown import CASES, mv, verdict
+from support.reports import CASES, mv, verdict
 
 from harness.report.tables import fits, show
 from harness.report.terminal import PIPE_WIDTH, console
@@ -77,7 +77,7 @@ def test_every_case_prints_its_reasons_whole_when_piped() -> None:
 
 
 def _runs_at(width: int, render) -> list[str]:
-    from test_report_markdown import runs_for
+    from support.reports import runs_for
 
     buffer = io.StringIO()
     out = Console(file=buffer, width=width, highlight=False)

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 import vl_convert
-from factories import find_nodes, run
+from support.factories import find_nodes, run
 
 from harness.model import RunResult
 from harness.model.history import TrendData, one_off_note

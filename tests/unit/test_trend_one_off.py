@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from factories import run, scenario
+from support.factories import run, scenario
 
 from harness.config.settings import Settings, uncommitted_changes
 from harness.measure.context import RunContext, build_result
@@ -73,7 +73,7 @@ def test_a_run_of_a_head_var_server_carries_its_note() -> None:
     head = BASE.with_variables(ONE_OFF)
     from datetime import UTC, datetime
 
-    from factories import TESTBED
+    from support.factories import TESTBED
 
     ctx = RunContext(head, scenario(), 1, 1, TESTBED, "ab" * 20)
     failed = build_result(ctx, datetime.now(UTC), failure="server died", notes=("other note",))

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from factories import cost_run, find_nodes, run
+from support.factories import cost_run, find_nodes, run
 
 from harness.model import Probes, RunResult
 from harness.pipeline import history

@@ -11,15 +11,13 @@ import json
 from dataclasses import replace
 
 import pytest
-from test_report_markdown import CASES, check_golden
+from support.comments import RUN_URL, SHA, change_document
+from support.reports import CASES, check_golden
 
 from harness.errors import ReportError
 from harness.model import Outcome
 from harness.report.comment import MARKER
 from harness.report.trusted_comment import build_comment
-
-RUN_URL = "https://github.com/acme/dbperf/actions/runs/1001"
-SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
 def document(case: str) -> dict[str, object]:
@@ -165,20 +163,8 @@ def test_the_posting_job_installs_exactly_what_the_builder_imports(tmp_path) -> 
 # --- the change under test and the functions behind a cost regression -------------------------------
 
 
-def change_document() -> dict[str, object]:
-    """verdicts.json of a pull request that turns performance_schema on (harness/ci/folder.py's shape)."""
-    from dataclasses import asdict
-
-    from test_comment import config_change
-
-    verdicts, changes = config_change()
-    doc = Outcome(runs=(), verdicts=tuple(verdicts)).document()
-    out = {"format": doc["format"], "verdicts": doc["verdicts"], "changes": [asdict(c) for c in changes]}
-    return json.loads(json.dumps(out, default=str))
-
-
 def test_rebuilt_comment_golden_names_the_change_and_the_functions() -> None:
-    from test_comment import config_change
+    from support.comments import config_change
 
     text = build_comment(json.dumps(change_document()), sha=SHA, run_url=RUN_URL)
     check_golden("trusted_comment_config_change.md", text)

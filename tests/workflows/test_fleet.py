@@ -29,13 +29,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import PASSWORD, Catalog
+from support.actrun import Act, ActRun
+from support.catalog import PASSWORD, Catalog
+from support.factories import make_testbed
+from support.workflows import ScratchRepo, push_event, schedule_event
 
-from harness.model import Metrics, RunResult, Testbed, Totals
+from harness.model import Metrics, RunResult, Totals
 from harness.store import open_store
-
-from .actrun import Act, ActRun
-from .conftest import ScratchRepo, push_event, schedule_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.workflows]
 
@@ -45,7 +45,14 @@ SCENARIO = "oltp_point_select"
 REPETITIONS = 2
 SEEDED_COMMITS = 10
 SEEDED_STEP = 5
-SEED_BED = Testbed("Seed CPU 9000", 4, 16.0, "6.1", "vdb (ssd)", "1.0.20", None, "seed-host", "dbperf-a")
+SEED_BED = make_testbed(
+    cpu_model="Seed CPU 9000",
+    cores=4,
+    memory_gb=16.0,
+    disk="vdb (ssd)",
+    hostname="seed-host",
+    hardware_class="dbperf-a",
+)
 
 
 def _explain(run: ActRun) -> str:

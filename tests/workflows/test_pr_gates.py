@@ -21,9 +21,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from .actrun import Act, ActRun
-from .conftest import PR_NUMBER, ScratchRepo, pr_check_run_event, pull_request_event
+from support.actrun import Act, ActRun
+from support.workflows import PR_NUMBER, ScratchRepo, pr_check_run_event, pull_request_event
 
 pytestmark = [pytest.mark.integration, pytest.mark.workflows]
 

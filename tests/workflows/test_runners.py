@@ -5,7 +5,7 @@ runner account that the test creates and removes.
 GitHub is faked at the seam (a ``gh`` on PATH that hands out just-in-time configurations) and so is the
 Actions runner (a root-owned ``run.sh`` that, as a hostile job would, plants a file in every folder the
 job user can write, its dotfiles, a crontab, an at job, IPC objects and a process); everything else is the
-real script on this machine. The planting is in tests/workflows/runner_standin.py.
+real script on this machine. The planting is in tests/support/runner_standin.py.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from integration.helpers import REPO, processes_of
-
-from . import runner_standin
+from support import REPO, runner_standin
+from support.integration import processes_of
 
 pytestmark = pytest.mark.integration
 

@@ -1,7 +1,7 @@
 """The real workflow files, executed offline by act on this host against a real local MariaDB.
 
-Four events, as GitHub would send them (tests/workflows/conftest.py builds the payloads and the
-scratch repository, actrun.py runs act hermetically):
+Four events, as GitHub would send them (tests/support/workflows.py builds the payloads and the
+scratch repository, tests/support/actrun.py runs act hermetically):
 
 * ``pull_request`` that changes ``servers/conf/mariadb.cnf`` -> perf.yml's A/B check: plan, interleaved
   runs, a regression (exit 1), the job summary, the artifacts; then pr-comment.yml posts ONE sticky
@@ -23,12 +23,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
-from harness.model import Metrics, RunResult, Testbed, Totals
-from harness.store import Store
-
-from .actrun import Act, ActRun
-from .conftest import (
+from support.actrun import Act, ActRun
+from support.factories import make_testbed
+from support.workflows import (
     BENCHER_SENTINEL,
     PR_BRANCH,
     PR_NUMBER,
@@ -39,6 +36,9 @@ from .conftest import (
     schedule_event,
     workflow_run_event,
 )
+
+from harness.model import Metrics, RunResult, Totals
+from harness.store import Store
 
 pytestmark = [pytest.mark.integration, pytest.mark.workflows]
 
@@ -142,7 +142,7 @@ def _seeded_run(commit: int, rep: int, qps: float) -> RunResult:
         repetition=rep,
         warmup_s=10,
         time_s=60,
-        testbed=Testbed("seed CPU", 2, 24.0, "6.1", "vda (ssd)", "1.0.20", None, "seed"),
+        testbed=make_testbed(cpu_model="seed CPU", hostname="seed"),
         git_sha=f"{commit:02d}" + "5eed" * 9 + "ab",
         group_id=f"seed-{commit:02d}",
         totals=Totals(time_s=60.0, events=events, reads=events, writes=0, other=0, errors=0, reconnects=0),

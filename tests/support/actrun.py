@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "workflows"
 STANDINS = HERE / "standins"
 SHIM = HERE / "shim"
 LABELS = ("self-hosted", "linux", "dbperf-trusted", "dbperf-pr", "ubuntu-24.04", "ubuntu-latest")

@@ -1,4 +1,4 @@
-"""Builders of records for unit tests (no servers)."""
+"""Builders of records for the tests (no servers): scenarios, runs, cost runs, testbeds."""
 
 from __future__ import annotations
 
@@ -8,16 +8,24 @@ from typing import Any
 
 from harness.model import Metrics, Probes, RunResult, Scenario, Testbed, Totals
 
-TESTBED = Testbed(
-    cpu_model="Test CPU",
-    cores=2,
-    memory_gb=24.0,
-    kernel="6.1",
-    disk="vda (ssd)",
-    sysbench_version="1.0.20",
-    container_engine=None,
-    hostname="unit",
-)
+
+def make_testbed(**fields: Any) -> Testbed:
+    """The unit tests' machine with ``fields`` changed: the one place the tests build a :class:`Testbed`."""
+    values: dict[str, Any] = {
+        "cpu_model": "Test CPU",
+        "cores": 2,
+        "memory_gb": 24.0,
+        "kernel": "6.1",
+        "disk": "vda (ssd)",
+        "sysbench_version": "1.0.20",
+        "container_engine": None,
+        "hostname": "unit",
+    }
+    values.update(fields)
+    return Testbed(**values)
+
+
+TESTBED = make_testbed()
 
 
 def scenario(name: str = "oltp_point_select", **overrides: object) -> Scenario:

@@ -16,9 +16,6 @@ import pymysql
 from harness.model import RunResult, Server
 from harness.model.endpoint import Endpoint
 
-REPO = Path(__file__).resolve().parents[2]
-SERVERS = REPO / "servers"
-SCENARIOS = REPO / "scenarios"
 CONTAINER_TARGETS = ("mariadb-10.11", "mariadb-11.8", "mysql-9.7")
 ALL_TARGETS = ("mariadb-local", *CONTAINER_TARGETS)
 LABEL = "org.dbperf.managed"
