@@ -67,7 +67,7 @@ def test_runs_go_two_at_a_time_in_order_each_line_tagged(tmp_path: Path, monkeyp
             at_once["most"] = max(at_once["most"], at_once["now"])
         own.reporter.phase(f"counting #{ctx.repetition} on cpu {ctx.server.cpuset}")
         time.sleep(0.05)
-        result = build_result(ctx, datetime.now(UTC), "failed", failure=f"#{ctx.repetition}")
+        result = build_result(ctx, datetime.now(UTC), failure=f"#{ctx.repetition}")
         own.save(result)
         with lock:
             at_once["now"] -= 1
@@ -89,7 +89,7 @@ def test_one_slot_runs_them_one_after_another(tmp_path: Path, monkeypatch: pytes
     def fake(own: Session, ctx: RunContext) -> RunResult:
         assert own is session and threading.current_thread() is threading.main_thread()
         order.append(ctx.repetition)
-        return build_result(ctx, datetime.now(UTC), "failed", failure="x")
+        return build_result(ctx, datetime.now(UTC), failure="x")
 
     monkeypatch.setattr(cost_slots, "run_cost", fake)
     contexts = [RunContext(SERVER, scenario(), 1, n, TESTBED, "sha", kind="cost") for n in range(1, 4)]
