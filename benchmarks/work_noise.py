@@ -24,7 +24,8 @@ from pathlib import Path
 import duckdb
 
 from harness.measure.cost_dump import parse_dump
-from harness.model.work import WORK, WORK_METRICS, work_vector
+from harness.model.metrics import WORK_METRICS
+from harness.model.work import WORK, work_vector
 
 
 def main() -> int:

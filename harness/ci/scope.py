@@ -32,9 +32,8 @@ from harness.ci.targets import BINLOG, CACHES, DURABILITY, OVERHEAD, PLANS, TEMP
 from harness.config.servers import load_server
 from harness.config.settings import Settings
 from harness.errors import ConfigError
-from harness.model import RunKind
+from harness.model import METRICS, RunKind
 from harness.model.operations import is_operation_metric
-from harness.model.run import METRICS
 from harness.pipeline.design_check import DesignError
 
 #: Timing is kept where its best wall-clock test (QPS or the latency percentile) would find a change of
@@ -44,9 +43,9 @@ MIN_POWER = 0.5
 
 def wall_clock(metric: str) -> bool:
     """Whether a gating metric is measured on the wall clock, which cost cannot stand in for (its power
-    decides whether timing runs): the judged metrics of :data:`harness.model.run.METRICS` that are not
+    decides whether timing runs): the judged metrics of :data:`harness.model.metrics.METRICS` that are not
     a cost per transaction (QPS, the percentiles, capacity at the SLO), and every per-operation metric
-    (:data:`harness.model.operations.OPERATION_FIELDS`: operations per second or minute, latencies in ms,
+    (:data:`harness.model.metrics`'s ``<TYPE>.`` templates: operations per second or minute, latencies in ms,
     ``ops_per_s`` and ``NEW_ORDER.p95_ms`` alike)."""
     if is_operation_metric(metric):
         return True

@@ -16,7 +16,8 @@ from harness.cli.options import filters, json_option, pop_shared, shared
 from harness.cli.selection import RunFilter, check_filter, no_runs, note, nothing_matches, pop_filter, select_runs
 from harness.config.values import parse_metrics
 from harness.errors import ConfigError
-from harness.model import METRIC_LABELS, METRICS, RunResult
+from harness.model import METRICS, RunResult
+from harness.model import metrics as catalogue
 from harness.report.operations import operations_table
 from harness.report.tables import fmt_value, new_table, show
 from harness.report.terminal import RUNS_OPTIONAL, console, runs_table, scaling_table
@@ -289,11 +290,11 @@ def changes_cmd(
             ],
         )  # fmt: skip
         for s, m in marks:
-            worse = (m.change_pct < 0) == (not METRICS[m.metric])
+            worse = (m.change_pct < 0) == (not catalogue.higher_is_worse(m.metric))
             style = "red" if worse else "green"
             table_out.add_row(
                 s.server, s.scenario, s.profile + ("/cost" if s.kind == "cost" else ""),
-                str(m.threads), METRIC_LABELS.get(m.metric, m.metric), f"{m.index + 1}/{m.series_length}",
+                str(m.threads), catalogue.label(m.metric), f"{m.index + 1}/{m.series_length}",
                 m.point[:12], m.at, fmt_value(m.before), fmt_value(m.after),
                 f"[{style}]{m.change_pct:+.1f} %[/{style}]", f"{m.p_value:.3f}", f"{m.confidence * 100:.1f} %",
             )  # fmt: skip
@@ -301,7 +302,7 @@ def changes_cmd(
     from harness.judge.gate import KIND_METRICS
 
     def labels(names: Sequence[str]) -> str:
-        return ", ".join(METRIC_LABELS.get(m, m) for m in names)
+        return ", ".join(catalogue.label(m) for m in names)
 
     unmeasured: set[str] = set()
     for s in found:  # each series names the metrics its kind of run measures (cost runs have no QPS)

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, 
 from harness.config.files import load_toml_model, unknown_name
 from harness.errors import ConfigError
 from harness.model import METRICS, POST_RUN_CHECKS, ROLLBACK_SCRIPTS, CostSettings, Scenario, stable_hash
+from harness.model.metrics import CATALOGUE, DEFAULT_GATE
 from harness.model.operations import is_operation_metric
 
 BUNDLED_DIR = Path("/usr/share/sysbench")
@@ -59,16 +60,8 @@ BUNDLED_SCRIPTS = (
     "bulk_insert",
 )
 PROFILES = ("quick", "ci", "full")
-DEFAULT_MIN_EFFECTS = {
-    "qps": 0.05,
-    "p95_ms": 0.10,
-    "p99_ms": 0.20,
-    "cpu_per_txn": 0.05,
-    "instr_per_txn": 0.005,
-    # capacity at the SLO (thread sweeps): interpolated between client counts, so wider than QPS alone
-    "capacity_clients": 0.20,
-    "capacity_qps": 0.10,
-}
+#: Each gateable metric's minimum effect unless a scenario sets its own (the catalogue's).
+DEFAULT_MIN_EFFECTS = {m.name: m.min_effect for m in CATALOGUE if m.gateable}
 
 
 _TPS_NOTE = " (tps is the same data as qps and is judged once, as qps: remove it)"
@@ -147,7 +140,7 @@ class _ScenarioFile(BaseModel):
     fresh_server: StrictBool = True
     percentile: int = Field(default=95, ge=1, le=100)
     slo_p95_ms: float | None = Field(default=None, gt=0, le=100_000)
-    gate: list[str] = Field(default_factory=lambda: ["qps", "p95_ms"])
+    gate: list[str] = Field(default_factory=lambda: list(DEFAULT_GATE))
     options: dict[str, str | int | bool] = Field(default_factory=dict)
     dataset: _Dataset
     min_effect: dict[str, float] = Field(default_factory=dict)

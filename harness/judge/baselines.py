@@ -42,8 +42,9 @@ from harness.errors import BaselineError
 from harness.judge.explain import per_transaction, trimmed
 from harness.model import METRICS, RunKind, RunResult, Testbed
 from harness.model.ids import volatile
+from harness.model.metrics import WORK_METRICS
 from harness.model.operations import is_operation_metric
-from harness.model.work import WORK, WORK_METRICS
+from harness.model.work import WORK
 
 FORMAT = "dbperf-baseline"
 FORMAT_VERSION = 3

@@ -8,7 +8,8 @@ import numpy as np
 import pyarrow as pa
 
 from harness.judge.changepoints import detect_change_points
-from harness.model.history import TREND_METRICS, ChangeMark
+from harness.model.history import ChangeMark
+from harness.model.metrics import TREND_METRICS
 
 
 def change_marks(

@@ -29,18 +29,16 @@ from harness.judge.baselines import Baseline, incomparable_reason, record_comman
 from harness.judge.classify import Classification, Evidence, classify
 from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
-from harness.model import METRICS, Kind, MetricVerdict, RunResult, Scenario, Verdict
-from harness.model.operations import higher_is_worse, is_operation_metric
+from harness.model import Kind, MetricVerdict, RunResult, Scenario, Verdict, metrics
+from harness.model.operations import is_operation_metric
 from harness.model.verdict import CAPACITY_METRICS, count_offset
-from harness.model.work import WORK, WORK_METRICS
+from harness.model.work import WORK
 
 DEFAULT_ALPHA = 0.02  # family-wise; the simulation (benchmarks/gate_simulation.py) keeps A/A false alarms <= 1 %
 UNSTABLE_CV = 0.10
-#: The metrics each kind of run measures, in report order. Cost runs never report QPS or latency.
-KIND_METRICS: dict[Kind, tuple[str, ...]] = {
-    "time": ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn"),
-    "cost": ("instr_per_txn", *(w.name for w in WORK_METRICS)),
-}
+#: The metrics each kind of run measures, in report order (the catalogue's ``kinds``). Cost runs never
+#: report QPS or latency.
+KIND_METRICS: dict[Kind, tuple[str, ...]] = {kind: metrics.kind_metrics(kind) for kind in ("time", "cost")}
 DEFAULT_MIN_EFFECT: dict[Kind, float] = {"time": 0.05, "cost": 0.005}
 
 
@@ -97,12 +95,6 @@ def judged_metrics(scenario: Scenario, kind: Kind) -> tuple[str, ...]:
     gates on (``ops_per_s``, ``READ.p99_ms``; timing runs only: a cost run's rates mean nothing)."""
     extra = tuple(m for m in scenario.gate_metrics if is_operation_metric(m)) if kind == "time" else ()
     return (*KIND_METRICS[kind], *extra)
-
-
-def _higher_is_worse(metric: str) -> bool:
-    if metric in WORK:  # every work-vector component is worse when higher
-        return True
-    return METRICS[metric] if metric in METRICS else higher_is_worse(metric)
 
 
 # --- end per-operation metrics ---------------------------------------------------------------------------
@@ -312,7 +304,7 @@ def conclude(shells: Sequence[Verdict], pending: Sequence[_Pending], *, alpha: f
         by_index[p.index].append(
             MetricVerdict(
                 metric=p.metric,
-                higher_is_worse=_higher_is_worse(p.metric),
+                higher_is_worse=metrics.higher_is_worse(p.metric),
                 outcome=result.outcome,
                 reason=_with_note(result.reason, note),
                 summary=result.summary,
@@ -375,7 +367,7 @@ def decide(
     else:
         required = 0.95
     offset = count_offset(metric, min_effect)
-    label = _LABELS.get(metric, metric)
+    label = metrics.term(metric)
     result = classify(
         ev,
         label=f"({label} + {offset:g})" if offset else label,
@@ -383,7 +375,7 @@ def decide(
         family_size=family_size,
         alpha=alpha,
         min_effect=min_effect,
-        higher_is_worse=_higher_is_worse(metric),
+        higher_is_worse=metrics.higher_is_worse(metric),
         required_confidence=required,
         seconds_per_repetition=seconds_per_repetition,
         widened=widened,
@@ -413,16 +405,6 @@ def _beyond(ev: Evidence, min_effect: float) -> bool:
     return ev.refusal is None and (ev.low > threshold or ev.high < -threshold)
 
 
-_LABELS = {
-    "capacity_clients": "clients at the SLO",
-    "capacity_qps": "QPS at the SLO",
-    "qps": "QPS",
-    "p95_ms": "p95",
-    "p99_ms": "p99",
-    "cpu_per_txn": "CPU/txn",
-    "instr_per_txn": "instructions/txn",
-    **{w.name: w.label for w in WORK_METRICS},
-}
 _MISSING_HINTS: dict[Kind, str] = {
     "time": " (instructions need perf counters, missing on most VMs; cost runs count them anywhere: --cost)",
     "cost": "",

@@ -15,17 +15,15 @@ from harness.model.change import ChangeStatus, DefinitionChange
 from harness.model.endpoint import Endpoint
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile
+from harness.model.metrics import METRICS, Metric, RunKind
 from harness.model.operations import OperationStats
 from harness.model.outcome import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, Outcome, exit_code
 from harness.model.run import (
-    METRIC_LABELS,
-    METRICS,
     CostProfile,
     FunctionCost,
     IntervalSample,
     Metrics,
     Probes,
-    RunKind,
     RunResult,
     RunStatus,
     Testbed,
@@ -49,7 +47,6 @@ __all__ = [
     "EXIT_OK",
     "EXIT_REGRESSION",
     "METRICS",
-    "METRIC_LABELS",
     "POST_RUN_CHECKS",
     "ROLLBACK_SCRIPTS",
     "WARMUP_MODES",
@@ -64,6 +61,7 @@ __all__ = [
     "IntervalSample",
     "Kind",
     "LatencyBucket",
+    "Metric",
     "MetricVerdict",
     "Metrics",
     "OperationStats",

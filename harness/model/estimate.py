@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from harness.model.run import RunKind
+from harness.model.metrics import RunKind
 
 
 @dataclass(frozen=True)

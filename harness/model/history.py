@@ -11,13 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.model.run import METRIC_LABELS
+from harness.model import metrics
 from harness.model.server import variables_text
-
-TREND_METRICS: tuple[str, ...] = ("qps", "p95_ms", "instr_per_txn")
-"""Metrics the trend site charts: timing runs' QPS and p95, and cost runs' instructions per transaction
-(a timing run's instructions, counted by perf on other machines, are a different count and not charted)."""
-
 
 # -- runs that are not the committed configuration --------------------------------------------------
 #
@@ -97,10 +92,10 @@ class ChangeMark:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
 
     def describe(self) -> str:
-        unit = " ms" if self.metric.endswith("_ms") else ""
+        unit = " ms" if metrics.unit(self.metric) == "ms" else ""
         where = f" on {self.testbed}" if self.testbed else ""
         return (
-            f"{self.scenario} {self.server}{where} {self.threads}t {METRIC_LABELS.get(self.metric, self.metric)}: "
+            f"{self.scenario} {self.server}{where} {self.threads}t {metrics.label(self.metric)}: "
             f"{_fmt(self.before)}{unit} -> {_fmt(self.after)}{unit} ({self.change_pct:+.1f} %) at point "
             f"{self.index + 1}/{self.series_length} ({self.point}, {self.at}); "
             f"p = {self.p_value:.3f}, confidence {self.confidence * 100:.1f} %"

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from harness.model.latency import LatencyBucket
+from harness.model.metrics import RunKind
 from harness.model.operations import OperationStats
 from harness.model.run import (
     CostProfile,
     IntervalSample,
     Metrics,
     Probes,
-    RunKind,
     RunResult,
     Testbed,
     Totals,

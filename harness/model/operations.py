@@ -4,39 +4,25 @@ A workload with several kinds of operation (YCSB's READ / UPDATE / INSERT / SCAN
 READ_MODIFY_WRITE, TPC-C's NEW_ORDER / PAYMENT / ...) reports each type on its own (the per-operation
 protocol, scenarios/README.md); one :class:`OperationStats` per type is kept on the run.
 
-Per-type metrics have names ``<TYPE>.<field>`` (``READ.p99_ms``, ``NEW_ORDER.ops_per_min``) with the
-fields of :data:`OPERATION_FIELDS`; ``ops_per_s`` is every type's operations per second together.
+Per-type metrics have names ``<TYPE>.<field>`` (``READ.p99_ms``, ``NEW_ORDER.ops_per_min``), one field
+per ``<TYPE>.`` template of the metric catalogue (:mod:`harness.model.metrics`); ``ops_per_s`` is every
+type's operations per second together.
 :meth:`RunResult.metric` reads any metric of a run by name, the plain ones (``qps``) and these alike.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.model.latency import LatencyBucket, histogram_percentile
+from harness.model.metrics import OPERATION_FIELDS, TOTAL_OPS, split_operation, valid_type
 
 #: sysbench's latency histogram: 1024 log-scale buckets between 0.001 ms and 100 000 ms (sb_histogram.c).
 BUCKETS = 1024
 _DEDUCT = math.log(0.001)
 _MULT = (BUCKETS - 1) / (math.log(100000.0) - _DEDUCT)
-
-#: The fields of a per-type metric, with the direction in which they get worse (True: higher is worse).
-OPERATION_FIELDS: dict[str, bool] = {
-    "ops_per_s": False,
-    "ops_per_min": False,
-    "avg_ms": True,
-    "p50_ms": True,
-    "p95_ms": True,
-    "p99_ms": True,
-    "errors_per_s": True,
-    "retries_per_s": True,
-}
-#: Every type's operations per second together (a run-level metric of per-operation workloads).
-TOTAL_OPS = "ops_per_s"
-_TYPE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
 def bucket_index(value_ms: float) -> int:
@@ -49,11 +35,6 @@ def bucket_index(value_ms: float) -> int:
 def bucket_value(index: int) -> float:
     """The latency (ms) sysbench reports for bucket ``index``."""
     return math.exp(index / _MULT + _DEDUCT)
-
-
-def valid_type(name: str) -> bool:
-    """Operation types are upper-case identifiers (READ, NEW_ORDER)."""
-    return bool(_TYPE.match(name))
 
 
 @dataclass(frozen=True)
@@ -133,22 +114,8 @@ def merge_histograms(histograms: Iterable[Iterable[tuple[float, int]]]) -> tuple
     return tuple(LatencyBucket(bucket_value(i), counts[i]) for i in sorted(counts) if counts[i] > 0)
 
 
-def split_metric(name: str) -> tuple[str, str] | None:
-    """``READ.p99_ms`` -> ("READ", "p99_ms"); None for a name that is not a per-type metric."""
-    op, sep, field = name.partition(".")
-    if not sep or not valid_type(op) or field not in OPERATION_FIELDS:
-        return None
-    return op, field
-
-
 def is_operation_metric(name: str) -> bool:
-    return name == TOTAL_OPS or split_metric(name) is not None
-
-
-def higher_is_worse(name: str) -> bool:
-    """The direction of an operation metric (``ops_per_s`` and rates: lower is worse)."""
-    split = split_metric(name)
-    return False if split is None else OPERATION_FIELDS[split[1]]
+    return name == TOTAL_OPS or split_operation(name) is not None
 
 
 def total_ops_per_s(operations: Sequence[OperationStats]) -> float | None:
@@ -164,7 +131,7 @@ def operation_metric(operations: Sequence[OperationStats], name: str) -> float |
     """A per-type metric (or ``ops_per_s``) of these operations, None when absent."""
     if name == TOTAL_OPS:
         return total_ops_per_s(operations)
-    split = split_metric(name)
+    split = split_operation(name)
     if split is None:
         return None
     found = [o for o in operations if o.type == split[0]]

@@ -9,45 +9,11 @@ from typing import ClassVar, Literal
 
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile
+from harness.model.metrics import RunKind
 from harness.model.operations import OperationStats, is_operation_metric, operation_metric, total_ops_per_s
-from harness.model.work import WORK, WORK_METRICS, work_vector
+from harness.model.work import WORK, work_vector
 
 RunStatus = Literal["ok", "failed"]
-#: A timing run (wall-clock QPS, latency, CPU time) or a cost run (instructions counted under callgrind;
-#: its QPS and latency are those of a server slowed 20-50x and never reported).
-RunKind = Literal["time", "cost"]
-
-#: Metrics dbperf judges, with the direction in which they get worse. One per family: TPS is the same
-#: data as QPS (reported, never judged twice).
-METRICS: dict[str, bool] = {
-    # name: higher_is_worse
-    "qps": False,
-    "p95_ms": True,
-    "p99_ms": True,
-    "cpu_per_txn": True,
-    "instr_per_txn": True,
-    # capacity at a latency SLO, from a thread sweep (A/B timing only; see harness.judge.capacity)
-    "capacity_clients": False,
-    "capacity_qps": False,
-}
-
-METRIC_LABELS: dict[str, str] = {
-    "qps": "QPS",
-    "tps": "TPS",
-    "p95_ms": "p95 (ms)",
-    "p99_ms": "p99 (ms)",
-    "cpu_per_txn": "CPU µs/txn",
-    "instr_per_txn": "instructions/txn",
-    "instr_per_query": "instructions/query",
-    "capacity_clients": "clients at SLO",
-    "capacity_qps": "QPS at SLO",
-    **{w.name: w.label for w in WORK_METRICS},
-}
-
-
-def higher_is_worse(metric: str) -> bool:
-    """The direction in which a judged metric gets worse (every work-vector component: higher)."""
-    return METRICS.get(metric, metric in WORK)
 
 
 @dataclass(frozen=True)

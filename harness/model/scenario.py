@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from harness.model.metrics import DEFAULT_GATE
+
 #: Post-run checks a scenario may declare (``check = "tpcc"``); measure/consistency.py runs them.
 POST_RUN_CHECKS = ("tpcc",)
 
@@ -105,7 +107,7 @@ class Scenario:
     writes: bool = False
     fresh_server: bool = True
     min_effects: Mapping[str, float] = field(default_factory=dict)
-    gate_metrics: tuple[str, ...] = ("qps", "p95_ms")
+    gate_metrics: tuple[str, ...] = DEFAULT_GATE
     percentile: int = 95
     source: Path | None = None
     definition_hash: str = ""

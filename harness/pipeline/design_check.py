@@ -30,9 +30,11 @@ from harness.errors import ConfigError
 from harness.judge import design
 from harness.measure.probes import perf_support
 from harness.model import Kind, Scenario, Server
+from harness.model import metrics as catalogue
 from harness.model.estimate import duration
+from harness.model.metrics import WORK_METRICS
 from harness.model.operations import is_operation_metric
-from harness.model.work import WORK, WORK_METRICS
+from harness.model.work import WORK
 
 
 class DesignError(ConfigError):
@@ -215,15 +217,11 @@ def seconds_per_run(scenario: Scenario, kind: Kind, start_s: float = 5.0) -> flo
     return scenario.warmup_s + scenario.time_s + start_s
 
 
-#: Noise (SD of per-pair log ratios) assumed when no history exists: the noise measured on shared 2-core
-#: VMs (docs/architecture.md, "Two kinds of run").
-ASSUMED_NOISE: dict[str, float] = {
-    "qps": 0.12,
-    "p95_ms": 0.40,
-    "p99_ms": 0.80,
-    "cpu_per_txn": 0.06,
-    "instr_per_txn": 0.0003,
-}
+def assumed_noise(metric: str) -> float:
+    """The noise (SD of per-pair log ratios) assumed when no history exists: the catalogue's
+    ``prior_noise``, the noise measured on shared 2-core VMs (docs/architecture.md, "Two kinds of run")."""
+    found = catalogue.find(metric)
+    return found.prior_noise if found is not None and found.prior_noise is not None else 0.1
 
 
 NoiseSource = Callable[["Planned", str], "tuple[float, str] | None"]
@@ -254,7 +252,7 @@ def assess(planned: Sequence[Planned], *, alpha: float, noise: NoiseSource) -> l
     """Attainable adjusted p-value and power (at the scenario's minimum effect) of every planned gating test.
 
     ``noise(planned, metric)`` gives the measured SD of per-pair log ratios and where it comes from,
-    or None to use :data:`ASSUMED_NOISE`.
+    or None to use :func:`assumed_noise`.
     """
     from harness.judge.power import power
 
@@ -265,7 +263,7 @@ def assess(planned: Sequence[Planned], *, alpha: float, noise: NoiseSource) -> l
     for p in planned:
         for metric in p.metrics:
             measured = noise(p, metric)
-            sd, source = measured if measured else (ASSUMED_NOISE.get(metric, 0.1), "assumed")
+            sd, source = measured if measured else (assumed_noise(metric), "assumed")
             kind: design.Kind = "cost" if p.kind == "cost" else "signed-rank" if p.mode == "ab" else "rank-sum"
             n: int | tuple[int, int] = p.n_head if kind == "signed-rank" else (p.n_base, p.n_head)
             effect = p.scenario.min_effects.get(metric, 0.05)

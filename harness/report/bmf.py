@@ -56,6 +56,7 @@ import jsonschema
 
 from harness.errors import ReportError
 from harness.model import RunResult
+from harness.model.metrics import CATALOGUE
 from harness.report.files import write_atomic
 
 #: Bencher's BMF JSON schema (``https://bencher.dev/bmf.json``), kept in the package so that export
@@ -83,23 +84,11 @@ BMF_SCHEMA: dict[str, Any] = {
     },
 }
 
-#: BMF measure name for each dbperf metric, in the order they are written.
-MEASURES: dict[str, str] = {
-    "qps": "throughput",
-    "p95_ms": "p95-latency",
-    "p99_ms": "p99-latency",
-    "cpu_per_txn": "cpu-per-txn",
-    "instr_per_txn": "instructions-per-txn",
-}
+#: BMF measure name for each dbperf metric, in the order they are written (the catalogue's ``bmf``).
+MEASURES: dict[str, str] = {m.name: m.bmf for m in CATALOGUE if m.bmf and m.store_column}
 
 #: Units of each measure (for ``bencher measure create``).
-MEASURE_UNITS: dict[str, str] = {
-    "throughput": "queries / second",
-    "p95-latency": "milliseconds (ms)",
-    "p99-latency": "milliseconds (ms)",
-    "cpu-per-txn": "microseconds (µs)",
-    "instructions-per-txn": "instructions",
-}
+MEASURE_UNITS: dict[str, str] = {m.bmf: m.bmf_unit for m in CATALOGUE if m.bmf and m.store_column}
 
 
 def benchmark_name(run: RunResult) -> str:
@@ -159,7 +148,7 @@ def to_bmf(runs: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:
 
 # --- per-operation benchmarks (issue 22) ---------------------------------------------------------------
 #: BMF measure of each per-operation field (throughput is operations per second here).
-OPERATION_MEASURES: dict[str, str] = {"ops_per_s": "throughput", "p95_ms": "p95-latency", "p99_ms": "p99-latency"}
+OPERATION_MEASURES: dict[str, str] = {m.field: m.bmf for m in CATALOGUE if m.bmf and m.per_operation}
 
 
 def operation_benchmarks(name: str, members: Sequence[RunResult]) -> dict[str, dict[str, dict[str, float]]]:

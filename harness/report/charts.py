@@ -19,7 +19,9 @@ import altair as alt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.model.history import TREND_METRICS, TrendData
+from harness.model import metrics as catalogue
+from harness.model.history import TrendData
+from harness.model.metrics import TREND_METRICS
 from harness.report.chart_scales import ZOOMED, legend, y_scale, zoom_domains
 
 _ALL = "all"
@@ -29,8 +31,6 @@ THREADS_OF = "(cost_threads[sel_scenario] || sel_threads)"
 
 # -- chart specifications -------------------------------------------------------------------------
 
-_FMT = {"qps": ",.0f", "p95_ms": ".3f", "instr_per_txn": ",.0f"}
-_TITLES = {"qps": "QPS", "p95_ms": "p95 latency (ms)", "instr_per_txn": "instructions/txn (cost runs)"}
 _WIDTH = 520
 _HEIGHT = 240
 
@@ -177,7 +177,7 @@ def _lines(table: pa.Table) -> list[str]:
 
 
 def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layered:
-    fmt, label = _FMT[metric], _TITLES[metric]
+    fmt, label = catalogue.metric(metric).chart_format, catalogue.metric(metric).chart_title
     color = _color(_lines(data.points), field="line", title="server")
     threads = THREADS_OF if metric in ZOOMED else "sel_threads"
     domain = {"expr": f"time_extents[sel_scenario + '|' + sel_server + '|' + {threads}] || [0, 1]"}
@@ -253,7 +253,7 @@ def _trend_chart(metric: str, data: TrendData, *, points: bool = True) -> Layere
 
 
 def _versions_chart(metric: str, data: TrendData) -> Layered:
-    fmt, label = _FMT[metric], _TITLES[metric]
+    fmt, label = catalogue.metric(metric).chart_format, catalogue.metric(metric).chart_title
     lines = _lines(data.versions)
     color = _color(lines, field="line", title="server")
     x = alt.X(
@@ -304,7 +304,7 @@ def _versions_chart(metric: str, data: TrendData) -> Layered:
 
 
 def _scaling_chart(metric: str, data: TrendData) -> Layered:
-    fmt, label = _FMT[metric], _TITLES[metric]
+    fmt, label = catalogue.metric(metric).chart_format, catalogue.metric(metric).chart_title
     lines = sorted(set(data.scaling.column("line").to_pylist()))
     several = "testbed" in data.points.column_names and len(set(data.points.column("testbed").to_pylist())) > 1
     title = "server / config / testbed" if several else "server / config"

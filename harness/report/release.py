@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.model import Outcome, Verdict
+from harness.model import METRICS, Outcome, Verdict
 from harness.model.flame import FlameGraph
 from harness.model.operations import is_operation_metric
 from harness.report.capacity_chart import capacity_png
@@ -33,8 +33,8 @@ from harness.report.mdtable import cell
 from harness.report.png import render_png
 from harness.report.verdicts import OUTCOME_EMOJI, metric_label
 
-#: Metric order of the table's columns and the chart's panels.
-METRIC_ORDER = ("qps", "p95_ms", "p99_ms", "cpu_per_txn", "instr_per_txn", "capacity_clients", "capacity_qps")
+#: Metric order of the table's columns and the chart's panels: the gateable metrics, in catalogue order.
+METRIC_ORDER = tuple(METRICS)
 FACET_COLUMNS = 3  # changes.png's panels per row: 3 x 220 px and the case labels stay under 2,000 px at 1.5x
 _DASHES = ([1, 0], [4, 2], [1, 2], [6, 2])  # one stroke per interval level: solid, dashed, dotted, long
 _COLOURS = {

@@ -31,7 +31,7 @@ from typing import Any
 import vl_convert
 
 from harness.errors import ReportError
-from harness.model import METRIC_LABELS
+from harness.model import metrics
 from harness.model.history import ChangeMark, TrendData
 from harness.report.charts import Selection, dashboard_spec, spec_json
 from harness.report.file_names import safe_stem
@@ -107,7 +107,7 @@ def _changes_table(changes: tuple[ChangeMark, ...]) -> str:
                     c.scenario,
                     c.line or c.server,
                     c.threads,
-                    METRIC_LABELS.get(c.metric, c.metric),
+                    metrics.label(c.metric),
                     c.point,
                     c.at,
                 )

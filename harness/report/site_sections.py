@@ -11,12 +11,11 @@ import html
 from collections import defaultdict
 from typing import Any
 
-from harness.model import METRIC_LABELS
-from harness.model.history import TREND_METRICS, TrendData
+from harness.model import metrics
+from harness.model.history import TrendData
+from harness.model.metrics import TREND_METRICS
 from harness.report.charts import LOAD_NOTE
 from harness.report.tables import fmt_value
-
-_RELEASE_METRICS = {"qps": "timing", "p95_ms": "timing", "instr_per_txn": "cost"}
 
 
 def _esc(value: object) -> str:
@@ -125,10 +124,10 @@ def release_view(data: TrendData) -> str:
             if first and column != next(c for c in columns if c in by_column):
                 change = f" <span class=change>{(value / first - 1.0) * 100.0:+.1f} %</span>"
             tds.append(f"<td class=num>{fmt_value(value)}{change}<br><span class=n>{n} runs</span></td>")
-        label = METRIC_LABELS.get(metric, metric)
+        label = metrics.label(metric)
         body.append(
             f"<tr data-scenario='{_esc(scenario)}'><td>{_esc(scenario)}</td><td class=num>{threads}</td>"
-            f"<td>{_esc(label)} <span class=kind>({_RELEASE_METRICS[metric]})</span></td>{''.join(tds)}</tr>"
+            f"<td>{_esc(label)} <span class=kind>({metrics.metric(metric).trend})</span></td>{''.join(tds)}</tr>"
         )
     return (
         "<div class=scroll><table class=release><thead><tr><th>scenario</th><th>threads</th><th>metric</th>"

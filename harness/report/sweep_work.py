@@ -7,8 +7,9 @@ measure a steady state (too few transactions per client, counters that lag the w
 numbers at those thread counts are not comparable with the others'. :func:`sweep_notes` names each such
 scenario, server and metric with the values by thread count; every report adds them to its warnings.
 
-The limits (:data:`LIMITS`): counts a transaction fixes (rows read, handler reads and writes) may move
-:data:`COUNT_LIMIT`; CPU time per transaction, which contention may raise, :data:`CPU_LIMIT`.
+The limits (:data:`LIMITS`, each metric's ``sweep_limit`` in :mod:`harness.model.metrics`): counts a
+transaction fixes (rows read, handler reads and writes) may move 5 %; CPU time per transaction, which
+contention may raise, 30 %.
 """
 
 from __future__ import annotations
@@ -17,20 +18,13 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
-from harness.model import METRIC_LABELS, RunResult
+from harness.model import RunResult, metrics
+from harness.model.metrics import CATALOGUE
 from harness.model.work import WORK
 from harness.report.tables import fmt_value
 
-COUNT_LIMIT = 0.05
-"""Rows read and handler calls per transaction repeat to about 0.1 % (docs/work-vector.md): 5 % is a flag."""
-CPU_LIMIT = 0.30
-"""CPU time per transaction may rise with contention; a change of 30 % either way is flagged."""
-LIMITS: dict[str, float] = {
-    "rows_read": COUNT_LIMIT,
-    "handler_reads": COUNT_LIMIT,
-    "handler_writes": COUNT_LIMIT,
-    "cpu_per_txn": CPU_LIMIT,
-}
+#: Each flagged metric's limit, in catalogue order (the catalogue's ``sweep_limit``).
+LIMITS: dict[str, float] = {m.name: m.sweep_limit for m in CATALOGUE if m.sweep_limit is not None}
 
 
 def _value(run: RunResult, metric: str) -> float | None:
@@ -38,10 +32,6 @@ def _value(run: RunResult, metric: str) -> float | None:
         return run.metrics.work.get(metric)
     value = run.metric(metric)
     return float(value) if value is not None else None
-
-
-def _label(metric: str) -> str:
-    return WORK[metric].label if metric in WORK else METRIC_LABELS.get(metric, metric)
 
 
 def sweep_notes(runs: Sequence[RunResult]) -> list[str]:
@@ -74,7 +64,7 @@ def sweep_notes(runs: Sequence[RunResult]) -> list[str]:
             worst = max(moved, key=lambda t: abs(medians[t] / reference - 1.0))
             change = (medians[worst] / reference - 1.0) * 100.0
             notes.append(
-                f"{scenario} on {server} ({kind} runs): {_label(metric)} changes with the thread count ({shown} "
+                f"{scenario} on {server} ({kind} runs): {metrics.label(metric)} changes with the thread count ({shown} "
                 f"threads; {change:+.0f} % at {worst}, beyond {limit * 100:g} %): a transaction's work does not "
                 f"depend on the clients, so the runs at {', '.join(str(t) for t in sorted(moved))} threads did not "
                 "measure a steady window (longer --time, or fewer threads per core); compare them with care"

@@ -11,7 +11,8 @@ from typing import Any
 import altair as alt
 import pyarrow.compute as pc
 
-from harness.model.history import TREND_METRICS, TrendData
+from harness.model.history import TrendData
+from harness.model.metrics import TREND_METRICS
 from harness.report.chart_scales import legend
 from harness.report.charts import (
     IMAGE_KINDS,

@@ -16,7 +16,8 @@ from typing import TextIO
 from rich.table import Table
 from rich.text import Text
 
-from harness.model import METRIC_LABELS, MetricVerdict, Verdict, VerdictOutcome
+from harness.model import MetricVerdict, Verdict, VerdictOutcome
+from harness.model import metrics as catalogue
 from harness.model.estimate import duration
 from harness.model.work import WORK
 from harness.report.capacity_cells import LEGEND as CAPACITY_LEGEND
@@ -81,7 +82,7 @@ def fmt_noise(value: float | None) -> str:
 
 
 def metric_label(name: str) -> str:
-    return METRIC_LABELS.get(name, name)
+    return catalogue.label(name)
 
 
 def outcome_word(mv: MetricVerdict) -> str:

@@ -22,6 +22,7 @@ from harness.model import (
     Totals,
 )
 from harness.model.measurement import Measurement, RunIdentity, build_run
+from harness.model.metrics import CATALOGUE
 from harness.model.work import work_vector
 from harness.store.schema import (
     FUNCTION_COLUMNS,
@@ -47,7 +48,7 @@ COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     "operations": OPERATION_COLUMNS,
 }
 _TOTALS_FIELDS = tuple(f.name for f in fields(Totals))
-_METRIC_FIELDS = tuple(f.name for f in fields(Metrics) if f.name != "work")  # work: derived from the probes
+STORED = tuple(m for m in CATALOGUE if m.store_column)  # the metrics kept as columns of runs
 INTERVAL_FIELDS = tuple(f.name for f in fields(IntervalSample))
 BUCKET_FIELDS = tuple(f.name for f in fields(LatencyBucket))
 _FUNCTION_FIELDS = tuple(f.name for f in fields(FunctionCost))
@@ -110,8 +111,8 @@ def _run_row(run: RunResult, memo: dict[int, str]) -> dict[str, object]:
     )
     for name in _TOTALS_FIELDS:
         row[f"totals_{name}"] = None if run.totals is None else getattr(run.totals, name)
-    for name in _METRIC_FIELDS:
-        row[name] = getattr(run.metrics, name)
+    for m in STORED:  # the work vector is derived from the probes
+        row[m.store_column] = getattr(run.metrics, m.name)
     return row
 
 
@@ -268,7 +269,7 @@ def run_from_row(
         totals=totals,
         probes=probes,
         metrics=Metrics(
-            **{name: row.get(name) for name in _METRIC_FIELDS},
+            **{m.name: row.get(m.store_column) for m in STORED},
             work=work_vector(totals.events if totals else 0, probes.status_deltas, probes.syscalls),
         ),
         notes=tuple(json.loads(row.get("notes") or "[]")),

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from harness.errors import StoreError
+from harness.model.metrics import STORE_COLUMNS
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -192,19 +193,9 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "status_deltas",  # JSON object text: the kept status counters' change over the measured window
     "syscalls",  # JSON object text (cost runs)
 )
-METRIC_COLUMNS: tuple[str, ...] = (
-    "qps",
-    "tps",
-    "p50_ms",
-    "p95_ms",
-    "p99_ms",
-    "p999_ms",
-    "errors_per_s",
-    "reconnects_per_s",
-    "cpu_per_txn",
-    "instr_per_txn",
-    "instr_per_query",
-)
+#: The metric columns, after those: every catalogue metric with a store column (harness.model.metrics);
+#: a new one also needs its migration, and its place in :data:`RUN_COLUMNS`.
+METRIC_COLUMNS: tuple[str, ...] = STORE_COLUMNS
 
 _V2_ADDED = ("group_id", "label", "server_cpuset", "client_cpuset", "cpu_per_txn", "instr_per_txn")
 _V3_ADDED = ("kind", "backend", "build_id", "requested_hash", "tool", "arch", "notes", "instr_per_query")

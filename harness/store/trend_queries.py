@@ -35,7 +35,8 @@ import pyarrow.compute as pc
 
 from harness.errors import ConfigError
 from harness.model import METRICS
-from harness.model.history import ONE_OFF, TREND_METRICS, one_off_label
+from harness.model.history import ONE_OFF, one_off_label
+from harness.model.metrics import TREND_METRICS
 
 
 def version_key(version: str) -> tuple[tuple[int, int | str], ...]:

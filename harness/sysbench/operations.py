@@ -25,7 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from harness.errors import LogParseError
-from harness.model.operations import OperationStats, merge_histograms, valid_type
+from harness.model.metrics import valid_type
+from harness.model.operations import OperationStats, merge_histograms
 from harness.sysbench.failures import SysbenchFailure
 
 OPS_PREFIX = "DBPERF-OPS "

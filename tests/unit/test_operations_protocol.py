@@ -11,13 +11,13 @@ import pytest
 
 from harness.errors import LogParseError
 from harness.model import LatencyBucket, OperationStats
+from harness.model.metrics import split_operation
 from harness.model.operations import (
     bucket_index,
     bucket_value,
     is_operation_metric,
     merge_histograms,
     operation_metric,
-    split_metric,
 )
 from harness.sysbench.driver import parse_output
 from harness.sysbench.histogram import parse_histogram
@@ -82,8 +82,12 @@ def test_output_without_the_protocol_has_no_operations():
 
 def test_metric_names():
     ops = parse_operations(PROBE, 4.0)
-    assert split_metric("READ.p99_ms") == ("READ", "p99_ms")
-    assert split_metric("read.p99_ms") is None and split_metric("READ.nope") is None and split_metric("qps") is None
+    assert split_operation("READ.p99_ms") == ("READ", "p99_ms")
+    assert (
+        split_operation("read.p99_ms") is None
+        and split_operation("READ.nope") is None
+        and split_operation("qps") is None
+    )
     assert is_operation_metric("ops_per_s") and is_operation_metric("NEW_ORDER.ops_per_min")
     assert operation_metric(ops, "ops_per_s") == pytest.approx(500.0)
     assert operation_metric(ops, "UPDATE.ops_per_min") == pytest.approx(ops[1].count / 4.0 * 60)

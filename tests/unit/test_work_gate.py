@@ -13,7 +13,8 @@ from support.factories import scenario
 from support.gates import GATE, INSERT, judge, runs, sc
 
 from harness.judge import stats
-from harness.model.work import WORK, WORK_METRICS, work_vector
+from harness.model.metrics import WORK_METRICS
+from harness.model.work import WORK, work_vector
 
 
 def by_metric(verdict):
