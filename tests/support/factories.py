@@ -159,3 +159,19 @@ def find_nodes(node: Any, key: str, value: str) -> list[dict[str, Any]]:
         for child in node:
             out += find_nodes(child, key, value)
     return out
+
+
+class Said:
+    """A reporter that keeps the phases it is told and ignores intervals and finished runs."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def phase(self, message: str) -> None:
+        self.lines.append(message)
+
+    def interval(self, label: str, sample: object) -> None:
+        del label, sample
+
+    def finished(self, run: RunResult) -> None:
+        del run

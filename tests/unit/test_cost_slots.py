@@ -11,30 +11,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from support.factories import TESTBED, scenario
+from support.factories import TESTBED, Said, scenario
 
 from harness.dataset import DatasetCache
 from harness.errors import ConfigError
 from harness.measure import cost_slots
 from harness.measure.context import RunContext, build_result
 from harness.measure.session import Session
-from harness.model import IntervalSample, RunResult, Server
+from harness.model import RunResult, Server
 
 SERVER = Server(name="m", flavour="mariadb", version="10.11", provider="local", cpuset="0", client_cpuset="1")
-
-
-class Said:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def phase(self, message: str) -> None:
-        self.lines.append(message)
-
-    def interval(self, label: str, sample: IntervalSample) -> None:
-        del label, sample
-
-    def finished(self, run: RunResult) -> None:
-        del run
 
 
 def test_slots_come_from_the_environment_or_the_cores():

@@ -8,35 +8,19 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from support.factories import TESTBED
+from support.factories import TESTBED, Said
 
 from harness import pipeline
 from harness.config.settings import resolve_settings
 from harness.dataset import DatasetCache
 from harness.judge.baselines import load_baseline
 from harness.measure.session import Session
-from harness.model import IntervalSample, RunResult
+from harness.model import RunResult
 from harness.pipeline import flow
 from harness.pipeline.judgeable import reason_before
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "baselines" / "cost" / "mariadb-local" / "oltp_point_select" / "quick" / "1t.json"
-
-
-class Said:
-    """A reporter that keeps what it is told."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def phase(self, message: str) -> None:
-        self.lines.append(message)
-
-    def interval(self, label: str, sample: IntervalSample) -> None:
-        del label, sample
-
-    def finished(self, run: RunResult) -> None:
-        del run
 
 
 def settings(tmp_path: Path, **flags: object):  # type: ignore[no-untyped-def]
