@@ -297,7 +297,7 @@ def run_cmd(
 
     from harness.ci.execute import run_plan
     from harness.cli.gate_cmds import judge_options
-    from harness.report.plans import print_plans
+    from harness.report.plan_findings import print_plans
     from harness.report.terminal import TerminalReporter
     from harness.report.verdicts import print_verdicts
 

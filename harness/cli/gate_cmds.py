@@ -26,7 +26,7 @@ from harness.judge.baselines import all_baselines
 from harness.model import Kind, Outcome, RunResult, Scenario, Server, Verdict
 from harness.model.server import variables_text
 from harness.pipeline import JudgeOptions
-from harness.report.plans import print_plans
+from harness.report.plan_findings import print_plans
 from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary
 from harness.report.verdicts import headline, print_verdicts

@@ -11,7 +11,7 @@ from typing import Any
 
 from harness import bounded_json
 from harness.errors import ConfigError
-from harness.model.plan import PlanCheck
+from harness.model.query_plan import PlanCheck
 from harness.model.run import RunResult
 from harness.model.verdict import Verdict
 

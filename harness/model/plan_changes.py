@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from harness.model.plan import QueryPlan, StatementPlans, TableAccess
+from harness.model.query_plan import QueryPlan, StatementPlans, TableAccess
 
 ROWS_FACTOR: Final = 2.0
 ROWS_FLOOR: Final = 10.0

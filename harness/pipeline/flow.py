@@ -37,7 +37,7 @@ from harness.judge.baselines import Baseline, find_baseline
 from harness.judge.changes import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines, no_baseline_verdict
 from harness.measure.fallback import Saver, call_within, waiting_notice
-from harness.measure.plans import check_plans
+from harness.measure.plan_capture import check_plans
 from harness.measure.session import Ledger, Reporter, Session, new_group_id
 from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server

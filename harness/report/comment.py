@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Verdict
-from harness.model.plan import PlanCheck
+from harness.model.query_plan import PlanCheck
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import common_level, fmt_change, fmt_ci, fmt_level
 from harness.report.forecast_sections import forecast_comment
 from harness.report.mdtable import cell, inert
-from harness.report.plans import plans_comment
+from harness.report.plan_findings import plans_comment
 from harness.report.pr_sections import (
     change_section,
     culprit_section,

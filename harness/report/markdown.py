@@ -18,14 +18,14 @@ import re
 from collections.abc import Sequence
 
 from harness.model import DefinitionChange, MetricVerdict, RunResult, Testbed, Verdict
-from harness.model.plan import PlanCheck
+from harness.model.query_plan import PlanCheck
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
 from harness.report.forecast_sections import forecast_markdown
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
 from harness.report.operations import operations_markdown
-from harness.report.plans import plans_markdown
+from harness.report.plan_findings import plans_markdown
 from harness.report.pr_sections import change_section, server_pairs
 from harness.report.verdicts import (
     OUTCOME_EMOJI,

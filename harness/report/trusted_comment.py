@@ -61,8 +61,8 @@ from harness.model import (
     VerdictOutcome,
 )
 from harness.model.outcome import DOCUMENT_FORMAT
-from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.model.plan_changes import compare_statement
+from harness.model.query_plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.model.verdict import UNSTEADY, Cause, TestMethod
 from harness.model.work import WORK
 from harness.report.comment import LIMIT, Links, render_comment

@@ -25,7 +25,7 @@ import pymysql
 
 from harness.errors import ServerError
 from harness.model.endpoint import Endpoint
-from harness.model.plan import QueryPlan, TableAccess
+from harness.model.query_plan import QueryPlan, TableAccess
 from harness.servers.provider import connect
 
 #: Statements EXPLAIN takes on both families (it never runs them, DML included).

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness import pipeline
-from harness.measure.plans import check_plans
+from harness.measure.plan_capture import check_plans
 from harness.measure.session import QuietReporter, Session
 from harness.servers import provider_for
 

@@ -6,8 +6,8 @@ import dataclasses
 import json
 
 from harness.model import DefinitionChange, FunctionDelta, Outcome, Verdict
-from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.model.plan_changes import compare_statement
+from harness.model.query_plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from support.reports import mv, verdict
 
 RUN_URL = "https://github.com/acme/dbperf/actions/runs/1001"

@@ -20,11 +20,11 @@ from support.comments import ci_check, example_check, verdicts_json
 
 from harness.errors import ServerError
 from harness.model import Outcome
-from harness.model.plan import PlanCheck, QueryPlan, TableAccess
 from harness.model.plan_changes import compare_statement, differences, rows_changed
+from harness.model.query_plan import PlanCheck, QueryPlan, TableAccess
 from harness.report.comment import render_comment
 from harness.report.markdown import render_markdown
-from harness.report.plans import plans_markdown, print_plans
+from harness.report.plan_findings import plans_markdown, print_plans
 from harness.servers.query_plans import examples, explainable, parse_plan, template
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -265,7 +265,7 @@ def test_the_trusted_comment_drops_what_is_not_a_name_and_refuses_what_is_not_da
 def test_an_external_server_is_skipped_with_a_note_and_nothing_started() -> None:
     from support.factories import scenario
 
-    from harness.measure.plans import check_plans
+    from harness.measure.plan_capture import check_plans
     from harness.model import Server
 
     local = Server("mariadb-local", "mariadb", "10.11", "local")

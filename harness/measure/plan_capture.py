@@ -19,8 +19,8 @@ from typing import Final
 from harness.errors import HarnessError, SysbenchError
 from harness.measure.session import Session
 from harness.model import Scenario, Server
-from harness.model.plan import PlanCheck
 from harness.model.plan_changes import compare_statement
+from harness.model.query_plan import PlanCheck
 from harness.servers.provider import ServerInstance
 from harness.servers.query_plans import examples, explain, log_statements, logged_statements
 from harness.sysbench.driver import cost_argv, run, workdir

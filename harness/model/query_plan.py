@@ -2,7 +2,7 @@
 
 Before an A/B comparison measures, each side's server runs a few transactions of the scenario with its
 general log on; every statement template it issued is then EXPLAINed (``EXPLAIN FORMAT=JSON``) on both
-sides (:mod:`harness.measure.plans`), and the two plans are compared table by table
+sides (:mod:`harness.measure.plan_capture`), and the two plans are compared table by table
 (:mod:`harness.model.plan_changes`). A changed plan is a finding of its own: information that explains a cost
 or timing change, never a verdict, so it does not move the exit code.
 """

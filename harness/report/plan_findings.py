@@ -1,6 +1,6 @@
 """Plan findings of A/B comparisons: the two plans of each changed statement, side by side.
 
-Records in (:class:`harness.model.plan.PlanCheck`), text out: a section for the terminal, the
+Records in (:class:`harness.model.query_plan.PlanCheck`), text out: a section for the terminal, the
 Markdown report and the pull-request comment. A changed plan is information beside the verdicts,
 never one of them; a comparison whose plans all agree gets one line.
 """
@@ -12,7 +12,7 @@ from typing import TextIO
 
 from rich.text import Text
 
-from harness.model.plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
+from harness.model.query_plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.report.mdtable import cell, code, inert, table
 from harness.report.tables import new_table, show
 from harness.report.terminal import console
