@@ -24,10 +24,10 @@ from harness.ci.records import CiPlan
 from harness.errors import HarnessError, ReportError
 from harness.measure.fallback import unsaved_folders
 from harness.model import Outcome
-from harness.pipeline.flames import flame_graphs
+from harness.pipeline.outcome_flames import flame_graphs
 from harness.report.file_names import file_name as safe_file_name
 from harness.report.files import write_atomic
-from harness.report.flamegraph import file_name, markdown_lines, render_svg
+from harness.report.flame_svg import file_name, markdown_lines, render_svg
 from harness.report.mermaid import summary_charts
 
 

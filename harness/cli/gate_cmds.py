@@ -228,7 +228,7 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
 
 def _write_release(out: Path, outcome: Outcome, seconds: float) -> Path:
     """The release report in ``out``, with a differential flame graph per cost comparison."""
-    from harness.pipeline.flames import flame_graphs
+    from harness.pipeline.outcome_flames import flame_graphs
     from harness.report.release import write_release
 
     flames, notes = flame_graphs(outcome)

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from harness.errors import SysbenchError
 from harness.model import CostProfile, FunctionCost
-from harness.model.flame import CallGraph
+from harness.model.flame_graph import CallGraph
 from harness.servers.unwind import Extents, function_extents
 
 _COMPRESSED = re.compile(r"^\((\d+)\)(?:\s(.*))?$")

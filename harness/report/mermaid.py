@@ -22,8 +22,8 @@ import re
 from collections.abc import Sequence
 
 from harness.model import Verdict
-from harness.model.flame import FlameGraph, top_changes
-from harness.report.flamegraph import file_name, markdown_lines
+from harness.model.flame_graph import FlameGraph, top_changes
+from harness.report.flame_svg import file_name, markdown_lines
 from harness.report.verdicts import metric_label
 
 _UNSAFE = re.compile(r'["\[\]\n`;#]')

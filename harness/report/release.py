@@ -9,7 +9,7 @@
     release/changes.vl.json the chart's Vega-Lite spec
     release/verdicts.json   every verdict, as ``--json`` prints it
     release/flamegraph-<scenario>-<threads>t.svg
-                            per cost comparison, the differential flame graph (report.flamegraph)
+                            per cost comparison, the differential flame graph (report.flame_svg)
 
 The same writer serves ``dbperf judge --out`` (a stored comparison judged again).
 """
@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.model import METRICS, Outcome, Verdict
-from harness.model.flame import FlameGraph
+from harness.model.flame_graph import FlameGraph
 from harness.model.operations import is_operation_metric
 from harness.report.capacity_chart import capacity_png
 from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
 from harness.report.file_names import file_name as safe_file_name
-from harness.report.flamegraph import file_name, markdown_lines, render_svg
+from harness.report.flame_svg import file_name, markdown_lines, render_svg
 from harness.report.markdown import render_markdown
 from harness.report.mdtable import cell
 from harness.report.png import render_png

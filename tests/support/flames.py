@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.judge.flame import differential
+from harness.judge.flame_diff import differential
 from harness.measure.cost_dump import call_graph, read_dump
 from harness.model import RunResult, Totals
-from harness.model.flame import CallGraph, FlameGraph
+from harness.model.flame_graph import CallGraph, FlameGraph
 from support.reports import make_run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "callgrind"

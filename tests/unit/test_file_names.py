@@ -15,7 +15,7 @@ from support.flames import handmade
 from harness.judge.gate import judge_pairs
 from harness.model import Outcome
 from harness.report.file_names import MAX_STEM, file_name, safe_stem
-from harness.report.flamegraph import file_name as flame_file_name
+from harness.report.flame_svg import file_name as flame_file_name
 from harness.report.release import write_release
 from harness.report.site import slug
 from harness.report.trusted_comment import FLAME_GRAPH

@@ -16,10 +16,10 @@ from support.flames import graph, handmade, run
 from support.reports import check_golden
 
 from harness.judge.explain import explain
-from harness.judge.flame import ROOT, frame_name, merge, representative, roots, stacks
+from harness.judge.flame_diff import ROOT, frame_name, merge, representative, roots, stacks
 from harness.model import CostProfile, RunResult
-from harness.model.flame import FlameFrame, FlameGraph, top_changes
-from harness.report.flamegraph import colour, file_name, markdown_lines, render_svg
+from harness.model.flame_graph import FlameFrame, FlameGraph, top_changes
+from harness.report.flame_svg import colour, file_name, markdown_lines, render_svg
 from harness.report.mermaid import bar_chart, flame_chart, metric_charts, summary_charts
 
 REAL = (
@@ -234,7 +234,7 @@ def test_metrics_that_did_not_move_are_named_not_charted() -> None:
 
 def test_an_outcome_gets_one_flame_graph_per_cost_comparison() -> None:
     from harness.model import Outcome, Verdict
-    from harness.pipeline.flames import flame_graphs
+    from harness.pipeline.outcome_flames import flame_graphs
 
     def side(server: str, dump: str, n: int) -> list[RunResult]:
         return [replace(run(f"{server}-{i}", dump), server=server) for i in range(n)]
@@ -265,7 +265,7 @@ def test_a_changed_scenarios_flame_graph_compares_its_base_definition_with_its_h
     """A changed scenario runs on one server with itself: its base side is stored as ``S@base``, and the
     flame graph must take that side's runs (head against head showed nothing, under a table that moved)."""
     from harness.model import Outcome, Verdict
-    from harness.pipeline.flames import flame_graphs
+    from harness.pipeline.outcome_flames import flame_graphs
 
     def side(scenario: str, dump: str) -> list[RunResult]:
         return [replace(run(f"{scenario}-{i}", dump), scenario=scenario) for i in range(3)]

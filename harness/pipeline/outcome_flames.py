@@ -1,8 +1,8 @@
 """The differential flame graphs of an outcome's cost comparisons: each side's run chosen, its dump read.
 
-For every A/B cost verdict, :func:`harness.judge.flame.representative` picks each side's run, the
+For every A/B cost verdict, :func:`harness.judge.flame_diff.representative` picks each side's run, the
 run's stored callgrind dump becomes a call graph (:func:`harness.measure.cost_dump.call_graph`), and
-:func:`harness.judge.flame.differential` merges the two sides' stacks. A comparison whose runs kept
+:func:`harness.judge.flame_diff.differential` merges the two sides' stacks. A comparison whose runs kept
 no dump (imported, or read from an older store) gets no flame graph and a note saying so.
 
 A changed scenario is compared on one server with itself: its base side is stored under a label of the
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.errors import HarnessError
-from harness.judge.flame import differential, representative, unnamed_share
+from harness.judge.flame_diff import differential, representative, unnamed_share
 from harness.measure.cost_dump import call_graph
 from harness.model import Outcome, RunResult, Verdict
-from harness.model.flame import FlameGraph
+from harness.model.flame_graph import FlameGraph
 from harness.servers.callgrind import TOGGLE
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")

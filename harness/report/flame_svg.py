@@ -7,7 +7,7 @@ against the largest one in the picture (on a square-root scale, so a tenth of it
 did not move. Frames base has and head does not (no
 width to draw) are listed under the graph. Every frame's ``<title>`` (the browser's tooltip) gives its
 function, both sides and the change. No script, no external file: the SVG opens as it is in a browser
-and in the ``perf-results`` artifact. The stacks come from :mod:`harness.judge.flame` (rebuilt from
+and in the ``perf-results`` artifact. The stacks come from :mod:`harness.judge.flame_diff` (rebuilt from
 callgrind's caller → callee costs, an approximation below the first level, as the subtitle says).
 """
 
@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-from harness.model.flame import FlameFrame, FlameGraph, top_changes
+from harness.model.flame_graph import FlameFrame, FlameGraph, top_changes
 from harness.report.file_names import file_name as safe_file_name
 from harness.report.mdtable import cell
 

@@ -3,8 +3,8 @@
 ``CallGraph`` is what a callgrind dump says about calls: every function's self instructions and, per
 caller → callee edge, the inclusive instructions of those calls. ``FlameFrame`` is one frame of the
 merged stacks of a cost comparison (both sides, instructions per transaction); ``FlameGraph`` is one
-comparison's whole picture (scenario x thread count), as ``judge/flame.py`` builds it and
-``report/flamegraph.py`` draws it.
+comparison's whole picture (scenario x thread count), as ``judge/flame_diff.py`` builds it and
+``report/flame_svg.py`` draws it.
 """
 
 from __future__ import annotations

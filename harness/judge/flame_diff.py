@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from harness.judge.explain import UNNAMED, key
 from harness.model import RunResult
-from harness.model.flame import CallGraph, FlameFrame, FlameGraph
+from harness.model.flame_graph import CallGraph, FlameFrame, FlameGraph
 
 MIN_SHARE = 0.0005
 """Frames holding less than this share of the total instructions are left out (0.05 %: about half a pixel
