@@ -76,7 +76,7 @@ from harness.ci.trees import Trees, config_ref, materialised, stem
 from harness.config.scenarios import PROFILES
 from harness.errors import ConfigError
 from harness.model import DefinitionChange, Scenario, Server
-from harness.model.change import CONTENTS
+from harness.model.definition_change import CONTENTS
 
 NAMED = "named with --scenario"
 

@@ -11,7 +11,7 @@ The pipeline, and the record each stage hands on::
     Scenario              server)
 """
 
-from harness.model.change import ChangeStatus, DefinitionChange
+from harness.model.definition_change import ChangeStatus, DefinitionChange
 from harness.model.endpoint import Endpoint
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile

@@ -34,7 +34,7 @@ from harness.dataset import DatasetCache
 from harness.errors import ConfigError, StoreError
 from harness.judge import capacity, stats
 from harness.judge.baselines import Baseline, find_baseline
-from harness.judge.changes import change_marks
+from harness.judge.changepoint_series import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines, no_baseline_verdict
 from harness.measure.fallback import Saver, call_within, waiting_notice
 from harness.measure.plan_capture import check_plans

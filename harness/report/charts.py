@@ -1,7 +1,7 @@
 """Chart specifications for the trend site (Altair / Vega-Lite; rendered offline).
 
 The charts draw a :class:`~harness.model.history.TrendData` handed to them (aggregated by
-:mod:`harness.store.trend_queries`, change points from :mod:`harness.judge.changes`); nothing here
+:mod:`harness.store.trend_queries`, change points from :mod:`harness.judge.changepoint_series`); nothing here
 queries or computes statistics. :func:`dashboard_spec` is the interactive page (dropdowns for
 scenario, server and threads bound to Vega-Lite params); :func:`image_specs` builds the same charts
 with a fixed selection per scenario for the PNG export. Data goes into named top-level datasets so

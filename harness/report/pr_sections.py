@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from harness.model import DefinitionChange, FunctionDelta, MetricVerdict, Verdict
-from harness.model.change import CONTENTS
+from harness.model.definition_change import CONTENTS
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import fmt_change, fmt_per_txn
 from harness.report.mdtable import cell, code, inert

@@ -213,7 +213,7 @@ def test_the_largest_decided_change_leads_in_words() -> None:
 
 
 def test_a_changed_scenario_script_is_named_as_a_file() -> None:
-    from harness.model.change import CONTENTS
+    from harness.model.definition_change import CONTENTS
     from harness.report.pr_sections import change_line
 
     change = DefinitionChange("scenarios/lua/ycsb_c.lua", CONTENTS, scenario="ycsb_c")

@@ -7,7 +7,7 @@ import dataclasses
 import pyarrow as pa
 from support.factories import TESTBED, run
 
-from harness.judge.changes import change_marks
+from harness.judge.changepoint_series import change_marks
 from harness.model import RunResult
 from harness.pipeline import history
 from harness.report.charts import Selection, dashboard_spec

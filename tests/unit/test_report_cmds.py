@@ -13,7 +13,7 @@ import pytest
 from support.reports import T0, make_run
 
 from harness.cli import main
-from harness.judge.changes import change_marks
+from harness.judge.changepoint_series import change_marks
 from harness.model import Metrics, RunResult
 from harness.pipeline import history as trend_data
 from harness.report.charts import Selection, dashboard_spec
