@@ -33,7 +33,7 @@ from harness.config.servers import load_server
 from harness.config.settings import Settings
 from harness.errors import ConfigError
 from harness.model import METRICS, RunKind
-from harness.model.operations import is_operation_metric
+from harness.model.operation_stats import is_operation_metric
 from harness.pipeline.design_check import DesignError
 
 #: Timing is kept where its best wall-clock test (QPS or the latency percentile) would find a change of

@@ -18,7 +18,7 @@ from harness.config.values import parse_metrics
 from harness.errors import ConfigError
 from harness.model import METRICS, RunResult
 from harness.model import metrics as catalogue
-from harness.report.operations import operations_table
+from harness.report.operation_tables import operations_table
 from harness.report.tables import fmt_value, new_table, show
 from harness.report.terminal import RUNS_OPTIONAL, console, runs_table, scaling_table
 from harness.store import ResultStore, open_store

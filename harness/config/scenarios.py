@@ -39,7 +39,7 @@ from harness.config.files import load_toml_model, unknown_name
 from harness.errors import ConfigError
 from harness.model import METRICS, POST_RUN_CHECKS, ROLLBACK_SCRIPTS, CostSettings, Scenario, stable_hash
 from harness.model.metrics import CATALOGUE, DEFAULT_GATE
-from harness.model.operations import is_operation_metric
+from harness.model.operation_stats import is_operation_metric
 
 BUNDLED_DIR = Path("/usr/share/sysbench")
 #: How ``prepare`` draws the rows it loads. 2: dbperf's wrapper seeds the generators per table

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from harness.errors import ConfigError
 from harness.model import METRICS
-from harness.model.operations import is_operation_metric
+from harness.model.operation_stats import is_operation_metric
 
 
 def split_list(values: object) -> tuple[str, ...]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from harness.imports.operations import printed_percentiles
 from harness.imports.oplines import OpLine
+from harness.imports.printed_operations import printed_percentiles
 from harness.imports.ycsb_reference import property_mismatch
 
 _RMW = "READ_MODIFY_WRITE"

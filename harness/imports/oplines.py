@@ -32,7 +32,7 @@ class OpLine:
     ``takes_s`` is the tool's ``Takes(s)``: seconds since that operation's histogram got its first
     value. ``rate_per_s`` is go-tpc's ``TPM`` / 60 or go-ycsb's ``OPS``: ``count / takes_s``.
     As printed, ``count`` is the line's and ``errors`` 0; once a type's failures are folded in
-    (:func:`harness.imports.operations.fold_errors`), ``count`` counts its successes only (go-tpc's
+    (:func:`harness.imports.printed_operations.fold_errors`), ``count`` counts its successes only (go-tpc's
     ``NEW_ORDER``, go-ycsb's ``READ``), ``errors`` its failures (``NEW_ORDER_ERR``, ``READ_ERROR``), and
     the latency figures are the successes'.
     """

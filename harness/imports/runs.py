@@ -3,7 +3,7 @@
 Like every import (:mod:`harness.imports.imported`), runs are filed as the user says, with a testbed
 marked as imported and an id from the file's content. A log that stops before its final report is
 stored as a failed run with its intervals. Each operation type becomes an
-:class:`~harness.model.OperationStats` on the run (:mod:`harness.imports.operations`), so imported
+:class:`~harness.model.OperationStats` on the run (:mod:`harness.imports.printed_operations`), so imported
 per-type figures are stored and reported like those of dbperf's own TPC-C and YCSB workloads.
 
 What the tools do not print is left empty, never made up: neither counts queries (QPS is empty), and
@@ -33,8 +33,8 @@ from harness.imports.goycsb import GoYcsbFormat, YcsbPhase
 from harness.imports.import_notes import TPC_RESOLUTION, ycsb_notes
 from harness.imports.imported import Filing, content_id, imported_run
 from harness.imports.logformat import read_logs
-from harness.imports.operations import fold_errors, operation_stats, own_operations, printed_percentiles
 from harness.imports.oplines import OpLine, interval_counts
+from harness.imports.printed_operations import fold_errors, operation_stats, own_operations, printed_percentiles
 from harness.model import IntervalSample, Metrics, RunResult, Totals
 
 _RMW = "READ_MODIFY_WRITE"

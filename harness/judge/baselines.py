@@ -43,7 +43,7 @@ from harness.judge.explain import per_transaction, trimmed
 from harness.model import METRICS, RunKind, RunResult, Testbed
 from harness.model.ids import volatile
 from harness.model.metrics import WORK_METRICS
-from harness.model.operations import is_operation_metric
+from harness.model.operation_stats import is_operation_metric
 from harness.model.work import WORK
 
 FORMAT = "dbperf-baseline"

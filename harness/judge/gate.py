@@ -30,7 +30,7 @@ from harness.judge.classify import Classification, Evidence, classify
 from harness.judge.explain import explain, per_transaction
 from harness.judge.ranktests import paired_test, two_sample_test
 from harness.model import Kind, MetricVerdict, RunResult, Scenario, Verdict, metrics
-from harness.model.operations import is_operation_metric
+from harness.model.operation_stats import is_operation_metric
 from harness.model.verdict import CAPACITY_METRICS, count_offset
 from harness.model.work import WORK
 

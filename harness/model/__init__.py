@@ -16,7 +16,7 @@ from harness.model.endpoint import Endpoint
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile
 from harness.model.metrics import METRICS, Metric, RunKind
-from harness.model.operations import OperationStats
+from harness.model.operation_stats import OperationStats
 from harness.model.outcome import EXIT_ERROR, EXIT_OK, EXIT_REGRESSION, Outcome, exit_code
 from harness.model.run import (
     CostProfile,

@@ -22,7 +22,7 @@ from datetime import datetime
 
 from harness.model.latency import LatencyBucket
 from harness.model.metrics import RunKind
-from harness.model.operations import OperationStats
+from harness.model.operation_stats import OperationStats
 from harness.model.run import (
     CostProfile,
     IntervalSample,

@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 from harness.model.ids import stable_hash
 from harness.model.latency import LatencyBucket, histogram_percentile
 from harness.model.metrics import RunKind
-from harness.model.operations import OperationStats, is_operation_metric, operation_metric, total_ops_per_s
+from harness.model.operation_stats import OperationStats, is_operation_metric, operation_metric, total_ops_per_s
 from harness.model.work import WORK, work_vector
 
 RunStatus = Literal["ok", "failed"]

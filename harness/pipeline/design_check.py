@@ -33,7 +33,7 @@ from harness.model import Kind, Scenario, Server
 from harness.model import metrics as catalogue
 from harness.model.estimate import duration
 from harness.model.metrics import WORK_METRICS
-from harness.model.operations import is_operation_metric
+from harness.model.operation_stats import is_operation_metric
 from harness.model.work import WORK
 
 

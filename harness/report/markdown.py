@@ -24,7 +24,7 @@ from harness.report.change_cells import ci_header, common_level, fmt_change, fmt
 from harness.report.forecast_sections import forecast_markdown
 from harness.report.mdsections import ChartLinks, closing, run_notes
 from harness.report.mdtable import COLLAPSE_ABOVE, details, short, table
-from harness.report.operations import operations_markdown
+from harness.report.operation_tables import operations_markdown
 from harness.report.plan_findings import plans_markdown
 from harness.report.pr_sections import change_section, server_pairs
 from harness.report.verdicts import (

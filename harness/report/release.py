@@ -23,7 +23,7 @@ from typing import Any
 
 from harness.model import METRICS, Outcome, Verdict
 from harness.model.flame_graph import FlameGraph
-from harness.model.operations import is_operation_metric
+from harness.model.operation_stats import is_operation_metric
 from harness.report.capacity_chart import capacity_png
 from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
 from harness.report.file_names import file_name as safe_file_name

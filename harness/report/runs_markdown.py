@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from harness.model import METRICS, RunResult, Testbed
 from harness.report.mdsections import ChartLinks, closing, run_notes, testbeds
 from harness.report.mdtable import COLLAPSE_ABOVE, details, table
-from harness.report.operations import operations_markdown
+from harness.report.operation_tables import operations_markdown
 from harness.report.tables import fmt_value
 from harness.report.terminal import work_rows
 

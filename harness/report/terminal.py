@@ -15,7 +15,7 @@ from rich.table import Table
 
 from harness.model import IntervalSample, RunResult
 from harness.model.metrics import WORK_METRICS
-from harness.report.operations import operations_table
+from harness.report.operation_tables import operations_table
 from harness.report.sweep_work import sweep_notes
 from harness.report.tables import new_table, show
 

@@ -39,7 +39,7 @@ from harness.model import IntervalSample, LatencyBucket, OperationStats, Scenari
 from harness.model.endpoint import Endpoint
 from harness.sysbench.failures import SysbenchFailure, classify_failure, overrun
 from harness.sysbench.histogram import parse_histogram
-from harness.sysbench.operations import miss_failure, parse_operations
+from harness.sysbench.ops_protocol import miss_failure, parse_operations
 from harness.workspace import child_environment
 
 PINNED_VERSION = "1.0.20"

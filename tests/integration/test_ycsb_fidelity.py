@@ -34,7 +34,7 @@ from support import SCENARIOS
 from support.integration import throwaway_mariadb
 
 from harness.model.endpoint import Endpoint
-from harness.sysbench.operations import parse_operations
+from harness.sysbench.ops_protocol import parse_operations
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness import model
 from harness.model import LatencyBucket, Metrics, MetricVerdict, OperationStats, RunResult, Totals, Verdict
-from harness.model.operations import bucket_index, bucket_value
+from harness.model.operation_stats import bucket_index, bucket_value
 from support.factories import make_testbed
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ import pytest
 from harness.judge.gate import KIND_METRICS
 from harness.model import Metrics, metrics
 from harness.model.metrics import CATALOGUE, METRICS, OPERATION_FIELDS, TREND_METRICS, WORK_METRICS
-from harness.model.operations import OperationStats
+from harness.model.operation_stats import OperationStats
 from harness.report import bmf, release, sweep_work
 from harness.store.schema import METRIC_COLUMNS, RUN_COLUMNS
 

@@ -12,7 +12,7 @@ import pytest
 from harness.errors import LogParseError
 from harness.model import LatencyBucket, OperationStats
 from harness.model.metrics import split_operation
-from harness.model.operations import (
+from harness.model.operation_stats import (
     bucket_index,
     bucket_value,
     is_operation_metric,
@@ -21,7 +21,7 @@ from harness.model.operations import (
 )
 from harness.sysbench.driver import parse_output
 from harness.sysbench.histogram import parse_histogram
-from harness.sysbench.operations import parse_operations
+from harness.sysbench.ops_protocol import parse_operations
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 PROBE = (DATA / "ops_protocol_probe.out").read_text().splitlines()

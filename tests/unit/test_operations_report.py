@@ -21,10 +21,10 @@ from harness.judge.baselines import load_baseline, write_baseline
 from harness.judge.gate import PairedCase, judge_pairs
 from harness.model import OperationStats, RunResult
 from harness.report.bmf import to_bmf, validate_bmf
-from harness.report.operations import operation_rows
+from harness.report.operation_tables import operation_rows
 from harness.report.runs_markdown import render_runs_markdown
 from harness.store.duckdb_file import Store
-from harness.sysbench.operations import parse_operations
+from harness.sysbench.ops_protocol import parse_operations
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PROBE = parse_operations((DATA / "sysbench" / "ops_protocol_probe.out").read_text().splitlines(), 3.0)
@@ -156,7 +156,7 @@ def test_json_summary_lists_the_operation_types() -> None:
 
 def test_a_declared_headline_leads_the_per_type_sections() -> None:
     """tpcc's NOPM is its headline: the reports lead with it, beside the TPS of the whole mix."""
-    from harness.report.operations import headlines, operations_markdown, operations_table
+    from harness.report.operation_tables import headlines, operations_markdown, operations_table
 
     new_order = synthetic("NEW_ORDER", 50.0, seed=1, count=600, seconds=60.0)  # 600 per minute
     tpcc = [

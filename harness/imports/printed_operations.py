@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from harness.imports.oplines import OpLine
 from harness.model import LatencyBucket, OperationStats
-from harness.model.operations import merge_histograms
+from harness.model.operation_stats import merge_histograms
 
 
 def fold_errors(lines: Sequence[OpLine], suffix: str, aggregate: str = "") -> tuple[OpLine, ...]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import LogParseError
 from harness.model.metrics import valid_type
-from harness.model.operations import OperationStats, merge_histograms
+from harness.model.operation_stats import OperationStats, merge_histograms
 from harness.sysbench.failures import SysbenchFailure
 
 OPS_PREFIX = "DBPERF-OPS "
