@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.model import DefinitionChange, RunKind
-from harness.model.estimate import PlanEstimate
+from harness.model.time_estimate import PlanEstimate
 
 Tree = Literal["base", "head"]
 Kind = Literal["server", "copied-server", "scenario", "harness-aa"]

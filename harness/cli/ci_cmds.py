@@ -47,10 +47,10 @@ def build_plan(base: str, head: str, settings: Settings, servers: Sequence[str] 
     a filter on changed scenarios; without one, a changed server runs the default set and every
     changed scenario is compared. ``servers`` (--servers) narrows the fan-out; each comparison then
     gets its kinds (:mod:`harness.ci.scope`), the design check its pairs (:mod:`harness.ci.assess`),
-    and the plan its estimate for those (:mod:`harness.ci.estimate`).
+    and the plan its estimate for those (:mod:`harness.ci.plan_estimate`).
     """
     from harness.ci.assess import assess_plan
-    from harness.ci.estimate import with_estimate
+    from harness.ci.plan_estimate import with_estimate
     from harness.ci.scope import decide, narrow
 
     the_plan = decide(settings, narrow(settings, _diff_plan(base, head, settings), servers))

@@ -49,7 +49,7 @@ from typing import Concatenate, Literal, ParamSpec
 
 from harness.judge import design
 from harness.judge.stats import SetAside, percent
-from harness.model.estimate import duration
+from harness.model.time_estimate import duration
 from harness.model.verdict import Cause
 
 P = ParamSpec("P")

@@ -21,7 +21,7 @@ from scipy import stats as sp_stats  # Student and non-central t
 
 from harness.judge import ranktests, stats
 from harness.judge.design import Kind
-from harness.model.estimate import duration
+from harness.model.time_estimate import duration
 
 FloatArray = stats.FloatArray
 

@@ -8,7 +8,7 @@ baseline_runs`), so the gate that follows can fail without raising its repetitio
 
 The wall time of planned work is priced here too, for the design check's plan line and its limit: this
 machine's recent runs of the same server, scenario, kind, thread count and durations (the store's
-history, as ``dbperf ci plan`` prices its plans: the CLI hands in :mod:`harness.ci.estimate`'s figures,
+history, as ``dbperf ci plan`` prices its plans: the CLI hands in :mod:`harness.ci.plan_estimate`'s figures,
 a layer above this one), else the profile's warm-up + measured seconds + an assumed server start,
 labelled as assumed. docs/method.md
 ("Before the first run") says how they are used.
@@ -169,7 +169,7 @@ def assumed_run(case: Case, kind: Kind, threads: int) -> tuple[float, str]:
 @dataclass(frozen=True)
 class Pricing:
     """How a raised plan is priced: per run (the CLI hands in this machine's stored durations, as ``dbperf
-    ci plan`` prices its plans: :mod:`harness.ci.estimate`), per invocation and per A/B comparison."""
+    ci plan`` prices its plans: :mod:`harness.ci.plan_estimate`), per invocation and per A/B comparison."""
 
     run: RunPrice = assumed_run
     session_s: float = 10.0

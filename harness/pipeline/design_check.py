@@ -31,9 +31,9 @@ from harness.judge import design
 from harness.measure.probes import perf_support
 from harness.model import Kind, Scenario, Server
 from harness.model import metrics as catalogue
-from harness.model.estimate import duration
 from harness.model.metrics import WORK_METRICS
 from harness.model.operation_stats import is_operation_metric
+from harness.model.time_estimate import duration
 from harness.model.work import WORK
 
 

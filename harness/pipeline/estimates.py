@@ -39,7 +39,7 @@ from harness.config.settings import Settings
 from harness.dataset import snapshot_key
 from harness.errors import HarnessError
 from harness.model import Kind, RunKind, Scenario, Server, stable_hash
-from harness.model.estimate import DatasetEstimate, KindEstimate, PlanEstimate, duration
+from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate, duration
 from harness.pipeline.ab import ComparisonSpec
 from harness.pipeline.cases import Case, kind_threads
 from harness.pipeline.design_check import seconds_per_run

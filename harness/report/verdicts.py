@@ -18,7 +18,7 @@ from rich.text import Text
 
 from harness.model import MetricVerdict, Verdict, VerdictOutcome
 from harness.model import metrics as catalogue
-from harness.model.estimate import duration
+from harness.model.time_estimate import duration
 from harness.model.work import WORK
 from harness.report.capacity_cells import LEGEND as CAPACITY_LEGEND
 from harness.report.capacity_cells import marked as capacity_marked

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from support.ci_repos import CONF_A, CONF_B, LOCAL_A, commit
 from support.factories import run
 
-from harness.ci.estimate import ASSUMED_START_S, GAP_S, PLAN_CHECK_S, SESSION_S
+from harness.ci.plan_estimate import ASSUMED_START_S, GAP_S, PLAN_CHECK_S, SESSION_S
 from harness.ci.scope import SENSITIVITY, sensitivity
 from harness.errors import ConfigError
 from harness.pipeline.design_check import seconds_per_run
@@ -209,7 +209,7 @@ def test_the_estimate_prices_runs_by_this_machines_recent_durations(cli_env: Pat
 
 
 def test_the_gap_between_runs_comes_from_this_machines_invocations(tmp_path: Path) -> None:
-    from harness.ci.estimate import History, recent_history
+    from harness.ci.plan_estimate import History, recent_history
     from harness.store import open_store
 
     here = dataclasses.replace(run(1.0).testbed, hostname=platform.node())

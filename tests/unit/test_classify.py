@@ -7,7 +7,7 @@ import math
 import pytest
 
 from harness.judge.classify import Evidence, classify
-from harness.model.estimate import duration
+from harness.model.time_estimate import duration
 
 LOG = math.log
 

@@ -21,7 +21,7 @@ from harness.config.servers import load_server
 from harness.config.settings import Settings, apply_overrides
 from harness.errors import HarnessError
 from harness.model import RunKind, Scenario
-from harness.model.estimate import DatasetEstimate, KindEstimate, PlanEstimate
+from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate
 from harness.pipeline.cases import Case
 from harness.pipeline.estimates import (
     ASSUMED_START_S,
