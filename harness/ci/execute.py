@@ -38,7 +38,7 @@ from harness.config.settings import Settings, apply_overrides
 from harness.measure.fallback import Saver, call_within
 from harness.measure.session import Reporter, Session
 from harness.model import EXIT_ERROR, Outcome, Scenario, Server
-from harness.report.files import write_atomic
+from harness.report.atomic_files import write_atomic
 from harness.store import is_lake, open_store
 
 

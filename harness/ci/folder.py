@@ -4,7 +4,7 @@ and a differential flame graph per cost comparison (``flamegraph-<scenario>-<thr
 This is where `ci run` gathers what the renderers of :mod:`harness.report` need (the store's history,
 the `GITHUB_*` environment) and writes their output; the renderers themselves take records only.
 
-Every file is written whole or not at all (:func:`harness.report.files.write_atomic`), verdicts.json
+Every file is written whole or not at all (:func:`harness.report.atomic_files.write_atomic`), verdicts.json
 first; a file that cannot be written (a full or read-only disk) is named in :attr:`Written.failed` and
 the others are still tried. verdicts.json that cannot go to the folder goes to the unsaved-run folder
 (:func:`harness.measure.fallback.unsaved_folders`), so a full disk never loses the verdicts.
@@ -25,8 +25,8 @@ from harness.errors import HarnessError, ReportError
 from harness.measure.fallback import unsaved_folders
 from harness.model import Outcome
 from harness.pipeline.outcome_flames import flame_graphs
+from harness.report.atomic_files import write_atomic
 from harness.report.file_names import file_name as safe_file_name
-from harness.report.files import write_atomic
 from harness.report.flame_svg import file_name, markdown_lines, render_svg
 from harness.report.mermaid import summary_charts
 

@@ -43,8 +43,8 @@ def group_options(func: Any) -> Any:
 
 
 def write_text(out: Path, text: str, *, append: bool = False) -> None:
-    """The whole file or none (harness.report.files): never a 0-byte or cut one on a full disk."""
-    from harness.report.files import append_atomic, write_atomic
+    """The whole file or none (harness.report.atomic_files): never a 0-byte or cut one on a full disk."""
+    from harness.report.atomic_files import append_atomic, write_atomic
 
     (append_atomic if append else write_atomic)(out, text)
 

@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from harness.config.files import load_toml_model, unknown_name
+from harness.config.toml_files import load_toml_model, unknown_name
 from harness.errors import ConfigError
 from harness.model import METRICS, POST_RUN_CHECKS, ROLLBACK_SCRIPTS, CostSettings, Scenario, stable_hash
 from harness.model.metrics import CATALOGUE, DEFAULT_GATE

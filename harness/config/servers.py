@@ -26,8 +26,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from harness.config.files import load_toml_model, unknown_name
 from harness.config.option_names import OptionNames, Resolved, option_names
+from harness.config.toml_files import load_toml_model, unknown_name
 from harness.errors import ConfigError
 from harness.model import Server
 

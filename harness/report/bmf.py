@@ -57,7 +57,7 @@ import jsonschema
 from harness.errors import ReportError
 from harness.model import RunResult
 from harness.model.metrics import CATALOGUE
-from harness.report.files import write_atomic
+from harness.report.atomic_files import write_atomic
 
 #: Bencher's BMF JSON schema (``https://bencher.dev/bmf.json``), kept in the package so that export
 #: works offline; tests/unit/test_bmf.py checks it against the reference copy.

@@ -31,8 +31,8 @@ from pathlib import Path
 from harness.crash import EXIT_CRASH, crash_line
 from harness.errors import ReportError
 from harness.model import DefinitionChange, MetricVerdict, Verdict
+from harness.report.atomic_files import write_atomic
 from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
-from harness.report.files import write_atomic
 from harness.report.mdtable import cell, inert
 from harness.report.pr_sections import change_line
 from harness.report.trusted_comment import RUN_URL, SHA, load_changes, load_verdicts
@@ -159,7 +159,7 @@ def write_check_run(verdicts: Path, out: Path, *, sha: str, run_url: str = "") -
         raise ReportError(f"cannot read {verdicts}: {exc}; give the verdicts.json of the run") from None
     requests = build_check_run(text, sha=sha, run_url=run_url)
     written = []
-    for i, request in enumerate(requests):  # each whole or not at all (harness.report.files)
+    for i, request in enumerate(requests):  # each whole or not at all (harness.report.atomic_files)
         path = out / ("create.json" if i == 0 else f"update-{i}.json")
         written.append(write_atomic(path, json.dumps(request, ensure_ascii=False, indent=1) + "\n"))
     return written

@@ -33,9 +33,9 @@ import vl_convert
 from harness.errors import ReportError
 from harness.model import metrics
 from harness.model.history import ChangeMark, TrendData
+from harness.report.atomic_files import write_atomic
 from harness.report.charts import Selection, dashboard_spec, spec_json
 from harness.report.file_names import safe_stem
-from harness.report.files import write_atomic
 from harness.report.png import render_png
 from harness.report.site_page import SCRIPT, STYLE
 from harness.report.site_sections import reading_guide, release_view

@@ -65,8 +65,8 @@ from harness.model.plan_changes import compare_statement
 from harness.model.query_plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
 from harness.model.verdict import UNSTEADY, Cause, TestMethod
 from harness.model.work import WORK
+from harness.report.atomic_files import write_atomic
 from harness.report.comment import LIMIT, Links, render_comment
-from harness.report.files import write_atomic
 
 #: The distributions this module imports (pr-comment.yml installs exactly these, hash-pinned).
 DEPENDENCIES = ("markdown-it-py", "mdurl", "numpy", "pygments", "rich", "scipy")
@@ -498,7 +498,7 @@ def write_comment(verdicts: Path, *, sha: str = "", run_url: str = "", out: Path
         raise ReportError(f"cannot read {verdicts}: {exc}; give the verdicts.json of the run") from None
     markdown = build_comment(text, sha=sha, run_url=run_url)
     if out is not None:
-        write_atomic(out, markdown)  # whole or not at all (harness.report.files)
+        write_atomic(out, markdown)  # whole or not at all (harness.report.atomic_files)
     return markdown
 
 

@@ -21,7 +21,7 @@ from harness.ci.records import CiPlan
 from harness.cli.report_cmds import write_text
 from harness.errors import ReportError
 from harness.model import MetricVerdict, Outcome, Verdict
-from harness.report.files import append_atomic, write_atomic
+from harness.report.atomic_files import append_atomic, write_atomic
 
 PLAN = CiPlan("main", "change", "a" * 40, "b" * 40, "ci", "mariadb-local", ("oltp_point_select",))
 VERDICT = Verdict(
