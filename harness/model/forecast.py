@@ -16,7 +16,7 @@ from typing import Literal
 CALIBRATION_FORMAT = 1
 """The version of a calibration file; raised when a field changes meaning or goes away."""
 
-#: Where a forecast holds when the sweep gives no limit of its own (harness.judge.forecast.holds_for).
+#: Where a forecast holds when the sweep gives no limit of its own (harness.judge.cost_forecast.holds_for).
 ONE_CLIENT = "1 client only: concurrency, lock waits and background work are outside the model"
 
 #: The runner's unit times that do not depend on the server, in report order, and what each one is.

@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.config.scenarios import load_scenario
 from harness.config.settings import Settings
 from harness.errors import HarnessError
-from harness.judge.forecast import SideWork, forecast, holds_for
+from harness.judge.cost_forecast import SideWork, forecast, holds_for
 from harness.measure.calibration import load_calibration
 from harness.model import RunResult, Testbed, Verdict
 from harness.model.forecast import ONE_CLIENT, Calibration, ServerUnits

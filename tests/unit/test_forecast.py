@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.factories import TESTBED, cost_run, run
 
-from harness.judge.forecast import SideWork, forecast, holds_for, outcome_of
+from harness.judge.cost_forecast import SideWork, forecast, holds_for, outcome_of
 from harness.measure.calibration import (
     load_calibration,
     merged,
