@@ -15,8 +15,9 @@ through these functions and repeats none of their steps::
 
 A new metric family or backend is wired here once: what to measure for a case, and how to judge it.
 The records and helpers these steps use live beside this module: :mod:`harness.pipeline.cases` (what to
-measure: :class:`Case`, resolved and checked) and :mod:`harness.pipeline.outcome` (what comes back:
-:class:`Outcome` and the exit code).
+measure: :class:`Case`, resolved and checked) and :mod:`harness.pipeline.outcome_closing` (what comes back,
+closed: settings read back, forecasts, runs the store could not take); the :class:`Outcome` record and its
+exit code are :mod:`harness.model.outcome`'s.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from harness.model.verdict import CAPACITY_METRICS
 from harness.pipeline import advice, design_check, estimates, judgeable, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
-from harness.pipeline.outcome import closed
+from harness.pipeline.outcome_closing import closed
 from harness.store.check import open_checked
 from harness.store.location import is_lake
 from harness.store.trend_queries import commit_points, committed, history_tables, one_series, series_keys

@@ -225,7 +225,7 @@ def test_a_setting_the_server_clamped_is_named_requested_to_effective_in_every_l
 
     from harness.model import ReadBack
     from harness.model.outcome import Outcome
-    from harness.pipeline.outcome import with_read_back
+    from harness.pipeline.outcome_closing import with_read_back
     from harness.report.trusted_comment import build_comment
     from harness.report.verdicts import comparison_label
 
