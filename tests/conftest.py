@@ -43,6 +43,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 #: The files that take longest, first: xdist (``--dist loadfile``) hands files to the workers in
 #: collection order, so a long file started last would leave one worker running alone at the end.
 LONGEST_FIRST = (
+    "tests/integration/test_catalogue_cost.py",
     "tests/workflows/test_workflows.py",
     "tests/integration/test_catalogue.py",
     "tests/workflows/test_fleet.py",
@@ -60,6 +61,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if os.environ.get("PYTEST_XDIST_WORKER"):
         rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
         items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
+
+
+#: Seconds spent per test file (setup, call and teardown), summed on the controller: the list
+#: ``LONGEST_FIRST`` is kept by.
+_FILE_SECONDS: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    path = report.nodeid.split("::")[0]
+    _FILE_SECONDS[path] = _FILE_SECONDS.get(path, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    """With ``--durations``, the 15 files that took longest too (what ``LONGEST_FIRST`` orders)."""
+    if not config.getoption("durations", None) or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    longest = sorted(_FILE_SECONDS.items(), key=lambda item: -item[1])[:15]
+    terminalreporter.write_sep("=", "slowest 15 files (setup + call + teardown)")
+    for path, seconds in longest:
+        terminalreporter.write_line(f"{seconds:8.1f}s {path}")
 
 
 #: The call report of each test, so that its teardown report can tell whether the test passed.

@@ -12,7 +12,7 @@
 # The whole suite runs in two parts: everything but the `serial` tests on DBPERF_TEST_WORKERS pytest-xdist
 # workers (default 3: most tests wait on servers, containers and act, and a serial run left the 2 cores
 # half idle), each file's tests on one worker, the longest files first; then the `serial` tests (timing verdicts and fixed time limits that another
-# test's load could flip) alone. The 25 slowest tests of each part are listed at its end.
+# test's load could flip) alone. The 25 slowest tests and the 15 slowest files of each part are listed at its end.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 fast=0

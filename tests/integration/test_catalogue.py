@@ -1,6 +1,7 @@
 """The scenario catalogue and the method behind it (issue 3, "What it must show").
 
-- every scenario runs on the local MariaDB with the quick profile, through ``pytest scenarios/``;
+- every scenario runs on the local MariaDB with the quick profile, through ``pytest scenarios/`` (its cost
+  run: test_catalogue_cost.py, a file of its own so that another worker takes it);
 - read/write and point select run on every container server, through the same plugin;
 - 1024 threads run without errors 1040 (too many connections) or 1461 (max_prepared_stmt_count);
 - a bad scenario file gets a clear error naming the file and the field;
@@ -10,13 +11,12 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 from support import SCENARIOS, SERVERS
-from support.integration import CONTAINER_TARGETS, assert_plausible
+from support.integration import CONTAINER_TARGETS, assert_plausible, passed_ids
 
 from harness import pipeline
 from harness.config.scenarios import BUNDLED_SCRIPTS, available_scenarios, load_scenario
@@ -31,16 +31,6 @@ from harness.sysbench.statements import required_prepared_statements
 pytestmark = pytest.mark.integration
 
 WRITE_ERROR_RATIO = 0.01  # sysbench retries deadlocks/1020 conflicts of write workloads; see helpers
-
-
-def passed_ids(output: str) -> set[str]:
-    """The scenario tests that ran and were not failed: judged and passed, or skipped because this
-    fresh baselines folder has no baseline to judge them against (the skip must say so)."""
-    skipped = set(re.findall(r"test_scenario\[([^\]]+)\] SKIPPED", output))
-    if skipped:
-        reasons = re.findall(r"^SKIPPED .*$", output, re.M)
-        assert reasons and all("nothing judged: no baseline" in line for line in reasons), reasons
-    return set(re.findall(r"test_scenario\[([^\]]+)\] PASSED", output)) | skipped
 
 
 def check_plugin_store(store_path: Path, expected: dict[str, tuple[str, str]]) -> None:
@@ -97,27 +87,6 @@ def test_whole_catalogue_on_local_mariadb(inner_pytest, store_path, baselines_di
     assert passed_ids(out.stdout) == set(expected), out.stdout[-4000:]
     assert "dbperf summary" in out.stdout
     check_plugin_store(store_path, expected)
-
-
-def test_every_scenario_counts_its_cost(inner_pytest, store_path, baselines_dir, cache_dir):
-    """One cost run of every scenario on the embedded MariaDB: each recipe (read view for writes) works."""
-    out = inner_pytest(
-        "scenarios/", "-v", "--dbperf-profile", "quick", "--dbperf-server", "mariadb-local", "--dbperf-cost",
-        "--dbperf-repetitions", "1", "--dbperf-store", store_path, "--dbperf-cache-dir", cache_dir,
-        "--dbperf-baselines-dir", baselines_dir, "--dbperf-measure-unjudged",
-        timeout_s=2400,  # a cost run of every scenario: about 8 min on a quiet machine, over 15 at load 30
-    )  # fmt: skip
-    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-3000:]
-    names = available_scenarios(SCENARIOS)
-    assert passed_ids(out.stdout) == {f"{name}-mariadb-local-cost" for name in names}, out.stdout[-4000:]
-    runs = Store(store_path).runs()
-    assert {r.scenario for r in runs} == set(names)
-    for run in runs:
-        assert run.ok and run.kind == "cost" and run.backend == "callgrind", run.failure
-        assert run.metrics.instr_per_txn is not None and run.metrics.instr_per_txn > 10_000
-        assert run.metrics.qps is None
-        writes = load_scenario(run.scenario, SCENARIOS, "quick").writes
-        assert any("read view" in note for note in run.notes) == writes
 
 
 @pytest.mark.docker

@@ -277,3 +277,13 @@ def throwaway_mariadb(datadir: Path, *options: str) -> Iterator[Endpoint]:
         yield Endpoint("127.0.0.1", port, "root", "", "sbtest")
     finally:
         stop_process(proc)
+
+
+def passed_ids(output: str) -> set[str]:
+    """The scenario tests that ran and were not failed: judged and passed, or skipped because this
+    fresh baselines folder has no baseline to judge them against (the skip must say so)."""
+    skipped = set(re.findall(r"test_scenario\[([^\]]+)\] SKIPPED", output))
+    if skipped:
+        reasons = re.findall(r"^SKIPPED .*$", output, re.M)
+        assert reasons and all("nothing judged: no baseline" in line for line in reasons), reasons
+    return set(re.findall(r"test_scenario\[([^\]]+)\] PASSED", output)) | skipped
