@@ -12,8 +12,6 @@ the others are still tried. verdicts.json that cannot go to the folder goes to t
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from harness.ci.records import CiPlan
 from harness.errors import HarnessError, ReportError
 from harness.measure.fallback import unsaved_folders
 from harness.model import Outcome
+from harness.model.verdict_document import VerdictDocument, dump_document
 from harness.pipeline.outcome_flames import flame_graphs
 from harness.report.atomic_files import write_atomic
 from harness.report.file_names import file_name as safe_file_name
@@ -74,7 +73,9 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     changes = the_plan.edits
     flames, flame_notes = flame_graphs(outcome)
     flame_names = tuple(file_name(g) for g in flames)
-    kept = _write_verdicts(files, the_plan, outcome, flame_names)
+    # the change under test goes in too: the trusted jobs name it in the comment and annotate its line
+    document = VerdictDocument(outcome.verdicts, the_plan.edits, outcome.plans, flame_names)
+    kept = _write_verdicts(files, the_plan, document)
     notes = [*the_plan.notes, *outcome.warnings]
     if the_plan.empty:
         notes.append("nothing to run: no server, scenario or harness change between base and head")
@@ -155,17 +156,9 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     return Written(report, kept, tuple(files.failed))
 
 
-def _write_verdicts(files: _Files, the_plan: CiPlan, outcome: Outcome, flame_names: tuple[str, ...]) -> Path | None:
+def _write_verdicts(files: _Files, the_plan: CiPlan, document: VerdictDocument) -> Path | None:
     """verdicts.json into the folder, else into the first unsaved-run folder that takes it."""
-    document = outcome.document()
-    verdicts = {"format": document["format"], "verdicts": document["verdicts"]}
-    # the change under test: the trusted jobs name it in the comment and annotate its line in the check run
-    verdicts["changes"] = [dataclasses.asdict(c) for c in the_plan.edits]
-    if "plans" in document:  # the trusted comment job shows them too (harness.report.trusted_comment)
-        verdicts["plans"] = document["plans"]
-    if flame_names:  # file names only: the trusted comment job links them (harness.report.trusted_comment)
-        verdicts["flame_graphs"] = list(flame_names)
-    text = json.dumps(verdicts, indent=2, default=str) + "\n"
+    text = dump_document(document)
     kept = files.put("verdicts.json", text)
     for folder in [] if kept else unsaved_folders(files.out / "dbperf.duckdb"):
         try:

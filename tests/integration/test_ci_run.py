@@ -22,7 +22,7 @@ from support.ci_repos import git
 from support.cli import dbperf_argv
 
 from harness.model import MetricVerdict
-from harness.model.outcome import read_document
+from harness.model.verdict_document import read_document
 from harness.store import Store
 
 pytestmark = pytest.mark.integration
@@ -149,8 +149,8 @@ def test_ci_run_judges_the_change(
     assert "](site/png/" not in written
     comment = (out / "comment.md").read_text()
     assert comment.startswith("<!-- dbperf-pr-check -->\n")
-    document = read_document((out / "verdicts.json").read_text(), "verdicts.json")
-    assert document["format"] == 1
+    assert read_document((out / "verdicts.json").read_text()).format == 1  # the one reader takes it
+    document = json.loads((out / "verdicts.json").read_text())
     verdicts = {v["kind"]: v for v in document["verdicts"]}
     plan = json.loads((out / "plan.json").read_text())
     if outcome == "timing":  # --no-cost: timing only, whatever the plan's scope would have chosen

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from harness.model import DefinitionChange, FunctionDelta, Outcome, Verdict
+from harness.model import DefinitionChange, FunctionDelta, Verdict
 from harness.model.plan_changes import compare_statement
 from harness.model.query_plan import PlanCheck, QueryPlan, StatementPlans, TableAccess
+from harness.model.verdict_document import VerdictDocument, dump_document
 from support.reports import mv, verdict
 
 RUN_URL = "https://github.com/acme/dbperf/actions/runs/1001"
@@ -50,18 +51,13 @@ def config_change() -> tuple[list[Verdict], list[DefinitionChange]]:
 
 def change_document() -> dict[str, object]:
     """verdicts.json of a pull request that turns performance_schema on (harness/ci/folder.py's shape)."""
-    from dataclasses import asdict
-
     verdicts, changes = config_change()
-    doc = Outcome(runs=(), verdicts=tuple(verdicts)).document()
-    out = {"format": doc["format"], "verdicts": doc["verdicts"], "changes": [asdict(c) for c in changes]}
-    return json.loads(json.dumps(out, default=str))
+    return json.loads(dump_document(VerdictDocument(tuple(verdicts), tuple(changes))))
 
 
 def verdicts_json(checks: list[PlanCheck]) -> str:
     """A verdicts.json as `ci run` writes it (format, verdicts, plans)."""
-    document = Outcome((), plans=tuple(checks)).document()
-    return json.dumps({k: document[k] for k in ("format", "verdicts", "plans")}, default=str)
+    return dump_document(VerdictDocument((), plans=tuple(checks)))
 
 
 def example_check() -> PlanCheck:
