@@ -35,7 +35,7 @@ from harness.report.atomic_files import write_atomic
 from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
 from harness.report.mdtable import cell, inert
 from harness.report.pr_sections import change_line
-from harness.report.trusted_comment import RUN_URL, SHA, load_changes, load_verdicts
+from harness.report.trusted_comment import RUN_URL, SHA, load_document
 from harness.report.verdicts import (
     comparison_label,
     headline,
@@ -133,8 +133,8 @@ def build_check_run(text: str, *, sha: str, run_url: str = "") -> list[dict[str,
         raise ReportError(f"not a full commit id: {sha[:40]!r}; give the run's head sha (40 hex digits)")
     if run_url and not RUN_URL.fullmatch(run_url):
         raise ReportError("--run-url is not a GitHub Actions run page; nothing is posted")
-    verdicts, _ = load_verdicts(text)
-    changes = load_changes(text)
+    doc, _ = load_document(text)
+    verdicts, changes = doc.verdicts, doc.changes
     found, unplaced = placed_annotations(verdicts, changes)
     output = {"title": _title(verdicts), "summary": _summary(verdicts, changes, unplaced, run_url)}
     batches = [found[i : i + PER_REQUEST] for i in range(0, len(found), PER_REQUEST)] or [[]]

@@ -6,11 +6,11 @@ runner's unit times, at one client (docs/forecast.md).
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from collections.abc import Sequence
 
 from harness.model import Verdict
-from harness.model.forecast import ONE_CLIENT, Calibration, Forecast, ForecastTerm, UnitTime
+from harness.model.forecast import ONE_CLIENT, Calibration, Forecast, UnitTime
 
 LABEL = "forecast (from counts x this runner's calibration; not measured)"
 EXPLAINED = (
@@ -158,62 +158,19 @@ def calibration_notes(calibration: Calibration) -> list[str]:
 
 
 _COMPONENTS = frozenset({"instructions", "statements", "syncs", "page reads", "writes"})
-_FORECAST_NUMBERS = (
-    "base_us",
-    "head_us",
-    "tps_pct",
-    "tps_low_pct",
-    "tps_high_pct",
-    "delta_us",
-    "delta_low_us",
-    "delta_high_us",
-    "bound_pct",
-)
 
 
-def checked_forecast(raw: object, where: str) -> Forecast | None:
-    """A forecast read from an untrusted ``verdicts.json``: numbers that are finite, components and outcomes
-    from fixed sets, and no free text of the run's (where it holds is shown only when it is the model's own
-    sentence); ``ValueError`` (``TypeError`` for a non-object) names the first field that is not what dbperf
-    writes."""
-    if raw is None:
+def checked_forecast(forecast: Forecast | None, where: str) -> Forecast | None:
+    """A forecast read from an untrusted ``verdicts.json`` (its numbers already finite: read by
+    :func:`harness.model.verdict_document.read_document`): components from a fixed set and no free text of the
+    run's (where it holds is shown only when it is the model's own sentence); ``ValueError`` names the first
+    field that is not what dbperf writes."""
+    if forecast is None:
         return None
-    if not isinstance(raw, dict):
-        raise TypeError(f"{where}: not an object")
-
-    def number(value: object, name: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ValueError(f"{where}.{name}: not a finite number")
-        return float(value)
-
-    terms = raw.get("terms", [])
-    if not isinstance(terms, list) or len(terms) > len(_COMPONENTS):
+    if len(forecast.terms) > len(_COMPONENTS):
         raise ValueError(f"{where}.terms: a list of at most {len(_COMPONENTS)} terms is expected")
-    checked = []
-    for i, t in enumerate(terms):
-        if not isinstance(t, dict) or t.get("component") not in _COMPONENTS:
+    for i, t in enumerate(forecast.terms):
+        if t.component not in _COMPONENTS:
             raise ValueError(f"{where}.terms[{i}]: not a term dbperf writes")
-        fields = ("base_count", "head_count", "base_unit_us", "head_unit_us")
-        counts = [number(t.get(f), f"terms[{i}].{f}") for f in fields]
-        checked.append(ForecastTerm(str(t["component"]), *counts))
-    outcome, gating = raw.get("outcome", "unknown"), raw.get("gating", False)
-    if outcome not in ("regression", "improvement", "pass", "unknown") or not isinstance(gating, bool):
-        raise ValueError(f"{where}: outcome or gating is not what dbperf writes")
-    v = {name: number(raw.get(name), name) for name in _FORECAST_NUMBERS}
-    holds = raw.get("holds")
-    return Forecast(
-        base_us=v["base_us"],
-        head_us=v["head_us"],
-        tps_pct=v["tps_pct"],
-        tps_low_pct=v["tps_low_pct"],
-        tps_high_pct=v["tps_high_pct"],
-        delta_us=v["delta_us"],
-        delta_low_us=v["delta_low_us"],
-        delta_high_us=v["delta_high_us"],
-        bound_pct=v["bound_pct"],
-        terms=tuple(checked),
-        holds=ONE_CLIENT if holds == ONE_CLIENT else "where it holds: see the full report",
-        calibrated="",
-        outcome=outcome,
-        gating=gating,
-    )
+    holds = ONE_CLIENT if forecast.holds == ONE_CLIENT else "where it holds: see the full report"
+    return dataclasses.replace(forecast, holds=holds, calibrated="", note="")

@@ -5,7 +5,6 @@ the pipeline step that attaches it to cost verdicts (with a calibration file, fa
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
@@ -213,16 +212,14 @@ def test_renderers_call_it_a_forecast_never_a_measurement(tmp_path: Path) -> Non
 
 def test_a_forecast_read_from_an_untrusted_file_keeps_numbers_and_drops_free_text() -> None:
     f = forecast(SideWork(BASE, 1.0, UNITS), SideWork(HEAD, 1.0, UNITS), CALIBRATION, holds="<img src=x> anything")
-    raw = json.loads(json.dumps(dataclasses.asdict(f)))  # as verdicts.json holds it
-    read = checked_forecast(raw, "verdicts[0].forecast")
+    read = checked_forecast(f, "verdicts[0].forecast")  # as read_document gives it: types checked, not words
     assert read is not None and read.tps_pct == f.tps_pct and read.terms == f.terms
     assert read.holds == "where it holds: see the full report" and read.calibrated == ""
-    assert checked_forecast({**raw, "holds": ONE_CLIENT}, "f").holds == ONE_CLIENT  # type: ignore[union-attr]
+    assert checked_forecast(dataclasses.replace(f, holds=ONE_CLIENT), "f").holds == ONE_CLIENT  # type: ignore[union-attr]
     assert checked_forecast(None, "f") is None
-    with pytest.raises(ValueError, match="tps_pct"):
-        checked_forecast({**raw, "tps_pct": float("nan")}, "f")
+    forged = dataclasses.replace(f, terms=(dataclasses.replace(f.terms[0], component="<b>x</b>"),))
     with pytest.raises(ValueError, match="terms"):
-        checked_forecast({**raw, "terms": [{**raw["terms"][0], "component": "<b>x</b>"}]}, "f")
+        checked_forecast(forged, "f")
 
 
 def test_stored_sweeps_give_tps_by_client_count_of_this_testbed(tmp_path: Path) -> None:
@@ -244,17 +241,19 @@ def test_the_trusted_comment_shows_the_forecast_read_back_from_verdicts_json(tmp
     import json as json_module
 
     from harness.report.comment import render_comment
-    from harness.report.trusted_comment import load_verdicts
+    from harness.report.trusted_comment import load_document
 
     save_calibration(tmp_path, CALIBRATION)
     outcome = with_forecasts(_outcome("mariadb-local+flush"), TESTBED, _settings(tmp_path))  # '=' is refused
     text = json_module.dumps(outcome.document(), default=str)
-    verdicts, _ = load_verdicts(text)
+    verdicts = load_document(text)[0].verdicts
     assert verdicts[0].forecast is not None and verdicts[0].forecast.tps_pct == pytest.approx(100 * (140 / 240 - 1))
     assert "**Forecast at 1 client** (from counts; not measured)" in render_comment(verdicts)
     broken = text.replace('"tps_pct": ', '"tps_pct": "fast", "was": ', 1)
-    with pytest.raises(Exception, match=r"verdicts\[0\]\.forecast"):
-        load_verdicts(broken)
+    with pytest.raises(Exception, match=r"verdicts\[0\]\.forecast\.tps_pct: input should be a valid number"):
+        load_document(broken)
+    with pytest.raises(Exception, match=r"verdicts\[0\]\.forecast\.tps_pct: input should be a finite number"):
+        load_document(text.replace('"tps_pct": ', '"tps_pct": NaN, "was": ', 1))
 
 
 def test_the_calibration_hint_names_a_server_file_not_a_side_label(tmp_path: Path) -> None:

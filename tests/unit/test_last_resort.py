@@ -64,8 +64,8 @@ def test_a_5000_digit_number_in_verdicts_json_is_refused_in_one_line(tmp_path: P
     )  # fmt: skip
     assert run.returncode == 2, run.stderr
     assert run.stderr.splitlines() == [
-        "dbperf: error: verdicts file refused (the file: beyond what dbperf writes: a number of 5,000 digits "
-        "(at most 40): line 1 column 36 (char 35)); nothing is posted"
+        "dbperf: error: verdicts file refused (verdicts.json: beyond what dbperf writes (a number of 5,000 digits "
+        "(at most 40): line 1 column 36 (char 35)); give the verdicts.json of a run); nothing is posted"
     ]
 
 
