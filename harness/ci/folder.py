@@ -22,7 +22,7 @@ from harness.ci.records import CiPlan
 from harness.errors import HarnessError, ReportError
 from harness.measure.fallback import unsaved_folders
 from harness.model import Outcome
-from harness.model.verdict_document import VerdictDocument, dump_document
+from harness.model.verdict_document import Check, VerdictDocument, dump_document
 from harness.pipeline.outcome_flames import flame_graphs
 from harness.report.atomic_files import write_atomic
 from harness.report.file_names import file_name as safe_file_name
@@ -70,7 +70,6 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     from harness.report.markdown import render_markdown
 
     files = _Files(out)
-    changes = the_plan.edits
     flames, flame_notes = flame_graphs(outcome)
     flame_names = tuple(file_name(g) for g in flames)
     # the change under test goes in too: the trusted jobs name it in the comment and annotate its line
@@ -117,35 +116,20 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     for graph in flames:
         files.put(file_name(graph), render_svg(graph))
     footer = f"\n_{len(outcome.runs)} runs in {seconds / 60:.1f} min; plan: `plan.json`._\n"
-    markdown = render_markdown(
-        outcome.verdicts,
-        outcome.runs,
-        title=title,
-        warnings=notes,
-        chart_links=chart_links,
-        plans=outcome.plans,
-        changes=changes,
-    )
+    check = Check(document, outcome.runs, title, tuple(notes))
+    markdown = render_markdown(check, chart_links=chart_links)
     report = out / "report.md"
     files.put(report.name, markdown + _section(markdown_lines(flames)) + footer)
-    links = Links(run_url=run_url(os.environ), flame_graphs=flame_names)
     comment = render_comment(
-        outcome.verdicts,
-        outcome.runs,
-        title=title,
-        warnings=notes,
-        links=links,
-        plans=outcome.plans,
-        changes=changes,
+        check,
+        links=Links(run_url=run_url(os.environ)),
         footer=f"head {the_plan.head_sha[:12]} vs base {the_plan.base_sha[:12]}; {len(outcome.runs)} runs in "
         f"{seconds / 60:.1f} min",
     )
     files.put("comment.md", comment)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        text = render_markdown(
-            outcome.verdicts, outcome.runs, title=title, warnings=notes, plans=outcome.plans, changes=changes
-        )
+        text = render_markdown(check)
         try:  # GitHub's own file, appended to (the runner's disk may be full too)
             with Path(summary).open("a") as handle:
                 handle.write(

@@ -21,6 +21,7 @@ from harness.errors import HarnessError
 from harness.model.definition_change import DefinitionChange
 from harness.model.outcome import DOCUMENT_FORMAT
 from harness.model.query_plan import PlanCheck
+from harness.model.run import RunResult
 from harness.model.verdict import Verdict
 
 
@@ -40,6 +41,17 @@ class VerdictDocument:
 
     # read by pydantic for this record and every record in it: no coercion ("8" is not 8), no NaN
     __pydantic_config__: ClassVar[dict[str, bool]] = {"strict": True, "allow_inf_nan": False}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check as its Markdown report, job summary and comment show it: the verdict document, the runs it
+    was judged from (failures, versions, testbed), its title and the notes to print."""
+
+    document: VerdictDocument
+    runs: tuple[RunResult, ...] = ()
+    title: str = "dbperf performance check"
+    warnings: tuple[str, ...] = ()
 
 
 def dump_document(document: VerdictDocument) -> str:

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.model import DefinitionChange, MetricVerdict, RunResult, Verdict
-from harness.model.query_plan import PlanCheck
+from harness.model import MetricVerdict, Verdict
+from harness.model.verdict_document import Check
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import common_level, fmt_change, fmt_ci, fmt_level
 from harness.report.forecast_sections import forecast_comment
@@ -65,7 +65,6 @@ class Links:
     run_url: str = ""
     site_url: str = ""
     artifact: str = "perf-results"
-    flame_graphs: tuple[str, ...] = ()  # the differential flame graphs' file names in the artifact
 
 
 def _header(several: bool, level: float) -> list[str]:
@@ -93,7 +92,7 @@ def _row(verdict: Verdict, mv: MetricVerdict, several: bool, level: float) -> st
     return "| " + " | ".join(cell(inert(c)) for c in cells) + " |"
 
 
-def _links(links: Links) -> list[str]:
+def _links(links: Links, flame_graphs: Sequence[str]) -> list[str]:
     out = []
     if links.run_url:
         out.append(
@@ -102,26 +101,17 @@ def _links(links: Links) -> list[str]:
         )
     if links.site_url:
         out.append(f"📈 [Trend site]({links.site_url})")
-    if links.flame_graphs:
+    if flame_graphs:
         where = f"[artifact `{links.artifact}`]({links.run_url})" if links.run_url else f"artifact `{links.artifact}`"
-        names = ", ".join(f"`{n}`" for n in links.flame_graphs)
+        names = ", ".join(f"`{n}`" for n in flame_graphs)
         out.append(f"🔥 Differential flame graph(s), base → head instructions: {names} ({where})")
     return out
 
 
-def render_comment(
-    verdicts: Sequence[Verdict],
-    runs: Sequence[RunResult] = (),
-    *,
-    title: str = "dbperf performance check",
-    warnings: Sequence[str] = (),
-    links: Links = Links(),
-    footer: str = "",
-    limit: int = LIMIT,
-    plans: Sequence[PlanCheck] = (),
-    changes: Sequence[DefinitionChange] = (),
-) -> str:
+def render_comment(check: Check, *, links: Links = Links(), footer: str = "", limit: int = LIMIT) -> str:
     """The Markdown of the sticky comment, at most ``limit`` characters (see the module docstring)."""
+    verdicts, plans, changes = check.document.verdicts, check.document.plans, check.document.changes
+    runs, title, warnings = check.runs, check.title, check.warnings
     failed = sum(1 for r in runs if not r.ok)
     several = several_comparisons(verdicts)
     rows = verdict_rows(verdicts)
@@ -151,7 +141,7 @@ def render_comment(
         lines += culprit_section(verdicts, n["culprits"])
         lines += forecast_comment(verdicts)
         # links: the full report, then whatever else the run publishes (trend site, flame graphs)
-        lines += [*_links(links), ""]
+        lines += [*_links(links, check.document.flame_graphs), ""]
         judged = [inert(line) for line in judged_section(verdicts)]
         shown = folded[: n["folded"]] if len(rows) > len(worst) else []
         if judged or shown:

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from harness.model import DefinitionChange, MetricVerdict, RunResult, Testbed, Verdict
-from harness.model.query_plan import PlanCheck
+from harness.model import MetricVerdict, Testbed, Verdict
+from harness.model.verdict_document import Check
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
 from harness.report.forecast_sections import forecast_markdown
@@ -133,23 +133,15 @@ def _verdict_tables(verdicts: Sequence[Verdict]) -> list[str]:
     return lines + details(summary, _verdict_table(quiet, several))
 
 
-def render_markdown(
-    verdicts: Sequence[Verdict],
-    runs: Sequence[RunResult] = (),
-    *,
-    title: str = "dbperf performance check",
-    testbed: Testbed | None = None,
-    warnings: Sequence[str] = (),
-    chart_links: ChartLinks = (),
-    plans: Sequence[PlanCheck] = (),
-    changes: Sequence[DefinitionChange] = (),
-) -> str:
-    """The Markdown of a performance check: headline, the change under test (``changes``, a pull request's),
-    verdict table, plans, warnings, failures, testbed, charts.
+def render_markdown(check: Check, *, testbed: Testbed | None = None, chart_links: ChartLinks = ()) -> str:
+    """The Markdown of a performance check: headline, the change under test (a pull request's), verdict
+    table, plans, warnings, failures, testbed, charts.
 
-    ``runs`` are the runs the verdicts were computed from (for failures, versions, testbed and
+    The check's runs are the runs the verdicts were computed from (for failures, versions, testbed and
     commits); ``testbed`` overrides the testbed taken from the runs.
     """
+    verdicts, plans, changes = check.document.verdicts, check.document.plans, check.document.changes
+    runs, title, warnings = check.runs, check.title, check.warnings
     lines = [f"## {title}", "", *_headline(verdicts), ""]
     if changes:
         lines += change_section(changes, (), len(changes))

@@ -24,6 +24,7 @@ from typing import Any
 from harness.model import METRICS, Outcome, Verdict
 from harness.model.flame_graph import FlameGraph
 from harness.model.operation_stats import is_operation_metric
+from harness.model.verdict_document import Check, VerdictDocument
 from harness.report.capacity_chart import capacity_png
 from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
 from harness.report.file_names import file_name as safe_file_name
@@ -198,9 +199,8 @@ def write_release(
         (out / file_name(graph)).write_text(render_svg(graph))
     lines += markdown_lines(flames)
     testbed = outcome.runs[0].testbed if outcome.runs else None
-    details = render_markdown(
-        verdicts, outcome.runs, title="Verdicts", testbed=testbed, warnings=outcome.warnings, plans=outcome.plans
-    )
+    check = Check(VerdictDocument(tuple(verdicts), plans=outcome.plans), outcome.runs, "Verdicts", outcome.warnings)
+    details = render_markdown(check, testbed=testbed)
     lines.append(details.replace("## Verdicts", "### Verdicts", 1))
     report = out / "report.md"
     report.write_text("\n".join(lines).rstrip() + "\n")

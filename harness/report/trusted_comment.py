@@ -50,7 +50,7 @@ from harness.model import METRICS, DefinitionChange, MetricVerdict, ReadBack, Ve
 from harness.model.plan_changes import compare_statement
 from harness.model.query_plan import PlanCheck, QueryPlan, TableAccess
 from harness.model.verdict import UNSTEADY, Cause, TestMethod
-from harness.model.verdict_document import DocumentError, VerdictDocument, read_document
+from harness.model.verdict_document import Check, DocumentError, VerdictDocument, read_document
 from harness.model.work import WORK
 from harness.report.atomic_files import write_atomic
 from harness.report.comment import LIMIT, Links, render_comment
@@ -276,16 +276,8 @@ def build_comment(text: str, *, sha: str = "", run_url: str = "", limit: int = L
     doc, warnings = load_document(text)
     notes = [f"the run wrote {warnings} warning(s): see the full report"] if warnings else []
     footer = f"head {sha[:12]}; rebuilt from verdicts.json by the trusted comment job" if sha else ""
-    return render_comment(
-        doc.verdicts,
-        title="dbperf performance check",
-        warnings=notes,
-        links=Links(run_url=run_url, flame_graphs=doc.flame_graphs),
-        footer=footer,
-        limit=limit,
-        plans=doc.plans,
-        changes=doc.changes,
-    )
+    check = Check(doc, title="dbperf performance check", warnings=tuple(notes))
+    return render_comment(check, links=Links(run_url=run_url), footer=footer, limit=limit)
 
 
 def write_comment(verdicts: Path, *, sha: str = "", run_url: str = "", out: Path | None = None) -> str:

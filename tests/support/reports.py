@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from harness import model
-from harness.model import LatencyBucket, Metrics, MetricVerdict, OperationStats, RunResult, Totals, Verdict
+from harness.model import (
+    DefinitionChange,
+    LatencyBucket,
+    Metrics,
+    MetricVerdict,
+    OperationStats,
+    RunResult,
+    Totals,
+    Verdict,
+)
 from harness.model.operation_stats import bucket_index, bucket_value
+from harness.model.query_plan import PlanCheck
+from harness.model.verdict_document import Check, VerdictDocument
 from support.factories import make_testbed
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -264,3 +276,17 @@ def synthetic(op: str, median_ms: float, seed: int, count: int = 4000, seconds: 
         counts[bucket_index(ms)] = counts.get(bucket_index(ms), 0) + 1
     buckets = tuple(LatencyBucket(bucket_value(i), c) for i, c in sorted(counts.items()))
     return OperationStats(op, round(count * rng.uniform(0.98, 1.02)), 0, 0, total, seconds, buckets)
+
+
+def check(
+    verdicts: Sequence[Verdict] = (),
+    runs: Sequence[RunResult] = (),
+    *,
+    title: str = "dbperf performance check",
+    warnings: Sequence[str] = (),
+    plans: Sequence[PlanCheck] = (),
+    changes: Sequence[DefinitionChange] = (),
+) -> Check:
+    """What render_markdown and render_comment take: the verdicts' document, the runs, a title and notes."""
+    document = VerdictDocument(tuple(verdicts), tuple(changes), tuple(plans))
+    return Check(document, tuple(runs), title, tuple(warnings))

@@ -10,6 +10,7 @@ import random
 import pytest
 from support.capacity import SLO, capacity_of, sweep_cases, sweep_scenario
 from support.factories import run
+from support.reports import check
 
 from harness.judge import capacity
 from harness.judge.gate import PairedCase, judge_pairs
@@ -120,7 +121,7 @@ def test_the_chart_and_the_report_show_the_sweep():
     assert spec is not None and "SLO p95 50 ms" in str(spec)
     png = capacity_png(verdict)
     assert png is not None and png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
-    text = render_markdown(verdicts, [], title="t")
+    text = render_markdown(check(verdicts, [], title="t"))
     assert "| threadpool_select | 16-1024 | clients at SLO |" in text
     assert capacity_spec(next(v for v in verdicts if not v.curves)) is None
 

@@ -11,6 +11,7 @@ import random
 from dataclasses import replace
 
 from support.factories import run, scenario
+from support.reports import check
 
 from harness.judge.gate import PairedCase, judge_pairs
 from harness.model.verdict import mark
@@ -75,7 +76,7 @@ def test_terminal_markdown_and_chart_show_the_marks():
     print_verdicts([verdict], out)
     terminal = " ".join(out.getvalue().split())
     assert "extrapolated" in terminal and "Capacity at the SLO: 'extrapolated' marks" in terminal
-    markdown = render_markdown([verdict])
+    markdown = render_markdown(check([verdict]))
     row = next(line for line in markdown.splitlines() if "clients at" in line.lower() and line.startswith("|"))
     assert " extrapolated |" in row and "(at least in 6 of 11 sweeps)" in row
     assert LEGEND in markdown
@@ -107,7 +108,7 @@ def test_the_comment_marks_them_too():
     from harness.report.comment import render_comment
 
     verdict, _ = _capacity()
-    comment = render_comment([verdict])
+    comment = render_comment(check([verdict]))
     rows = [line for line in comment.splitlines() if line.startswith("| threadpool_select")]
     assert rows and all(" extrapolated |" in row for row in rows), rows
 

@@ -12,7 +12,7 @@ import statistics
 
 import numpy as np
 from support.gates import judge, runs
-from support.reports import mv, verdict
+from support.reports import check, mv, verdict
 
 from harness.judge import gate
 from harness.model import MetricVerdict, Verdict
@@ -88,8 +88,8 @@ def test_the_gate_fsync_regression_reads_zero_to_one_per_transaction_everywhere(
     stream = io.StringIO()
     print_verdicts([v], stream)
     terminal = stream.getvalue()
-    markdown = render_markdown([v])
-    comment = render_comment([v])
+    markdown = render_markdown(check([v]))
+    comment = render_comment(check([v]))
     for text in (terminal, markdown, comment):
         assert "+1.00 /txn" in text
         assert f"{fsync.estimate_pct:+.1f} %" not in text.split("<sub>")[0]
@@ -136,12 +136,12 @@ def test_a_widened_interval_carries_its_level_in_the_record_and_every_report():
     assert ci_header(v.metrics) == "99.5 % CI"
     stream = io.StringIO()
     print_verdicts([v], stream)
-    for text in (stream.getvalue(), render_markdown([v]), render_comment([v])):
+    for text in (stream.getvalue(), render_markdown(check([v])), render_comment(check([v]))):
         assert "99.5 % CI" in text and "95 % CI" not in text.replace("99.5 % CI", "")
     # beside 95 % rows, the column keeps 95 % and each widened row names its own level
     plain = verdict("s", 8, mv("qps", "pass", 0.4, -1.8, 2.2), mv("p95_ms", "pass", -0.5, -3.0, 2.4))
     plain = Verdict("baseline", "s", 8, "baseline", "srv", (*plain.metrics, *plain.metrics, m))
-    text = render_markdown([plain])
+    text = render_markdown(check([plain]))
     assert "| 95 % CI |" in text and f"{fmt_ci(m, 0.95)} |" in text and fmt_ci(m, 0.95).endswith(" (99.5 %)")
 
 

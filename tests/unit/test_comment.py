@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 from support.comments import FUNCTIONS, config_change
-from support.reports import CASES, check_golden, many_rows, mv, verdict
+from support.reports import CASES, check, check_golden, many_rows, mv, verdict
 
 from harness.model import DefinitionChange, FunctionDelta, MetricVerdict, Verdict
 from harness.report.comment import LIMIT, MARKER, Links, render_comment
@@ -23,14 +23,14 @@ FOOTER = "head 0123456789ab vs base ba9876543210; 20 runs in 3.0 min"
 @pytest.mark.parametrize("case", list(CASES))
 def test_comment_golden(case: str) -> None:
     verdicts, runs = CASES[case]
-    text = render_comment(verdicts, runs, title=f"dbperf: {case}", links=LINKS, footer=FOOTER)
+    text = render_comment(check(verdicts, runs, title=f"dbperf: {case}"), links=LINKS, footer=FOOTER)
     check_golden(f"comment_{case}.md", text)
 
 
 def test_comment_golden_many_rows_and_two_comparisons() -> None:
     verdicts, runs = many_rows()
     other = [replace(v, base="mariadb-local@base", head="mariadb-local") for v in verdicts[:3]]
-    text = render_comment([*verdicts, *other], runs, links=LINKS, footer=FOOTER, warnings=("load average 3.1",))
+    text = render_comment(check([*verdicts, *other], runs, warnings=("load average 3.1",)), links=LINKS, footer=FOOTER)
     check_golden("comment_many_rows.md", text)
     assert "| comparison |" in text  # several comparisons: every row names its pair
     assert "<details>" in text and "What was judged, and all 36 rows" in text
@@ -39,7 +39,7 @@ def test_comment_golden_many_rows_and_two_comparisons() -> None:
 
 def test_marker_first_and_links_present() -> None:
     verdicts, runs = CASES["regression"]
-    text = render_comment(verdicts, runs, links=LINKS)
+    text = render_comment(check(verdicts, runs), links=LINKS)
     assert text.splitlines()[0] == MARKER
     assert "🔴 **Performance regression**" in text
     assert "[Full report, verdicts and charts](https://github.com/acme/dbperf/actions/runs/1001)" in text
@@ -53,19 +53,19 @@ def test_marker_first_and_links_present() -> None:
 def test_too_long_comments_are_cut_with_a_note_and_keep_the_link() -> None:
     metrics = [mv("qps", "regression", -6.0, -8.0, -4.0, reason="x" * 400, summary="y" * 300)]
     verdicts = [verdict(f"scenario_{i:04d}", 8, *metrics) for i in range(400)]
-    text = render_comment(verdicts, links=LINKS, warnings=[f"warning {i} " + "w" * 200 for i in range(300)])
+    text = render_comment(check(verdicts, warnings=[f"warning {i} " + "w" * 200 for i in range(300)]), links=LINKS)
     assert len(text) <= LIMIT
     assert text.startswith(MARKER + "\n")
     assert "row(s) left out to fit GitHub's comment limit" in text
     assert "more warning(s) in the full report" in text
     assert "actions/runs/1001" in text
-    small = render_comment(verdicts[:2], links=LINKS)
+    small = render_comment(check(verdicts[:2]), links=LINKS)
     assert "left out" not in small
 
 
 def test_tiny_limit_still_gives_a_marked_comment() -> None:
     verdicts, runs = CASES["regression"]
-    text = render_comment(verdicts, runs, links=LINKS, limit=120)
+    text = render_comment(check(verdicts, runs), links=LINKS, limit=120)
     assert len(text) <= 120 and text.startswith(MARKER)
 
 
@@ -74,7 +74,7 @@ def test_tiny_limit_still_gives_a_marked_comment() -> None:
 
 def test_comment_golden_config_change_leads_with_the_change_and_the_culprits() -> None:
     verdicts, changes = config_change()
-    text = render_comment(verdicts, title="dbperf: config change", links=LINKS, footer=FOOTER, changes=changes)
+    text = render_comment(check(verdicts, title="dbperf: config change", changes=changes), links=LINKS, footer=FOOTER)
     check_golden("comment_config_change.md", text)
     lines = text.splitlines()
     # the change first, then the worst row of each scenario, then three functions, then the rest folded
@@ -116,7 +116,7 @@ def test_the_headline_never_contradicts_a_row(first: str, second: str, gating: t
         mv("p95_ms", second, 12.0, 10.0, 14.0, gating=gating[1]),
     )
     verdicts = [verdict("oltp_read_only", 8, *metrics), verdict("oltp_point_select", 1, mv("qps", "pass", 0.1, -1, 1))]
-    text = render_comment(verdicts, links=LINKS)
+    text = render_comment(check(verdicts), links=LINKS)
     status_line = text.splitlines()[3]
     rows = [line for line in text.splitlines() if line.startswith("| oltp")]
     gating_regression = any(" | 🔴 regression | " in r for r in rows)
@@ -170,7 +170,7 @@ def fsync_regression() -> Verdict:
 
 
 def test_why_lists_the_metrics_that_moved_by_size_and_no_function_when_instructions_did_not_move() -> None:
-    text = render_comment([fsync_regression()], links=LINKS)
+    text = render_comment(check([fsync_regression()]), links=LINKS)
     lines = text.splitlines()
     why = next(i for i, line in enumerate(lines) if line.startswith("**Why**"))
     end = next(i for i in range(why + 3, len(lines)) if not lines[i].startswith("|"))
@@ -243,7 +243,7 @@ def test_a_setting_the_server_clamped_is_named_requested_to_effective_in_every_l
     # a setting that is not in the label (a server file's own) is added to it
     pinned = with_read_back(plain, {"mariadb-local": {"innodb_log_file_size": ("1M", "4M")}})
     assert pinned.side_label("base") == "mariadb-local (innodb_log_file_size: 1M→4M)"
-    text = render_comment([clamped], links=LINKS)
+    text = render_comment(check([clamped]), links=LINKS)
     assert "`mariadb-local+table_open_cache=1→10`" in text, text
     # the trusted comment rebuilds the label from verdicts.json (a pull request's server, its my.cnf value)
     from_file = with_read_back(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.factories import TESTBED, cost_run, run
+from support.reports import check
 
 from harness.judge.cost_forecast import SideWork, forecast, holds_for, outcome_of
 from harness.measure.calibration import (
@@ -248,7 +249,7 @@ def test_the_trusted_comment_shows_the_forecast_read_back_from_verdicts_json(tmp
     text = json_module.dumps(outcome.document(), default=str)
     verdicts = load_document(text)[0].verdicts
     assert verdicts[0].forecast is not None and verdicts[0].forecast.tps_pct == pytest.approx(100 * (140 / 240 - 1))
-    assert "**Forecast at 1 client** (from counts; not measured)" in render_comment(verdicts)
+    assert "**Forecast at 1 client** (from counts; not measured)" in render_comment(check(verdicts))
     broken = text.replace('"tps_pct": ', '"tps_pct": "fast", "was": ', 1)
     with pytest.raises(Exception, match=r"verdicts\[0\]\.forecast\.tps_pct: input should be a valid number"):
         load_document(broken)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from support.reports import check
+
 from harness.model import MetricVerdict, Verdict
 from harness.report.markdown import render_markdown
 from harness.report.verdicts import EXCLUDES, judged_lines
@@ -46,7 +48,7 @@ def test_a_cost_baseline_judges_instructions_only_and_says_so():
 
 
 def test_the_markdown_report_lists_what_was_judged_and_what_instructions_exclude():
-    text = render_markdown([COST, TIME])
+    text = render_markdown(check([COST, TIME]))
     assert "**What was judged**" in text
     assert EXCLUDES in text
 
@@ -60,6 +62,6 @@ def test_the_legend_explains_a_count_tested_with_its_offset_only_where_a_count_h
     instr = replace(mv("instr_per_txn"), estimate_pct=0.4, ci_low_pct=0.3, ci_high_pct=0.5)
     with_count = [verdict("cost", instr, fsync)]
     assert WORK_LEGEND in legend(with_count)
-    assert WORK_LEGEND in render_markdown(with_count)
+    assert WORK_LEGEND in render_markdown(check(with_count))
     assert WORK_LEGEND not in legend([verdict("cost", instr)])
-    assert WORK_LEGEND not in render_markdown([verdict("cost", instr)])
+    assert WORK_LEGEND not in render_markdown(check([verdict("cost", instr)]))

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.comments import ci_check, example_check, verdicts_json
+from support.reports import check
 
 from harness.errors import ServerError
 from harness.model import Outcome
@@ -181,18 +182,18 @@ def test_markdown_section_golden() -> None:
     unchecked = PlanCheck("oltp_point_select", "staging", "staging+x=1", note="plans not compared: external")
     check_golden("plans_markdown.md", "\n".join(plans_markdown([example_check(), unchecked])))
     assert plans_markdown([]) == []
-    report = render_markdown((), (), plans=[example_check()])
+    report = render_markdown(check((), (), plans=[example_check()]))
     assert "| sbtest1 | range | k_1 | 829 | range | k_1 | 20 |" in report
 
 
 def test_comment_shows_changed_plans_and_shortens_them_first() -> None:
-    comment = render_comment((), (), plans=[example_check()])
+    comment = render_comment(check((), (), plans=[example_check()]))
     assert "🔀 select_random_points: mariadb-local vs mariadb-local+eq_range_index_dive_limit=1" in comment
     assert "sbtest1: rows 829 → 20 (41.5x fewer)" in comment
     assert "| sbtest1 | range | k_1 | 829 | range | k_1 | 20 |" in comment
-    short = render_comment((), (), plans=[example_check()], limit=len(comment) - 50)
+    short = render_comment(check((), (), plans=[example_check()]), limit=len(comment) - 50)
     assert "1 more changed plan(s) in the full report" in short
-    assert "🔀" not in render_comment((), ())
+    assert "🔀" not in render_comment(check((), ()))
 
 
 def test_terminal_section() -> None:

@@ -14,6 +14,7 @@ import pytest
 from support.reports import (
     CASES,
     TESTBED,
+    check,
     check_golden,
     make_run,
     many_rows,
@@ -44,7 +45,7 @@ CHARTS = (
 @pytest.mark.parametrize("case", list(CASES))
 def test_markdown_golden(case: str) -> None:
     verdicts, runs = CASES[case]
-    text = render_markdown(verdicts, runs, title=f"dbperf: {case}", chart_links=CHARTS)
+    text = render_markdown(check(verdicts, runs, title=f"dbperf: {case}"), chart_links=CHARTS)
     check_golden(f"markdown_{case}.md", text)
 
 
@@ -62,7 +63,7 @@ def test_markdown_golden(case: str) -> None:
 def test_each_outcome_is_named_in_headline_and_table(case: str, outcome: str, word: str) -> None:
     verdicts, runs = CASES[case]
     assert comparison_outcome(verdicts[0]) == outcome
-    text = render_markdown(verdicts, runs)
+    text = render_markdown(check(verdicts, runs))
     headline_line = text.splitlines()[4]
     emoji, name = word.split(" ", 1)
     assert re.search(rf"{re.escape(emoji)} 1 {re.escape(name)}", headline_line), headline_line
@@ -72,7 +73,7 @@ def test_each_outcome_is_named_in_headline_and_table(case: str, outcome: str, wo
 
 def test_table_numbers_are_the_verdicts() -> None:
     verdicts, runs = CASES["regression"]
-    text = render_markdown(verdicts, runs)
+    text = render_markdown(check(verdicts, runs))
     row = next(line for line in text.splitlines() if line.startswith("| oltp_read_only | 8 | QPS |"))
     cells = [c.strip() for c in row.strip("|").split(" | ")]
     assert cells[3:7] == ["20,150", "18,558", "-7.9 %", "[-10.2, -5.6] %"]
@@ -83,7 +84,7 @@ def test_table_numbers_are_the_verdicts() -> None:
 
 def test_failed_runs_testbed_versions_and_charts_are_listed() -> None:
     verdicts, runs = CASES["failed"]
-    text = render_markdown(verdicts, runs, chart_links=CHARTS)
+    text = render_markdown(check(verdicts, runs), chart_links=CHARTS)
     assert "### ❌ Failed runs (1)" in text
     assert "Lost connection to server during query" in text
     assert f"`{TESTBED.fingerprint}`" in text
@@ -94,7 +95,7 @@ def test_failed_runs_testbed_versions_and_charts_are_listed() -> None:
 
 def test_noise_warnings_section() -> None:
     verdicts, runs = CASES["inconclusive"]
-    text = render_markdown(verdicts, runs, warnings=("testbed busy: load average 3.2 on 2 cores",))
+    text = render_markdown(check(verdicts, runs, warnings=("testbed busy: load average 3.2 on 2 cores",)))
     section = text.split("### ⚠️ Noise and measurement warnings", 1)[1].split("###", 1)[0]
     lines = [line for line in section.splitlines() if line.startswith("- ")]
     assert lines[0] == "- testbed busy: load average 3.2 on 2 cores"
@@ -105,7 +106,7 @@ def test_noise_warnings_section() -> None:
 
 def test_many_rows_collapse_into_details() -> None:
     verdicts, runs = many_rows()
-    text = render_markdown(verdicts, runs, title="dbperf: many rows")
+    text = render_markdown(check(verdicts, runs, title="dbperf: many rows"))
     check_golden("markdown_many_rows.md", text)
     before, details = text.split("<details>", 1)
     visible = [line for line in before.splitlines() if line.startswith("| oltp")]
@@ -117,7 +118,7 @@ def test_many_rows_collapse_into_details() -> None:
 
 def test_cells_escape_pipes_and_newlines() -> None:
     bad = MetricVerdict(metric="run", higher_is_worse=False, outcome="failed", reason="a | b\nc")
-    text = render_markdown([verdict("s|x", 1, bad)], [])
+    text = render_markdown(check([verdict("s|x", 1, bad)], []))
     row = next(line for line in text.splitlines() if line.startswith("| s\\|x |"))
     assert "a \\| b c" in row
     assert row.count(" | ") == 8  # nine cells

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 from support.comments import RUN_URL, SHA, change_document
-from support.reports import CASES, check_golden
+from support.reports import CASES, check, check_golden
 
 from harness.errors import ReportError
 from harness.model.verdict_document import VerdictDocument, dump_document
@@ -107,7 +107,7 @@ def test_a_real_comment_and_the_rebuilt_one_agree_on_every_row() -> None:
 
     verdicts, runs = CASES["inconclusive"]
     plain = [replace(v, warnings=()) for v in verdicts]
-    original = render_comment(plain, runs)
+    original = render_comment(check(plain, runs))
     rebuilt = build_comment(json.dumps(document("inconclusive")))
 
     def cells(text: str) -> list[list[str]]:  # every table row without its last cell (the reason's words)
@@ -170,7 +170,7 @@ def test_rebuilt_comment_golden_names_the_change_and_the_functions() -> None:
     from harness.report.comment import render_comment
 
     verdicts, changes = config_change()
-    original = render_comment(verdicts, changes=changes)
+    original = render_comment(check(verdicts, changes=changes))
 
     def cells(markdown: str) -> list[list[str]]:  # every table row (functions too) without the reason's words
         return [line.split(" | ")[:-1] for line in markdown.splitlines() if line.startswith("| ") and "---" not in line]
