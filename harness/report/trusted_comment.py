@@ -2,8 +2,10 @@
 
 The A/B check runs a pull request's code, so everything it uploads is the pull request's to write. The
 job that posts the comment (``pr-comment.yml``: the default branch's code, a token that may write
-comments) therefore never posts Markdown from that run. It reads ``verdicts.json`` as data, keeps
-only what it can check, and renders the comment itself with :func:`harness.report.comment.render_comment`:
+comments) therefore never posts Markdown from that run. It reads ``verdicts.json`` as data with the
+one reader, :func:`harness.model.verdict_document.read_document` (the shape: types, fixed words, finite
+numbers), keeps only what it can check, and renders the comment itself with
+:func:`harness.report.comment.render_comment`:
 
 * names (scenarios, servers, refs, versions) must match :data:`NAME`: letters, digits and ``._+:@/~-``,
   at most 100 characters, so no Markdown markup or HTML gets through. Such a name can still read as a
