@@ -76,7 +76,8 @@ def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, st
 
 
 def read_document(text: str, source: str = "<document>") -> dict[str, Any]:
-    """A ``--json`` document or ``verdicts.json`` read back; one line for anything this dbperf cannot read."""
+    """A ``--json`` document read back; one line for anything this dbperf cannot read (``ci run``'s
+    ``verdicts.json`` has its own typed reader: :func:`harness.model.verdict_document.read_document`)."""
     try:
         doc = bounded_json.loads(text)
     except json.JSONDecodeError as exc:
