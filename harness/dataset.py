@@ -29,9 +29,8 @@ from harness import workspace
 from harness.config.scenarios import DATASET_LOADER
 from harness.errors import HarnessError, ServerError
 from harness.model import Scenario, Server, stable_hash
-from harness.servers.provider import DatasetCredentials, Launch, Provider
-from harness.servers.variables import effective_variables, requested_values, size_bytes
-from harness.sysbench.driver import prepare
+from harness.servers.provider import DatasetCredentials, Provider
+from harness.servers.variables import requested_values, size_bytes
 from harness.workspace import child_environment
 
 #: Server variables that change what a prepared datadir contains (so they belong in the key).
@@ -206,11 +205,14 @@ class DatasetCache:
         provider: Provider,
         scenario: Scenario,
         sysbench_version: str,
+        load: Callable[[Path, DatasetCredentials], float],
         *,
         say: Callable[[str], None] = lambda _msg: None,
         force: bool = False,
     ) -> Snapshot:
-        """The snapshot for this server build and dataset, preparing it if needed."""
+        """The snapshot for this server build and dataset, built if needed: a datadir initialised here, its
+        rows loaded by ``load`` (which serves it and prepares the tables, returning the seconds it took:
+        :mod:`harness.measure.provision`), then kept."""
         server = provider.server
         parts = snapshot_key(server, provider.build_id(), scenario, sysbench_version)
         key = stable_hash(parts, 16)
@@ -256,9 +258,7 @@ class DatasetCache:
                 credentials = DatasetCredentials.generate()
                 datadir = work / "datadir"
                 provider.initialize(datadir, credentials)
-                variables = effective_variables(server, scenario)
-                with provider.serve(Launch(datadir, credentials, variables)) as instance:
-                    prepare_s = prepare(scenario, instance.endpoint, threads=2)
+                prepare_s = load(datadir, credentials)
                 meta = {
                     "key": key,
                     "key_parts": parts,

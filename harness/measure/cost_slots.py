@@ -135,7 +135,7 @@ def _prepare(session: Session, contexts: Sequence[RunContext], slots: int) -> No
         with suppress(HarnessError, OSError):
             session.cost_identity(ctx.server, ctx.scenario)
             for slot in range(slots):
-                session.snapshot(provider_for(placed(ctx.server, slot)), ctx.scenario)
+                session.provisioner().snapshot(provider_for(placed(ctx.server, slot)), ctx.scenario)
 
 
 def _work(session: Session, state: _Slots, slot: int) -> None:

@@ -13,16 +13,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from harness.dataset import DatasetCache, Snapshot
+from harness.dataset import DatasetCache
 from harness.errors import ConfigError, HarnessError
 from harness.measure.context import CostIdentity, RunContext, Served, build_result
 from harness.measure.fallback import Unsaved
+from harness.measure.provision import Provisioned, Provisioner
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
 from harness.servers import provider_for
 from harness.servers.callgrind import Callgrind, server_environment
-from harness.servers.provider import DatasetCredentials, Launch, Provider, ServerInstance
+from harness.servers.provider import ServerInstance
 from harness.servers.variables import effective_variables, requested_values, unmet_settings
-from harness.sysbench.driver import prepare
 
 
 class Reporter(Protocol):
@@ -108,10 +108,9 @@ class Live:
 
 @dataclass(frozen=True)
 class _Memo:
-    """Lookups made once per invocation: snapshots in use, prepared external servers, build ids."""
+    """Lookups made once per invocation: what was provisioned (snapshots, external datasets), build ids."""
 
-    snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
-    external_prepared: set[tuple[str, str]] = field(default_factory=set)
+    provisioned: Provisioned = field(default_factory=Provisioned)
     cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
     builds: dict[str, str] = field(default_factory=dict)
 
@@ -228,51 +227,17 @@ class Session:
         }
         return CostIdentity("callgrind", tool, platform.machine(), build, stable_hash(requested))
 
-    def snapshot(self, provider: Provider, scenario: Scenario) -> Snapshot | None:
-        server = provider.server
-        if server.provider == "external":
-            return None
-        key = (server.name + "|" + stable_hash(server.identity()), stable_hash(scenario.dataset_key()))
-        if key not in self._memo.snapshots:
-            made = self.cache.ensure(provider, scenario, self.sysbench_version, say=self.reporter.phase)
-            self._memo.snapshots[key] = made
-        return self._memo.snapshots[key]
+    def provisioner(self) -> Provisioner:
+        """The invocation's one way to a started server with its dataset (what it provisioned is shared)."""
+        return Provisioner(self.cache, self.sysbench_version, self.reporter.phase, self._memo.provisioned)
 
     @contextmanager
     def instance(
         self, server: Server, scenario: Scenario, *, callgrind: Callgrind | None = None
     ) -> Iterator[ServerInstance]:
-        """A fresh server for one run: restored dataset for local/container, prepared tables for external."""
-        provider = provider_for(server)
-        snapshot = self.snapshot(provider, scenario)
-        variables = effective_variables(server, scenario)
-        if snapshot is None:
-            credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
-            with provider.serve(Launch(None, credentials, variables, callgrind)) as instance:
-                key = (server.name, stable_hash(scenario.dataset_key()))
-                if key not in self._memo.external_prepared:
-                    self.reporter.phase(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server.name}")
-                    _cleanup_external(instance, scenario)
-                    prepare(scenario, instance.endpoint, threads=2)
-                    self._memo.external_prepared.add(key)
-                yield instance
-            return
-        with (
-            self.cache.restore(snapshot) as datadir,
-            provider.serve(Launch(datadir, snapshot.credentials, variables, callgrind)) as instance,
-        ):
+        """A fresh server for one run with its dataset ready, reaped on leaving (:mod:`harness.measure.provision`)."""
+        with self.provisioner().started(server, scenario, callgrind=callgrind) as instance:
             yield instance
-
-
-def _cleanup_external(instance: ServerInstance, scenario: Scenario) -> None:
-    """Drop the sysbench tables in the target's database (names qualified: the connection has none)."""
-    from harness.servers.provider import run_sql
-
-    database = instance.endpoint.database.replace("`", "``")
-    run_sql(
-        instance.endpoint,
-        [f"DROP TABLE IF EXISTS `{database}`.`{table}`" for table in scenario.created_tables],
-    )
 
 
 def new_group_id() -> str:
