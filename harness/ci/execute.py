@@ -35,11 +35,8 @@ from harness.ci.git import materialise
 from harness.ci.records import CiPlan, Tree
 from harness.ci.trees import load_side
 from harness.config.settings import Settings, apply_overrides
-from harness.measure.fallback import Saver, call_within
-from harness.measure.session import Reporter, Session
-from harness.model import EXIT_ERROR, Outcome, Scenario, Server
+from harness.model import EXIT_ERROR, Outcome, Scenario
 from harness.report.atomic_files import write_atomic
-from harness.store import is_lake, open_store
 
 
 @dataclass(frozen=True)
@@ -75,7 +72,7 @@ def run_plan(
     settings: Settings,
     the_plan: CiPlan,
     out: Path,
-    reporter: Reporter,
+    reporter: pipeline.Reporter,
     options: pipeline.JudgeOptions | None = None,
 ) -> CiOutcome:
     """Run every comparison and recording of the plan, then write every report into ``out``."""
@@ -110,7 +107,8 @@ def run_plan(
             for server, scenario in (load_side(r.side, trees, the_plan.profile) for r in the_plan.recordings)
         ]
         servers = [*(t for s in specs for t in (s.base, s.head)), *(c.server for c in recordings)]
-        session = _also_shared(settings, shared, reporter, servers) if servers else None  # nothing to run: no store
+        # every run goes to the user's store too: the next ``ci plan`` prices the same comparisons from them
+        session = pipeline.shared_session(settings, shared, reporter, servers) if servers else None  # none: no store
         outcome = pipeline.compare(
             settings, specs, reporter, options or pipeline.JudgeOptions(), recordings=recordings, session=session
         )
@@ -121,15 +119,3 @@ def run_plan(
         return CiOutcome(outcome, time.monotonic() - started, written.report, closing)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _also_shared(settings: Settings, shared: Path | str, reporter: Reporter, servers: list[Server]) -> Session | None:
-    """A session that saves every run in the user's store too (a lake, or a store file other than
-    ``out/``'s), beside ``out/``: the next ``ci plan`` prices the same comparisons from their durations."""
-    if not is_lake(shared) and Path(shared).resolve() == Path(settings.store).resolve():
-        return None
-    store = call_within(lambda: open_store(shared, timeout_s=settings.store_timeout), settings.store_timeout, "open it")
-    # a store that fails or stops answering keeps the run in a file too
-    save_shared = Saver(store.save, shared, reporter.phase, limit_s=settings.store_timeout)
-    containers = any(s.provider == "container" for s in servers)
-    return pipeline.open_session(settings, reporter, containers=containers, also_save=save_shared)

@@ -1,15 +1,28 @@
 """The one wiring point from settings to runs, verdicts and an exit code (see :mod:`harness.pipeline.flow`)."""
 
+from harness.measure.session import Reporter
 from harness.pipeline.ab import ComparisonSpec
 from harness.pipeline.advice import Pricing
 from harness.pipeline.cases import Case, resolve
-from harness.pipeline.flow import JudgeOptions, changes, compare, gate, history, measure_case, open_session, record, run
+from harness.pipeline.flow import (
+    JudgeOptions,
+    changes,
+    compare,
+    gate,
+    history,
+    measure_case,
+    open_session,
+    record,
+    run,
+    shared_session,
+)
 
 __all__ = [
     "Case",
     "ComparisonSpec",
     "JudgeOptions",
     "Pricing",
+    "Reporter",
     "changes",
     "compare",
     "gate",
@@ -19,4 +32,5 @@ __all__ = [
     "record",
     "resolve",
     "run",
+    "shared_session",
 ]

@@ -26,6 +26,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -49,6 +50,7 @@ from harness.pipeline import advice, design_check, estimates, judgeable, recordi
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
 from harness.pipeline.outcome_closing import closed
+from harness.store import open_store
 from harness.store.check import open_checked
 from harness.store.location import is_lake
 from harness.store.trend_queries import commit_points, committed, history_tables, one_series, series_keys
@@ -78,12 +80,18 @@ def open_session(
     *,
     containers: bool,
     check: bool = True,
-    also_save: Callable[[RunResult], None] | None = None,
+    also_store: Path | str | None = None,
 ) -> Session:
     """Sweep what dead dbperf processes left, check sysbench, fingerprint the testbed, warn about a busy
     machine, and open the store, reading it whole: a damaged store is refused before anything runs.
 
-    ``also_save`` is a second place every run goes after the store (``ci run``'s shared lake)."""
+    ``also_store`` is a second store every run goes to after the first (``ci run``'s shared lake or the
+    user's store file beside ``out/``); one that fails or stops answering keeps the run in a file too."""
+    also_save = None
+    if also_store is not None:
+        limit_s = settings.store_timeout
+        shared = call_within(lambda: open_store(also_store, timeout_s=limit_s), limit_s, "open it")
+        also_save = Saver(shared.save, also_store, reporter.phase, limit_s=limit_s)
     swept = workspace.sweep(cache_dir=settings.cache_dir)
     if swept:
         reporter.phase(f"removed what dbperf processes that died left behind: {'; '.join(swept)}")
@@ -116,6 +124,17 @@ def open_session(
         sysbench_version=version,
         ledger=ledger,
     )
+
+
+def shared_session(
+    settings: Settings, shared: Path | str, reporter: Reporter, servers: Iterable[Server]
+) -> Session | None:
+    """A session that saves every run in ``shared`` too, when it is another store than the settings' (a
+    lake, or another store file); None when it is the same one (the pipeline opens its own)."""
+    if not is_lake(shared) and Path(shared).resolve() == Path(settings.store).resolve():
+        return None
+    containers = any(s.provider == "container" for s in servers)
+    return open_session(settings, reporter, containers=containers, also_store=shared)
 
 
 def _both(first: Callable[[RunResult], None], second: Callable[[RunResult], None]) -> Callable[[RunResult], None]:

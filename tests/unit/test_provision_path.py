@@ -40,3 +40,13 @@ def test_only_provision_starts_servers_and_prepares_datasets() -> None:
 def test_provision_does_all_three() -> None:
     calls = " ".join(_provisioning_calls(ast.parse(THE_PATH.read_text())))
     assert ".serve(" in calls and "prepare(" in calls and ".ensure(" in calls
+
+
+def test_ci_execute_goes_through_the_pipeline() -> None:
+    """``ci run`` opens its session (and the user's store beside ``out/``) through the pipeline, not by
+    reaching into ``measure`` and ``store`` itself."""
+    tree = ast.parse((HARNESS / "ci" / "execute.py").read_text())
+    modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    reached = [m for m in modules if m.startswith(("harness.measure", "harness.store"))]
+    assert not reached, f"ci/execute.py should reach the session and stores through harness.pipeline: {reached}"
