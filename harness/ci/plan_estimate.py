@@ -2,11 +2,12 @@
 
 The estimate counts every run the plan makes -- per comparison, the timing pairs the design check
 settled on (it may raise the profile's repetitions) times two sides times the thread counts, and the
-cost pairs of the scenario's ``[cost]`` settings -- and prices each run by **this machine's recent runs**
-of the same server, scenario, kind and thread count, the datasets not yet in the snapshot cache by this
-machine's preparations of the same shape, and the fixed overheads (the query-plan check per
-comparison, the session): the rules are :mod:`harness.pipeline.estimates`'s, shared with every other
-command that says its estimate before it starts. Every figure says whether it was measured or assumed.
+cost pairs of the scenario's ``[cost]`` settings, side by side as the runner will run them -- and
+prices each run by **this machine's recent runs** of the same server, scenario, kind and thread
+count, the datasets not yet in the snapshot cache by this machine's preparations of the same shape,
+and the fixed overheads (the query-plan check per comparison, the session): the rules are
+:mod:`harness.pipeline.estimates`'s, shared with every other command that says its estimate before
+it starts. Every figure says whether it was measured or assumed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.config.settings import Settings, apply_overrides
 from harness.errors import HarnessError
+from harness.measure.cost_slots import slots_for
 from harness.model import RunKind, Scenario
 from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate
 from harness.pipeline.cases import Case
@@ -65,6 +67,8 @@ def estimate(
             timed |= kind == "time"
             threads = scenario.threads if kind == "time" else scenario.cost.threads
             reps = design.pairs if kind == "time" else _cost_repetitions(settings, scenario)
+            # a comparison's cost runs go side by side, as many at once as the runner will use
+            slots = 1 if kind == "time" else slots_for(2 * reps * len(threads))
             for count in threads:
                 sides = [(c.base.server, c.base_server), (c.head.server, c.head_server)]
                 per = [per_run(durations, server, provider, scenario, kind, count) for server, _ in sides]
@@ -73,7 +77,7 @@ def estimate(
                 if source != "assumed" and "assumed" in (per[0][1], per[1][1]):  # one side priced as the other
                     seconds = next(p[0] for p in per if p[1] != "assumed")
                 gap = history.gap_s(kind)[0]
-                items.append(KindEstimate(f"{label} {count}t", kind, 2 * reps, seconds + gap, source))
+                items.append(KindEstimate(f"{label} {count}t", kind, 2 * reps, seconds + gap, source, slots))
                 assumed.append(assumed_run(provider, scenario, kind) + gap)
     for r in the_plan.recordings:
         scenario = apply_overrides(load_scenario(r.side.scenario, settings.scenarios_dir, the_plan.profile), settings)

@@ -101,6 +101,7 @@ def estimate_line(p: CiPlan) -> str:
         else f"{measured} of {len(e.items)} measured on this machine, the rest assumed from the profile"
     )
     pairs = f"{e.pairs} timing pair(s) per comparison; " if e.pairs else ""
+    pairs += f"cost runs {e.cost_slots} at a time; " if e.cost_slots > 1 else ""
     datasets = "datasets all in the snapshot cache"
     if e.datasets:
         how = "measured" if all(d.source != "assumed" for d in e.datasets) else "assumed"

@@ -44,6 +44,11 @@ def slots_wanted(environ: dict[str, str] | None = None) -> int:
     return min(2, len(os.sched_getaffinity(0)))
 
 
+def slots_for(runs: int, environ: dict[str, str] | None = None) -> int:
+    """How many of a batch of ``runs`` cost runs go at once: the runner and the estimate both ask here."""
+    return 1 if runs <= 1 else min(runs, slots_wanted(environ))
+
+
 def placed(server: Server, slot: int) -> Server:
     """``server`` as slot ``slot`` (0-based) runs it: slot 1 swaps its server and client CPU sets."""
     if slot % 2 == 0 or not server.cpuset or not server.client_cpuset:
@@ -97,7 +102,7 @@ class _Slots:
 def run_side_by_side(session: Session, contexts: Sequence[RunContext], slots: int | None = None) -> list[RunResult]:
     """Every cost run of ``contexts`` (each a fresh server under callgrind), ``slots`` at a time; the
     results in the order of ``contexts``."""
-    slots = slots_wanted() if slots is None else slots
+    slots = slots_for(len(contexts)) if slots is None else slots
     if slots <= 1 or len(contexts) <= 1:
         return [run_cost(session, ctx) for ctx in contexts]
     saving = threading.Lock()

@@ -19,17 +19,20 @@ class KindEstimate:
 
     ``per_run_s`` comes from this machine's recent runs of the same server, scenario, kind and
     thread count (``source`` = "measured (N runs)") or, with none stored, from the profile's
-    durations and an assumed server start (``source`` = "assumed")."""
+    durations and an assumed server start (``source`` = "assumed"). ``per_run_s`` is one run's own wall
+    time (a stored run's span, alone or beside another); ``slots`` of the runs go at once (the cost runs
+    of an A/B comparison go side by side), so their wall time is the sum over the slots."""
 
     label: str
     kind: RunKind
     runs: int
     per_run_s: float
     source: str
+    slots: int = 1
 
     @property
     def seconds(self) -> float:
-        return self.runs * self.per_run_s
+        return self.runs * self.per_run_s / max(1, self.slots)
 
     def to_dict(self) -> dict[str, object]:
         return {**dataclasses.asdict(self), "seconds": round(self.seconds, 1)}
@@ -68,6 +71,11 @@ class PlanEstimate:
 
     def by_kind(self, kind: RunKind) -> float:
         return sum(i.seconds for i in self.items if i.kind == kind)
+
+    @property
+    def cost_slots(self) -> int:
+        """How many cost runs go at once (1: one after another, or no cost runs)."""
+        return max((i.slots for i in self.items if i.kind == "cost"), default=1)
 
     @property
     def measured(self) -> int:

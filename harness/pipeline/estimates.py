@@ -13,6 +13,9 @@ comes from. The parts:
   from inflating the price. Then the gap to the next run (storing, reporting), measured from the
   stored runs of one invocation. With nothing stored, the profile's warm-up + duration and an assumed
   server start (timing), or the event counts at an assumed rate under callgrind (cost): "assumed".
+  An A/B comparison's cost runs go side by side (:mod:`harness.measure.cost_slots`): their wall time
+  is their sum over the slot count the runner will use (the line says it). A stored run's time is its
+  own span, whether it ran alone or beside another, so it is divided once, here.
 * **datasets**: a dataset not in the snapshot cache is prepared once; priced by the time this machine
   took for the same dataset shape before (the snapshot's ``build_s``, kept in its ``meta.json``), else
   assumed from the row count.
@@ -38,6 +41,7 @@ from pathlib import Path
 from harness.config.settings import Settings
 from harness.dataset import snapshot_key
 from harness.errors import HarnessError
+from harness.measure.cost_slots import slots_for
 from harness.model import Kind, RunKind, Scenario, Server, stable_hash
 from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate, duration
 from harness.pipeline.ab import ComparisonSpec
@@ -236,6 +240,7 @@ class Work:
     runs: int
     label: str = ""
     like: str = ""  # a server whose runs price these when the case's own server has none (an A/B's base)
+    slots: int = 1  # how many of these runs go at once (an A/B comparison's cost runs: side by side)
 
 
 def estimate(
@@ -263,7 +268,8 @@ def estimate(
             if source == "assumed" and w.like:
                 seconds, source = per_run(history.durations, w.like, server.provider, scenario, w.kind, threads)
             label = f"{w.label or server.name} {scenario.name} {threads}t"
-            items.append(KindEstimate(label, w.kind, w.runs, seconds + history.gap_s(w.kind)[0], source))
+            per = seconds + history.gap_s(w.kind)[0]
+            items.append(KindEstimate(label, w.kind, w.runs, per, source, w.slots))
             assumed.append(assumed_run(server.provider, scenario, w.kind))
         if build_id is not None and sysbench_version and server.name in build_id:
             found = dataset_price(settings.cache_dir, server, build_id[server.name], scenario, sysbench_version)
@@ -286,6 +292,8 @@ def line(found: PlanEstimate) -> str:
         else f"{measured} of {total} run figures measured on this machine, {total - measured} assumed from the profile"
     )
     parts = [f"{found.runs} run(s), {sources}"]
+    if found.cost_slots > 1:
+        parts.append(f"cost runs {found.cost_slots} at a time")
     if found.datasets:
         how = "measured" if all(d.source != "assumed" for d in found.datasets) else "assumed"
         if how == "assumed" and any(d.source != "assumed" for d in found.datasets):
@@ -340,14 +348,18 @@ def of_cases(settings: Settings, cases: Sequence[Case], kinds: Sequence[Kind]) -
 
 def of_specs(specs: Sequence[ComparisonSpec], kinds: Sequence[Kind], pairs: int) -> list[Work]:
     """The runs of A/B comparisons: ``pairs`` timing pairs, the scenario's cost pairs, both sides; the head
-    priced like the base where it has no runs of its own (a ``--head-var`` head is the base's build)."""
-    return [
-        Work(Case(side, s.scenario), kind, pairs if kind == "time" else s.scenario.cost.repetitions, like=s.base.name)
-        for s in specs
-        for side in (s.base, s.head)
-        for kind in kinds
-        if s.runs(kind, kinds)
-    ]
+    priced like the base where it has no runs of its own (a ``--head-var`` head is the base's build). A
+    comparison's cost runs go side by side as :func:`harness.measure.cost_slots.run_side_by_side` runs
+    them, each slot taking the next run: their wall time is their sum over the slots."""
+    out = []
+    for s in specs:
+        reps = s.scenario.cost.repetitions
+        side_by_side = slots_for(2 * reps * len(s.scenario.cost.threads))  # a comparison's cost runs: one batch
+        for side in (s.base, s.head):
+            for kind in (k for k in kinds if s.runs(k, kinds)):
+                runs, slots = (pairs, 1) if kind == "time" else (reps, side_by_side)
+                out.append(Work(Case(side, s.scenario), kind, runs, like=s.base.name, slots=slots))
+    return out
 
 
 def say(phase: Callable[[str], None], found: PlanEstimate) -> None:

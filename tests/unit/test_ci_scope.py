@@ -180,7 +180,9 @@ def test_the_estimate_follows_the_design_check(cli_env: Path) -> None:
     assert doc["estimated_s"] == round(total)
 
 
-def test_the_estimate_prices_runs_by_this_machines_recent_durations(cli_env: Path) -> None:
+def test_the_estimate_prices_runs_by_this_machines_recent_durations(
+    cli_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from harness.model import Testbed
     from harness.store import open_store
 
@@ -196,11 +198,17 @@ def test_the_estimate_prices_runs_by_this_machines_recent_durations(cli_env: Pat
         runs.append(r)
     store = cli_env / "durations.duckdb"
     open_store(store).save_many(runs)
+    monkeypatch.setenv("DBPERF_COST_SLOTS", "2")
     doc = plan_json("--cost", "--store", str(store))
     point, mix = doc["estimate"]["items"]
     assert point["label"] == "local-a point 1t" and point["source"] == "measured (3 runs)"
     assert point["per_run_s"] == 32 + GAP_S  # the median of 30, 40, 32: not the other machine's 500
     assert point["runs"] == 6  # 3 cost pairs (the scenario's [cost] default), two sides
+    # the runs go two at a time, as the runner will run them: a stored run's own span, divided once
+    assert point["slots"] == 2 and point["seconds"] == 3 * (32 + GAP_S)
+    monkeypatch.setenv("DBPERF_COST_SLOTS", "1")
+    alone = plan_json("--cost", "--store", str(store))["estimate"]["items"][0]
+    assert alone["slots"] == 1 and alone["seconds"] == 6 * (32 + GAP_S)
     assert mix["source"] == "assumed"
     from harness.config.scenarios import load_scenario
 
@@ -230,15 +238,19 @@ def test_the_gap_between_runs_comes_from_this_machines_invocations(tmp_path: Pat
     assert recent_history(store, hostname="another-machine") == History()
 
 
-def test_the_plan_prints_what_it_left_out_and_the_estimate_per_kind(cli_env: Path) -> None:
+def test_the_plan_prints_what_it_left_out_and_the_estimate_per_kind(
+    cli_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from harness.cli import cli
 
+    monkeypatch.setenv("DBPERF_COST_SLOTS", "2")
     commit(cli_env, "relaxed flushing", {"servers/conf/a.cnf": CONF_A.replace("= 1", "= 2")})
     result = CliRunner().invoke(cli, ["ci", "plan", "--base", "main", "--head", "change", "-s", "point,mix"])
     assert result.exit_code == 0, result.output
     assert "left out: timing on local-a point, local-a mix: cost sees the change" in result.output
     assert "estimated time: ~" in result.output and "(cost ~" in result.output and "timing -" in result.output
     assert "run times assumed from the profile (no runs of them stored on this machine)" in result.output
+    assert "cost runs 2 at a time" in result.output
 
 
 def test_the_docs_show_the_table_as_it_is() -> None:

@@ -27,6 +27,10 @@ def test_slots_come_from_the_environment_or_the_cores():
     assert cost_slots.slots_wanted({"DBPERF_COST_SLOTS": "1"}) == 1
     assert cost_slots.slots_wanted({"DBPERF_COST_SLOTS": "8"}) == 2  # two cores' worth at most
     assert 1 <= cost_slots.slots_wanted({}) <= 2
+    # the batch's slot count (the runner's and the estimate's): never more slots than runs
+    assert cost_slots.slots_for(6, {"DBPERF_COST_SLOTS": "2"}) == 2
+    assert cost_slots.slots_for(1, {"DBPERF_COST_SLOTS": "2"}) == 1
+    assert cost_slots.slots_for(6, {"DBPERF_COST_SLOTS": "1"}) == 1
     with pytest.raises(ConfigError, match="DBPERF_COST_SLOTS=two"):
         cost_slots.slots_wanted({"DBPERF_COST_SLOTS": "two"})
 

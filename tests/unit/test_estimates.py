@@ -49,7 +49,8 @@ def test_a_run_is_priced_by_the_lower_median_of_its_newest_runs(tmp_path: Path):
     assert per_run(other_length, "mariadb-local", "local", s, "time", 2)[1] == "assumed"
 
 
-def test_a_head_with_no_runs_of_its_own_is_priced_like_its_base(tmp_path: Path):
+def test_a_head_with_no_runs_of_its_own_is_priced_like_its_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("DBPERF_COST_SLOTS", "1")
     given = settings(tmp_path, cost=True)
     case = pipeline.resolve(given, "oltp_point_select", "mariadb-local")
     head = case.server.with_variables({"thread_cache_size": "64"})
@@ -61,6 +62,32 @@ def test_a_head_with_no_runs_of_its_own_is_priced_like_its_base(tmp_path: Path):
     assert found.runs == 2 * reps
     assert sum(i.seconds for i in found.items) == 2 * reps * (30.0 + GAP_S)
     assert found.overhead_s > estimates.SESSION_S + estimates.PLAN_CHECK_S  # slower than assumed: scaled
+
+
+def test_cost_runs_side_by_side_are_priced_at_the_runners_slot_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An A/B comparison's cost runs go as many at a time as run_side_by_side will use (cost_slots.slots_for):
+    a stored run's span is its own (alone or beside another), so the sum is divided once, by the slots."""
+    given = settings(tmp_path, cost=True)
+    case = pipeline.resolve(given, "oltp_point_select", "mariadb-local")
+    head = case.server.with_variables({"innodb_flush_log_at_trx_commit": "2"})
+    spec = pipeline.ComparisonSpec(case.server, head, case.scenario)
+    history = History({("mariadb-local", "oltp_point_select", "cost", 1): [(0, 0, 30.0)]})
+    reps = case.scenario.cost.repetitions
+    priced = {}
+    for slots in ("1", "2"):
+        monkeypatch.setenv("DBPERF_COST_SLOTS", slots)
+        found = estimates.estimate(given, estimates.of_specs([spec], ("cost",), 6), history, comparisons=1)
+        assert [i.slots for i in found.items] == [int(slots)] * 2
+        assert found.runs == 2 * reps  # the runs are all still counted
+        priced[slots] = found.by_kind("cost")
+        assert ("cost runs 2 at a time" in line(found)) == (slots == "2")
+    assert priced["1"] == 2 * reps * (30.0 + GAP_S)
+    assert priced["2"] == reps * (30.0 + GAP_S)  # 2 x reps runs of 32 s, two at a time
+    # the overhead's load factor compares one run's own span with the profile's: slots leave it alone
+    assert found.items[0].per_run_s == 30.0 + GAP_S
+    # a plain run of cases (no comparison) runs its cost runs one after another
+    plain = estimates.estimate(given, estimates.of_cases(given, [case], ("cost",)), history)
+    assert [i.slots for i in plain.items] == [1] and "at a time" not in line(plain)
 
 
 def test_the_estimate_is_the_sum_of_what_it_names(tmp_path: Path):
