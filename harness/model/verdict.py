@@ -108,6 +108,13 @@ def count_offset(metric: str, min_effect: float) -> float:
     return work.floor / min_effect if work is not None and min_effect > 0 else 0.0
 
 
+def per_txn_below(metric: str) -> float:
+    """The base under which a count's change is shown per transaction, not in %: its floor (the least change
+    worth a verdict), as a percent of a base smaller than that says more about the base than the change."""
+    work = WORK.get(metric)
+    return work.floor if work is not None else 0.0
+
+
 @dataclass(frozen=True)
 class ShownChange:
     """A change as reports show it: the estimate and its interval, in % of the base or per transaction."""
@@ -179,18 +186,20 @@ class MetricVerdict:
         """The change as a report shows it: the test's estimate and interval, except for a count per
         transaction, whose test ran on the count plus an offset (:func:`count_offset`): its change is
         rescaled to the count itself at the base's median, in % of the base, or per transaction where the
-        base is 0 (docs/work-vector.md)."""
+        base is below the count's floor (:func:`per_txn_below`: 0 -> 1 fsync/txn is ``+1.00 /txn``, and
+        0.009 -> 1 is too, never ``+11011.9 %``; docs/work-vector.md)."""
         offset = count_offset(self.metric, (self.bound_pct or 0.0) / 100.0)
         base = self.base_median
         if not offset or base is None or base < 0:
             return ShownChange(self.estimate_pct, self.ci_low_pct, self.ci_high_pct)
         # a change of x % of (count + offset) is x % of (base + offset) per transaction
-        scale = (base + offset) / base if base > 0 else (base + offset) / 100.0
+        per_txn = base <= 0 or base < per_txn_below(self.metric)
+        scale = (base + offset) / 100.0 if per_txn else (base + offset) / base
 
         def scaled(value: float | None) -> float | None:
             return None if value is None else value * scale
 
-        unit: Literal["%", "/txn"] = "%" if base > 0 else "/txn"
+        unit: Literal["%", "/txn"] = "/txn" if per_txn else "%"
         return ShownChange(scaled(self.estimate_pct), scaled(self.ci_low_pct), scaled(self.ci_high_pct), unit)
 
 

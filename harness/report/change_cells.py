@@ -3,7 +3,8 @@
 * **Counts per transaction** (the work vector) are tested on the count plus an offset, so that 0 -> a
   little does not become an infinite change (docs/work-vector.md). Reports never show that sum's change:
   they show the count's own, from :meth:`~harness.model.MetricVerdict.shown_change`, in % of the base,
-  or per transaction (``+1.00 /txn``) where the base is 0. The offset stays in the verdict's reason.
+  or per transaction (``+1.00 /txn``) where the base is below the count's floor
+  (0, or 0.009 -> 1 fsync/txn: never ``+11011.9 %``). The offset stays in the verdict's reason.
 * **Intervals** carry their real level: a column is headed with the level most of its rows have
   (:func:`ci_header`, normally ``95 % CI``), and a row at another level says it in brackets: less when
   the repetitions allow no more, ``99.9 %`` where the judge widened it to the confidence the family
@@ -60,7 +61,7 @@ def fmt_level(level: float) -> str:
 
 
 def fmt_change(mv: MetricVerdict) -> str:
-    """The change column: ``+4.2 %``, or ``+1.00 /txn`` for a count whose base is 0."""
+    """The change column: ``+4.2 %``, or ``+1.00 /txn`` for a count whose base is below its floor."""
     shown = mv.shown_change()
     return fmt_per_txn(shown.value) if shown.unit == "/txn" else fmt_pct(shown.value)
 

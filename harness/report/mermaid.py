@@ -6,7 +6,7 @@ away. GitHub draws fenced ``mermaid`` blocks wherever it renders Markdown, job s
 the summary's charts are Mermaid bar charts written from the verdicts:
 
 * one per judged metric: each scenario x threads (x kind) comparison's change, % (head against base; a
-  count's own change, per transaction where its base is 0: :mod:`harness.report.change_cells`);
+  count's own change, per transaction where its base is below its floor: :mod:`harness.report.change_cells`);
   a metric with no estimate gets no chart, and the metrics that did not move at all (0.00 % everywhere:
   most server counters) are named in one line, so no chart is ever empty;
 * one per differential flame graph where a frame moved: the frames whose own instructions per
@@ -69,7 +69,7 @@ def metric_charts(verdicts: Sequence[Verdict]) -> list[str]:
     by_metric: dict[tuple[str, str], list[tuple[str, float]]] = {}
     for v in sorted(verdicts, key=lambda v: (v.scenario, v.threads, v.kind)):
         for m in v.metrics:
-            shown = m.shown_change()  # a count's own change: per transaction where its base is 0
+            shown = m.shown_change()  # a count's own change: per transaction where its base is below its floor
             if shown.value is None:
                 continue
             case = f"{v.scenario} {v.threads_label}t" + (" cost" if v.kind == "cost" else "")

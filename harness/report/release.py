@@ -176,7 +176,7 @@ def write_release(
             f"{outcome.pairs} pair(s) each, {len(outcome.runs)} runs in {seconds / 60:.1f} min.",
             "",
             "Change of head against base, with its interval (95 % unless the cell names its level; a count whose base "
-            "is 0: its change per transaction); 🔴 regression, 🟢 improvement, "
+            "is below its floor: its change per transaction); 🔴 regression, 🟢 improvement, "
             "✅ pass, 🟡 inconclusive; (info): a metric that does not gate.",
             "",
             *table,

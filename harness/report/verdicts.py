@@ -1,7 +1,7 @@
 """Verdicts on a terminal, and the wording every report shares (terminal and Markdown).
 
 One row per scenario x threads x metric: base and head medians, the change with its confidence
-interval (in %, or per transaction for a count whose base is 0, at its real level: see
+interval (in %, or per transaction for a count whose base is below its floor, at its real level: see
 :mod:`harness.report.change_cells`), the noise of the comparison, the verdict and its short reason.
 Colour comes only on a terminal (see :func:`harness.report.terminal.console`).
 """
@@ -142,7 +142,8 @@ LEGEND = (
 WORK_LEGEND = (
     "A count per transaction (system calls, server work) is tested on the count plus an offset (its floor over "
     "its minimum effect), so that a count starting at 0 has a finite change; its change and interval are shown "
-    "for the count itself, in % of the base, or per transaction (/txn) where the base is 0, and the verdict's "
+    "for the count itself, in % of the base, or per transaction (/txn) where the base is below the count's floor "
+    "(0, or near it: a percent of it would say nothing), and the verdict's "
     "reason (verdicts.json) gives the offset and the test's numbers on the sum."
 )
 

@@ -66,6 +66,17 @@ def test_a_count_from_zero_shows_its_change_per_transaction():
     assert fmt_ci(m) == "[+0.900, +1.10] /txn"
 
 
+def test_a_count_from_near_zero_shows_its_change_per_transaction_not_a_huge_percent():
+    """A base under the count's floor (data fsyncs: 0.25/txn) gives no meaningful percent: 0.009 -> 1 fsync/txn
+    read "+11011.9 %"; it reads as the absolute change, as from 0, and a base at the floor is in % again."""
+    m = count("data_fsyncs", 0.009, 1.0)
+    assert fmt_change(m) == "+0.991 /txn"
+    assert fmt_ci(m) == "[+0.892, +1.09] /txn"
+    assert m.shown_change().unit == "/txn"
+    assert fmt_change(count("data_fsyncs", 0.25, 1.0)) == "+300.0 %"
+    assert fmt_change(count("rows_read", 0.4, 1.0)) == "+0.600 /txn"  # rows read: floor 0.5/txn
+
+
 def test_other_metrics_show_the_tests_estimate():
     m = mv("qps", "regression", -7.9, -10.2, -5.6)
     assert (fmt_change(m), fmt_ci(m)) == ("-7.9 %", "[-10.2, -5.6] %")
