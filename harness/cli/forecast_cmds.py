@@ -21,16 +21,17 @@ from harness.model.forecast import Calibration
     type=click.IntRange(1, 50),
     default=3,
     show_default=True,
-    help="timing runs at 1 client (their range is the server's units' spread)",
+    help="timing runs at 1 client of each scenario (their range is the server's units' spread)",
 )
 @shared("server", "profile", "store", "time", "warmup", "servers-dir", "scenarios-dir", "baselines-dir", "cache-dir")
 def calibrate_cmd(samples: int, repetitions: int, **kwargs: Any) -> int:
     """Measure this runner's calibration for forecasts and keep it with its testbed.
 
-    Timing runs at 1 client and one cost run of oltp_point_select on the server give its server CPU time
-    per instruction and the time each statement adds outside the server's CPU; fsync, fdatasync, a page
-    read not in cache (O_DIRECT when the server reads so), a write and a loopback round trip are measured
-    in $TMPDIR, where servers keep their datadirs. Written to <baselines-dir>/<testbed>/calibration.json;
+    Timing runs at 1 client and one cost run each of oltp_point_select and oltp_read_only on the server
+    give its server CPU time per statement and per instruction (solved from the two) and the time each
+    statement adds outside the server's CPU; fsync, fdatasync (after 4, 16 and 64 KiB), a page read not
+    in cache (O_DIRECT when the server reads so), a write and a loopback round trip are measured in
+    $TMPDIR, where servers keep their datadirs. Written to <baselines-dir>/<testbed>/calibration.json;
     a changed testbed has none until it is measured again. Every run is stored.
 
     \b

@@ -2,11 +2,16 @@
 
 Each side's time per transaction at one client is the sum, over the work it counted, of count x unit time::
 
-    T = instructions x (server CPU per instruction)          the server build's own unit
-      + statements   x (time per statement outside its CPU)  the client, the loopback, the wake-ups
-      + syncs        x (fdatasync latency)                    sys_fsync: fsync + fdatasync in dispatch
-      + page reads   x (read of a page not in cache)          sys_pread, else Innodb_buffer_pool_reads
-      + writes       x (pwrite latency)                       sys_pwrite
+    T = instructions x (server CPU per instruction)                the server build's own units,
+      + statements   x (server CPU per statement + time per        solved from two scenarios
+                        statement outside its CPU)                  (the client, the loopback, the wake-ups)
+      + syncs        x (fdatasync of the bytes a commit writes)     sys_fsync; redo_written / sys_fsync
+      + page reads   x (read of a page not in cache)                sys_pread, else Innodb_buffer_pool_reads
+      + writes       x (pwrite latency)                             sys_pwrite
+
+The sync unit is interpolated between the calibration's fdatasync after 4, 16 and 64 KiB by the redo
+bytes per sync (linear, held at 4 KiB below it and continued along the last segment above 64 KiB); a side
+with no redo count syncs at 4 KiB.
 
 The change of single-client TPS is ``T_base / T_head - 1`` (QPS alike: the statements per transaction are
 the workload's), and each transaction's latency, so its p95 while the spread stays, moves by
@@ -22,7 +27,15 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.model.forecast import ONE_CLIENT, Calibration, Forecast, ForecastTerm, ServerUnits, UnitTime
+from harness.model.forecast import (
+    ONE_CLIENT,
+    SYNC_SIZES,
+    Calibration,
+    Forecast,
+    ForecastTerm,
+    ServerUnits,
+    UnitTime,
+)
 
 #: (component label, the work-vector keys read in turn, the I/O unit it is multiplied by)
 IO_COMPONENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
@@ -41,6 +54,38 @@ class SideWork:
     statements: float
     units: ServerUnits
 
+    @property
+    def sync_bytes(self) -> float | None:
+        """Redo bytes per sync (``redo_written / sys_fsync``), None without both counts."""
+        syncs, redo = self.work.get("sys_fsync"), self.work.get("redo_written")
+        return redo / syncs if syncs and redo and syncs > 0 else None
+
+
+def sync_unit(size: float | None, points: Sequence[tuple[float, float]]) -> float:
+    """The time of a sync after ``size`` bytes written, from ``(bytes, µs)`` points measured: linear between
+    them, the smallest's below it (or without a size), along the last segment above the largest."""
+    ordered = sorted(points)
+    if not ordered:
+        raise ValueError("no sync unit calibrated")
+    if size is None or size <= ordered[0][0] or len(ordered) == 1:
+        return ordered[0][1]
+    for (x0, y0), (x1, y1) in itertools.pairwise(ordered):
+        if size <= x1:
+            return y0 + (y1 - y0) * (size - x0) / (x1 - x0)
+    (x0, y0), (x1, y1) = ordered[-2], ordered[-1]
+    return max(y1, y1 + (y1 - y0) * (size - x1) / (x1 - x0))
+
+
+def query_cache_on(variables: Mapping[str, str]) -> bool:
+    """Whether a server's variables turn the query cache on (a type other than OFF and a size over 0)."""
+    kind = variables.get("query_cache_type", "OFF").strip().upper()
+    size = variables.get("query_cache_size", "0").strip()
+    return kind not in {"OFF", "0", ""} and size.isdigit() and int(size) > 0
+
+
+def _sync(side: SideWork, values: Mapping[str, float]) -> float:
+    return sync_unit(side.sync_bytes, [(size, values[name]) for size, name in SYNC_SIZES if name in values])
+
 
 def _count(work: Mapping[str, float], keys: Sequence[str]) -> float | None:
     return next((work[k] for k in keys if k in work), None)
@@ -51,8 +96,9 @@ def _variables(base: SideWork, head: SideWork, calibration: Calibration) -> dict
     for side in (base, head):
         key = side.units.build_id or side.units.server
         out[f"{key}:instruction"] = side.units.instruction
+        out[f"{key}:cpu_statement"] = side.units.cpu_statement
         out[f"{key}:statement"] = side.units.statement
-    for _, _, name in IO_COMPONENTS:
+    for name in (*(n for _, n in SYNC_SIZES), *(n for _, _, n in IO_COMPONENTS)):
         unit = calibration.unit(name)
         if unit is not None:
             out[name] = unit
@@ -62,8 +108,9 @@ def _variables(base: SideWork, head: SideWork, calibration: Calibration) -> dict
 def _time(side: SideWork, values: Mapping[str, float], io: Sequence[tuple[str, float]]) -> float:
     key = side.units.build_id or side.units.server
     cpu = side.work.get("instr_per_txn", 0.0) * values[f"{key}:instruction"]
-    rtt = side.statements * values[f"{key}:statement"]
-    return cpu + rtt + sum(count * values[name] for name, count in io)
+    per_statement = side.statements * (values[f"{key}:cpu_statement"] + values[f"{key}:statement"])
+    io_us = sum(count * (_sync(side, values) if name == "fdatasync" else values[name]) for name, count in io)
+    return cpu + per_statement + io_us
 
 
 def _io(side: SideWork, names: Mapping[str, UnitTime]) -> list[tuple[str, float]]:
@@ -76,6 +123,7 @@ def _io(side: SideWork, names: Mapping[str, UnitTime]) -> list[tuple[str, float]
 
 
 def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tuple[ForecastTerm, ...]:
+    medians = {n: u.value_us for n, u in names.items()}
     terms = [
         ForecastTerm(
             "instructions",
@@ -85,7 +133,11 @@ def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tup
             head.units.instruction.value_us,
         ),
         ForecastTerm(
-            "statements", base.statements, head.statements, base.units.statement.value_us, head.units.statement.value_us
+            "statements",
+            base.statements,
+            head.statements,
+            base.units.cpu_statement.value_us + base.units.statement.value_us,
+            head.units.cpu_statement.value_us + head.units.statement.value_us,
         ),
     ]
     for label, keys, name in IO_COMPONENTS:
@@ -95,7 +147,10 @@ def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tup
         b, h = _count(base.work, keys), _count(head.work, keys)
         if b is None and h is None:
             continue
-        terms.append(ForecastTerm(label, b or 0.0, h or 0.0, unit.value_us, unit.value_us))
+        if name == "fdatasync":
+            terms.append(ForecastTerm(label, b or 0.0, h or 0.0, _sync(base, medians), _sync(head, medians)))
+        else:
+            terms.append(ForecastTerm(label, b or 0.0, h or 0.0, unit.value_us, unit.value_us))
     return tuple(terms)
 
 
@@ -119,6 +174,7 @@ def forecast(
     bound_pct: float = 5.0,
     holds: str = ONE_CLIENT,
     gating: bool = False,
+    caveat: str = "",
 ) -> Forecast:
     """Each side's time per transaction at one client and the change it implies (module docstring)."""
     units = _variables(base, head, calibration)
@@ -153,6 +209,7 @@ def forecast(
         bound_pct=bound_pct,
         gating=gating,
         note=note,
+        caveat=caveat,
     )
 
 

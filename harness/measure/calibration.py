@@ -1,25 +1,28 @@
 """Measuring a runner's calibration: the unit times a forecast multiplies counts by (docs/forecast.md).
 
 * **I/O on the data folder's file system** (servers keep their datadirs under ``$TMPDIR``): fsync and
-  fdatasync of 4 KiB just overwritten in a preallocated file (as a redo log commit syncs), pwrite of
+  fdatasync of 4 KiB just overwritten in a preallocated file (as a redo log commit syncs; fdatasync also
+  after 16 and 64 KiB, for commits of more redo), pwrite of
   4 KiB as the redo log writes it (buffered when ``innodb_log_file_buffering`` is on, else O_DIRECT), and
   the read of a 16 KiB page that is in no cache, as InnoDB reads it: O_DIRECT when
   ``innodb_flush_method`` says so, else buffered after the file was evicted from the page cache.
 * **Loopback**: a one-byte TCP round trip over 127.0.0.1 to a child process.
-* **The server's units**, from timing runs and a cost run of a CPU-bound scenario at one client: server
-  CPU per counted instruction (server CPU, not wall time: the wall time also holds the client and the
-  loopback, which the per-statement unit carries, and the waits for syncs and reads are off the CPU, so
-  nothing is counted twice), and per statement the wall time the server's CPU does not explain.
+* **The server's units**, from timing runs and a cost run of two CPU-bound scenarios of different weight at
+  one client (a point select, a read-only transaction): server CPU per statement and per counted
+  instruction, solved from the two (server CPU, not wall time: the wall time also holds the client and the
+  loopback, which the per-statement unit outside the server carries, and the waits for syncs and reads are
+  off the CPU, so nothing is counted twice), and per statement the wall time the server's CPU does not
+  explain.
 
 Each unit keeps its mean (throughput follows the mean time, tail included) and, as its spread, the lowest
 and highest mean of 5 batches taken one after another (for the server's units: of its runs), beside the
-samples' median and 5-95 % range.A change of load while calibrating widens
-that range.
+samples' median and 5-95 % range. A change of load while calibrating widens that range.
 The calibration is kept per testbed in ``<baselines-dir>/<testbed fingerprint>/calibration.json``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import mmap
 import os
@@ -35,7 +38,7 @@ from pathlib import Path
 
 from harness.errors import ConfigError, HarnessError
 from harness.model import RunResult
-from harness.model.forecast import IO_UNITS, Calibration, ServerUnits, UnitTime
+from harness.model.forecast import IO_UNITS, SYNC_SIZES, Calibration, ScenarioWork, ServerUnits, UnitTime
 from harness.workspace import child_environment
 
 PAGE = 16384
@@ -83,7 +86,8 @@ def _timed(action: Callable[[], object]) -> float:
 
 
 def _syncs(folder: Path, samples: int, *, direct_writes: bool) -> dict[str, list[float]]:
-    """fsync, fdatasync and pwrite times over a preallocated 1 MiB file, overwritten 4 KiB at a time."""
+    """fsync, fdatasync and pwrite times over a preallocated 1 MiB file, overwritten 4 KiB at a time, then
+    fdatasync after each overwrite of 16 and 64 KiB (the sizes of ``SYNC_SIZES``)."""
     path = folder / "redo.bin"
     with path.open("wb") as f:
         f.write(b"\0" * (1 << 20))
@@ -91,16 +95,25 @@ def _syncs(folder: Path, samples: int, *, direct_writes: bool) -> dict[str, list
         os.fsync(f.fileno())
     flags = os.O_RDWR | (os.O_DIRECT if direct_writes else 0)
     fd = os.open(path, flags)
-    buf = mmap.mmap(-1, BLOCK)  # page-aligned, as O_DIRECT needs
-    buf.write(os.urandom(BLOCK))
-    out: dict[str, list[float]] = {"fsync": [], "fdatasync": [], "write": []}
+    largest = max(size for size, _ in SYNC_SIZES)
+    buf = mmap.mmap(-1, largest)  # page-aligned, as O_DIRECT needs
+    buf.write(os.urandom(largest))
+    view = memoryview(buf)
+    out: dict[str, list[float]] = {"fsync": [], "write": [], **{name: [] for _, name in SYNC_SIZES}}
     try:
         for i in range(samples * 2):
             offset = (i * BLOCK) % (1 << 20)
-            out["write"].append(_timed(lambda o=offset: os.pwritev(fd, [buf], o)))  # type: ignore[misc]
+            out["write"].append(_timed(lambda o=offset: os.pwritev(fd, [view[:BLOCK]], o)))  # type: ignore[misc]
             sync = os.fsync if i % 2 else os.fdatasync
             out["fsync" if i % 2 else "fdatasync"].append(_timed(lambda s=sync: s(fd)))  # type: ignore[misc]
+        for size, name in SYNC_SIZES:
+            if size == BLOCK:
+                continue
+            for i in range(samples):
+                os.pwritev(fd, [view[:size]], (i * size) % (1 << 20))
+                out[name].append(_timed(lambda: os.fdatasync(fd)))
     finally:
+        view.release()
         os.close(fd)
         buf.close()
     return out
@@ -173,43 +186,121 @@ def measure_io(folder: Path, *, samples: int, direct_reads: bool, direct_writes:
     writes = "O_DIRECT" if direct_writes else "buffered"
     return (
         spread("fsync", syncs["fsync"], IO_UNITS["fsync"]),
-        spread("fdatasync", syncs["fdatasync"], IO_UNITS["fdatasync"]),
+        *(spread(name, syncs[name], IO_UNITS[name]) for _, name in SYNC_SIZES),
         spread("page_read", reads, f"{IO_UNITS['page_read']} ({mode})"),
         spread("write", syncs["write"], f"{IO_UNITS['write']} ({writes})"),
         spread("loopback", _loopback(samples * 4), IO_UNITS["loopback"]),
     )
 
 
-def server_units(timing: Sequence[RunResult], cost: Sequence[RunResult]) -> ServerUnits:
-    """A server build's units from timing runs at one client and cost runs of the same scenario."""
+Runs = tuple[Sequence[RunResult], Sequence[RunResult]]
+"""One calibration scenario's timing runs at one client and its cost runs."""
+
+
+def _scenario(
+    timing: Sequence[RunResult], cost: Sequence[RunResult]
+) -> tuple[ScenarioWork, list[RunResult], list[RunResult]]:
     timed = [r for r in timing if r.ok and r.threads == 1 and r.metrics.tps and r.metrics.cpu_per_txn]
     counted = [r for r in cost if r.ok and r.metrics.instr_per_txn and r.totals is not None and r.totals.events]
     if not timed or not counted:
         raise CalibrationError(
-            "the calibration needs timing runs at 1 client with server CPU time and a cost run; "
+            "the calibration needs timing runs at 1 client with server CPU time and a cost run of each scenario; "
             "a run failed or the server's CPU time could not be read (see `dbperf runs`)"
         )
-    instr = statistics.median(float(r.metrics.instr_per_txn or 0.0) for r in counted)
-    statements = statistics.median(r.totals.queries / r.totals.events for r in counted if r.totals is not None)
+    work = ScenarioWork(
+        scenario=timed[0].scenario,
+        instr_per_txn=statistics.median(float(r.metrics.instr_per_txn or 0.0) for r in counted),
+        statements_per_txn=statistics.median(r.totals.queries / r.totals.events for r in counted if r.totals),
+        cpu_us=statistics.fmean(float(r.metrics.cpu_per_txn or 0.0) for r in timed),
+        wall_us=statistics.fmean(1e6 / float(r.metrics.tps or 1.0) for r in timed),
+    )
+    return work, timed, counted
+
+
+def _per_run(timed: Sequence[RunResult], work: ScenarioWork) -> tuple[list[float], list[float]]:
+    """Each timing run's server CPU per transaction and time outside the server per statement (µs)."""
     cpu = [float(r.metrics.cpu_per_txn or 0.0) for r in timed]
-    wall = [1e6 / float(r.metrics.tps or 1.0) for r in timed]
-    per_instr = [c / instr for c in cpu]
-    per_statement = [max(0.0, w - c) / statements for w, c in zip(wall, cpu, strict=True)]
-    first = timed[0]
+    outside = [
+        max(0.0, 1e6 / float(r.metrics.tps or 1.0) - c) / work.statements_per_txn
+        for r, c in zip(timed, cpu, strict=True)
+    ]
+    return cpu, outside
+
+
+def solve(first: ScenarioWork, second: ScenarioWork, cpu1: float, cpu2: float) -> tuple[float, float]:
+    """Server CPU per statement and per instruction (microseconds) that give both scenarios' CPU time per
+    transaction: ``cpu = statements x per_statement + instructions x per_instruction``."""
+    n1, i1, n2, i2 = first.statements_per_txn, first.instr_per_txn, second.statements_per_txn, second.instr_per_txn
+    det = n1 * i2 - n2 * i1
+    if det == 0:
+        raise CalibrationError("the two calibration scenarios have the same shape of work: no solve")
+    return (cpu1 * i2 - cpu2 * i1) / det, (n1 * cpu2 - n2 * cpu1) / det
+
+
+def _unit(name: str, value: float, corners: Sequence[float], samples: int, how: str) -> UnitTime:
+    return UnitTime(name, value, max(0.0, min(*corners, value)), max(*corners, value), samples, how=how)
+
+
+def server_units(scenarios: Sequence[Runs]) -> ServerUnits:
+    """A server build's units from two scenarios' timing runs at one client and cost runs (docs/forecast.md):
+    the CPU per statement and per instruction solved from the two (at the means of their runs; the spread
+    spans every corner of each scenario's lowest and highest run), the time outside the server per statement
+    the mean of the scenarios'. A negative solve (noise), or one scenario alone, falls back to the first
+    scenario's CPU per instruction and no CPU per statement, and says so."""
+    measured = [_scenario(timing, cost) for timing, cost in scenarios]
+    works = tuple(w for w, _, _ in measured)
+    runs = [_per_run(timed, w) for w, timed, _ in measured]
+    first = measured[0][1][0]
+    count = sum(len(cpu) for cpu, _ in runs)
+    outside = statistics.fmean((w.wall_us - w.cpu_us) / w.statements_per_txn for w in works)
+    ranges = [(min(o), max(o)) for _, o in runs]
+    statement = _unit(
+        "statement",
+        max(0.0, outside),
+        [statistics.fmean(c) for c in itertools.product(*ranges)],
+        count,
+        f"wall time minus server CPU, per statement ({', '.join(w.scenario for w in works)}, 1 client)",
+    )
+    fallback = "one scenario measured" if len(works) < 2 else ""
+    if not fallback:
+        per_statement, per_instruction = solve(works[0], works[1], works[0].cpu_us, works[1].cpu_us)
+        if per_statement < 0 or per_instruction <= 0:
+            fallback = (
+                f"the two-scenario solve gave {per_statement:.1f} µs per statement and "
+                f"{per_instruction * 1000:.3f} ns per instruction (noise)"
+            )
+    if fallback:
+        w = works[0]
+        cpu = runs[0][0]
+        instruction = _unit(
+            "instruction",
+            w.cpu_us / w.instr_per_txn,
+            [min(cpu) / w.instr_per_txn, max(cpu) / w.instr_per_txn],
+            len(cpu),
+            f"server CPU per instruction counted in dispatch ({w.scenario} alone, 1 client)",
+        )
+        cpu_statement = UnitTime("cpu_statement", 0.0, 0.0, 0.0, 0, how="not solved: " + fallback)
+        fallback = f"{fallback}: CPU per instruction from {w.scenario} alone, none per statement"
+    else:
+        cpu_ranges = [(min(c), max(c)) for c, _ in runs[:2]]
+        corners = [solve(works[0], works[1], c1, c2) for c1, c2 in itertools.product(*cpu_ranges)]
+        how = f"solved from {works[0].scenario} and {works[1].scenario}, 1 client"
+        instruction = _unit(
+            "instruction", per_instruction, [b for _, b in corners], count, f"server CPU per instruction ({how})"
+        )
+        cpu_statement = _unit(
+            "cpu_statement", per_statement, [a for a, _ in corners], count, f"server CPU per statement ({how})"
+        )
     return ServerUnits(
         server=first.server,
         build_id=first.build_id,
         version=first.server_version,
-        scenario=first.scenario,
-        instruction=spread(
-            "instruction", per_instr, f"server CPU per instruction counted in dispatch ({first.scenario}, 1 client)"
-        ),
-        statement=spread(
-            "statement", per_statement, f"wall time minus server CPU, per statement ({first.scenario}, 1 client)"
-        ),
-        instr_per_txn=instr,
-        statements_per_txn=statements,
-        run_ids=tuple(r.run_id for r in (*timed, *counted)),
+        instruction=instruction,
+        cpu_statement=cpu_statement,
+        statement=statement,
+        scenarios=works,
+        fallback=fallback,
+        run_ids=tuple(r.run_id for _, timed, counted in measured for r in (*timed, *counted)),
     )
 
 

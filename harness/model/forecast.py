@@ -13,8 +13,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-CALIBRATION_FORMAT = 1
-"""The version of a calibration file; raised when a field changes meaning or goes away."""
+from harness.errors import HarnessError
+
+CALIBRATION_FORMAT = 2
+"""The version of a calibration file; raised when a field changes meaning or goes away (2: a server's CPU
+per statement beside its CPU per instruction, from two scenarios; fdatasync at several write sizes)."""
 
 #: Where a forecast holds when the sweep gives no limit of its own (harness.judge.cost_forecast.holds_for).
 ONE_CLIENT = "1 client only: concurrency, lock waits and background work are outside the model"
@@ -23,10 +26,32 @@ ONE_CLIENT = "1 client only: concurrency, lock waits and background work are out
 IO_UNITS: dict[str, str] = {
     "fsync": "fsync of 4 KiB just written to a file on the data folder's file system",
     "fdatasync": "fdatasync of 4 KiB just written, as a redo log commit syncs it",
+    "fdatasync_16k": "fdatasync of 16 KiB just written (a commit of more redo)",
+    "fdatasync_64k": "fdatasync of 64 KiB just written (a commit of more redo)",
     "page_read": "read of a 16 KiB page not in any cache, as InnoDB reads it",
     "write": "pwrite of 4 KiB, as the redo log writes it",
     "loopback": "TCP round trip of one byte over 127.0.0.1 between two processes",
 }
+
+#: The fdatasync units by the bytes written before each sync; a commit's sync unit is interpolated
+#: between them by the redo bytes per commit (harness.judge.forecast.sync_unit).
+SYNC_SIZES: tuple[tuple[int, str], ...] = ((4096, "fdatasync"), (16384, "fdatasync_16k"), (65536, "fdatasync_64k"))
+
+#: A cost run's keys are fresh (a short window after a warm-up), so a query cache never hits in it.
+QUERY_CACHE_CAVEAT = (
+    "query cache on: the cost window's keys are fresh, so its hits are not seen, only its overhead (docs/forecast.md)"
+)
+
+
+class OldCalibrationError(HarnessError):
+    """A calibration file of an earlier format (one scenario, one sync size): it is measured again."""
+
+    def __init__(self, found: int, servers: tuple[str, ...]) -> None:
+        again = " and ".join(f"`dbperf calibrate --server {s}`" for s in servers) or "`dbperf calibrate --server S`"
+        super().__init__(
+            f"this testbed's calibration is of format {found}, before the two-scenario model: re-run {again}"
+        )
+        self.servers = servers
 
 
 @dataclass(frozen=True)
@@ -55,20 +80,34 @@ class UnitTime:
 
 
 @dataclass(frozen=True)
+class ScenarioWork:
+    """What one calibration scenario's runs measured per transaction at one client: its cost run's
+    instructions and statements, and its timing runs' server CPU and wall time (mean over the runs)."""
+
+    scenario: str
+    instr_per_txn: float
+    statements_per_txn: float
+    cpu_us: float
+    wall_us: float
+
+
+@dataclass(frozen=True)
 class ServerUnits:
-    """What one server build's work costs on this runner: server CPU time per instruction counted in
-    statement dispatch, and the time each statement's round trip adds outside the server's CPU (the client,
-    the loopback and the wake-ups: wall time minus server CPU time, per statement), from timing and cost
-    runs of a CPU-bound scenario at one client."""
+    """What one server build's work costs on this runner, from timing and cost runs of two CPU-bound
+    scenarios of different weight at one client: server CPU time per statement (``cpu_statement``: the
+    network system calls, parsing, the wake-up) and per instruction counted in statement dispatch, solved
+    from the two, and the time each statement adds outside the server's CPU (``statement``: the client, the
+    loopback: wall time minus server CPU, per statement). ``fallback`` says why the solve was not used
+    (a negative unit): then the CPU per statement is 0 and the CPU per instruction is the first scenario's."""
 
     server: str
     build_id: str
     version: str
-    scenario: str
     instruction: UnitTime  # microseconds of server CPU per instruction
+    cpu_statement: UnitTime  # microseconds of server CPU per statement
     statement: UnitTime  # microseconds per statement outside the server's CPU
-    instr_per_txn: float
-    statements_per_txn: float
+    scenarios: tuple[ScenarioWork, ...]
+    fallback: str = ""
     run_ids: tuple[str, ...] = ()
 
 
@@ -118,6 +157,17 @@ class Calibration:
                 str(value.get("how", "")),
             )
 
+        def work(value: object) -> ScenarioWork:
+            if not isinstance(value, dict):
+                raise TypeError("a scenario's work is not an object")
+            return ScenarioWork(
+                str(value["scenario"]),
+                float(value["instr_per_txn"]),
+                float(value["statements_per_txn"]),
+                float(value["cpu_us"]),
+                float(value["wall_us"]),
+            )
+
         def server(value: object) -> ServerUnits:
             if not isinstance(value, dict):
                 raise TypeError("a server's units are not an object")
@@ -125,11 +175,11 @@ class Calibration:
                 str(value["server"]),
                 str(value["build_id"]),
                 str(value["version"]),
-                str(value["scenario"]),
                 unit(value["instruction"]),
+                unit(value["cpu_statement"]),
                 unit(value["statement"]),
-                float(value["instr_per_txn"]),
-                float(value["statements_per_txn"]),
+                tuple(work(w) for w in value["scenarios"]),
+                str(value.get("fallback", "")),
                 tuple(str(r) for r in value.get("run_ids", ())),
             )
 
@@ -139,6 +189,8 @@ class Calibration:
         found = doc.get("format", 0)
         if not isinstance(found, int) or found > CALIBRATION_FORMAT:
             raise ValueError(f"calibration format {found} is newer than this dbperf reads ({CALIBRATION_FORMAT})")
+        if found < CALIBRATION_FORMAT:
+            raise OldCalibrationError(found, tuple(str(s.get("server", "")) for s in servers if isinstance(s, dict)))
         return Calibration(
             testbed=str(doc["testbed"]),
             measured_at=str(doc["measured_at"]),
@@ -196,6 +248,7 @@ class Forecast:
     bound_pct: float = 5.0  # the single-client TPS change that counts (the scenario's qps minimum effect)
     gating: bool = False  # a forecast decides the build only under the forecast-gate setting
     note: str = ""  # what the forecast leaves out for this comparison
+    caveat: str = ""  # a known blind spot of this comparison, said on its line (QUERY_CACHE_CAVEAT)
 
     @property
     def latency_pct(self) -> float:

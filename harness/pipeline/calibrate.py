@@ -1,7 +1,8 @@
 """``dbperf calibrate``: measure this runner's unit times and keep them with its testbed (docs/forecast.md).
 
 One server per call: its timing runs at one client (``repetitions`` of them, the settings' profile and
-durations) and one cost run of a CPU-bound scenario give its time per instruction and per statement;
+durations) and one cost run of each of two CPU-bound scenarios of different weight give its server CPU
+time per statement and per instruction (solved from the two) and its time per statement outside the server;
 the I/O and loopback units are measured beside them in ``$TMPDIR``, where servers keep their datadirs,
 the way the server's own variables say it syncs, writes and reads. Every run is stored as usual.
 """
@@ -25,12 +26,13 @@ from harness.measure.calibration import (
     server_units,
 )
 from harness.measure.session import Reporter
-from harness.model.forecast import Calibration
+from harness.model.forecast import Calibration, OldCalibrationError
 from harness.pipeline.cases import Case, checked, resolve
 from harness.pipeline.flow import measure_case, open_session
 
-#: A scenario whose time at one client is the server's CPU and the round trip: no syncs, no page reads.
-CALIBRATION_SCENARIO = "oltp_point_select"
+#: Two scenarios whose time at one client is the server's CPU and the round trips (no syncs, no page reads
+#: once warm), of different weight: one statement of ~42,000 instructions, 16 of ~3.6 million together.
+CALIBRATION_SCENARIOS = ("oltp_point_select", "oltp_read_only")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,23 +46,31 @@ def calibrate(
     settings: Settings,
     reporter: Reporter,
     *,
-    scenario: str = CALIBRATION_SCENARIO,
+    scenarios: tuple[str, ...] = CALIBRATION_SCENARIOS,
     repetitions: int = 3,
     samples: int = 300,
 ) -> Calibrated:
     """Measure the calibration of ``settings.server`` on this testbed and write it (merged with the other
     servers' units already kept for this testbed)."""
-    case = resolve(settings, scenario, settings.one_server())
-    timing = Case(case.server, case.scenario.with_overrides(threads=[1], repetitions=repetitions))
-    cost_settings = dataclasses.replace(case.scenario.cost, repetitions=1, threads=(1,))
-    counting = Case(case.server, dataclasses.replace(case.scenario, cost=cost_settings))
-    checked((timing.server, timing.scenario))
-    session = open_session(settings, reporter, containers=case.server.provider == "container")
+    server = settings.one_server()
+    cases = [resolve(settings, scenario, server) for scenario in scenarios]
+    plans: list[tuple[Case, Case]] = []
+    for case in cases:
+        timing = Case(case.server, case.scenario.with_overrides(threads=[1], repetitions=repetitions))
+        cost_settings = dataclasses.replace(case.scenario.cost, repetitions=1, threads=(1,))
+        plans.append((timing, Case(case.server, dataclasses.replace(case.scenario, cost=cost_settings))))
+        checked((timing.server, timing.scenario))
+    session = open_session(settings, reporter, containers=cases[0].server.provider == "container")
     before = load_averages()
-    timed = measure_case(session, timing, kind="time", label="calibration")
-    counted = measure_case(session, counting, kind="cost", label="calibration")
-    units = server_units(timed, counted)
-    variables = next((r.variables for r in timed if r.ok), {})
+    measured = [
+        (
+            measure_case(session, timing, kind="time", label="calibration"),
+            measure_case(session, counting, kind="cost", label="calibration"),
+        )
+        for timing, counting in plans
+    ]
+    units = server_units(measured)
+    variables = next((r.variables for r in measured[0][0] if r.ok), {})
     mode = read_mode(variables)
     reporter.phase(f"measuring fsync, fdatasync, page reads ({mode}), writes and the loopback round trip")
     folder = Path(tempfile.gettempdir())
@@ -76,6 +86,10 @@ def calibrate(
         io=io,
         servers=(units,),
     )
-    calibration = merged(load_calibration(settings.baselines_dir, fresh.testbed), fresh)
+    try:
+        old = load_calibration(settings.baselines_dir, fresh.testbed)
+    except OldCalibrationError:  # measured before the two-scenario model: replaced whole
+        old = None
+    calibration = merged(old, fresh)
     path = save_calibration(settings.baselines_dir, calibration)
     return Calibrated(calibration, path, units.run_ids)

@@ -19,10 +19,10 @@ from pathlib import Path
 from harness.config.scenarios import load_scenario
 from harness.config.settings import Settings
 from harness.errors import HarnessError
-from harness.judge.cost_forecast import SideWork, forecast, holds_for
+from harness.judge.cost_forecast import SideWork, forecast, holds_for, query_cache_on
 from harness.measure.calibration import load_calibration
 from harness.model import RunResult, Testbed, Verdict
-from harness.model.forecast import ONE_CLIENT, Calibration, ServerUnits
+from harness.model.forecast import ONE_CLIENT, QUERY_CACHE_CAVEAT, Calibration, OldCalibrationError, ServerUnits
 from harness.model.outcome import EXIT_OK, EXIT_REGRESSION, Outcome
 
 #: TPS by client count of a scenario on a server, from stored timing runs (empty: no sweep stored).
@@ -85,6 +85,7 @@ def forecast_verdict(
         note = f"no forecast: the calibration has no units for {missing}; run `dbperf calibrate --server {server}`"
         return dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
     base, head = _work(verdict, "base"), _work(verdict, "head")
+    caveat = QUERY_CACHE_CAVEAT if any(query_cache_on(r.variables) for r in (*base_runs, *head_runs)) else ""
     if statements is None or "instr_per_txn" not in base or "instr_per_txn" not in head:
         return verdict
     made = forecast(
@@ -94,8 +95,19 @@ def forecast_verdict(
         bound_pct=bound_pct,
         holds=holds,
         gating=gating,
+        caveat=caveat,
     )
     return dataclasses.replace(verdict, forecast=made)
+
+
+def with_caveat(verdict: Verdict, runs: Sequence[RunResult]) -> Verdict:
+    """A cost verdict that says what its counts cannot see: with a query cache on, the cost window's fresh
+    keys never hit it, so only its overhead is counted (the verdict's sign may be wrong)."""
+    sides = [*_runs(runs, verdict, verdict.base), *_runs(runs, verdict, verdict.head)]
+    if not any(query_cache_on(r.variables) for r in sides):
+        return verdict
+    note = f"cost verdict: {QUERY_CACHE_CAVEAT}"
+    return verdict if note in verdict.warnings else dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
 
 
 def stored_sweeps(settings: Settings, testbed: Testbed) -> Sweeps:
@@ -131,7 +143,16 @@ def with_forecasts(outcome: Outcome, testbed: Testbed, settings: Settings, sweep
     costs = [v for v in outcome.verdicts if v.kind == "cost" and v.outcome != "failed"]
     if not costs:
         return outcome
-    calibration = load_calibration(settings.baselines_dir, testbed.fingerprint)
+    outcome = dataclasses.replace(
+        outcome,
+        verdicts=tuple(
+            with_caveat(v, outcome.runs) if v.kind == "cost" and v.outcome != "failed" else v for v in outcome.verdicts
+        ),
+    )
+    try:
+        calibration = load_calibration(settings.baselines_dir, testbed.fingerprint)
+    except OldCalibrationError as exc:  # said once for the invocation; the comparison itself stands
+        return dataclasses.replace(outcome, warnings=(*outcome.warnings, f"no forecast: {exc}"))
     if calibration is None:  # said once for the invocation, not on every cost verdict
         server = next((r.server for r in outcome.runs if r.kind == "cost"), settings.server)
         server = next((r.server for r in outcome.runs if r.kind == "cost" and r.label != "head"), server)

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from harness.model import Verdict
-from harness.model.forecast import ONE_CLIENT, Calibration, Forecast, UnitTime
+from harness.model.forecast import ONE_CLIENT, QUERY_CACHE_CAVEAT, Calibration, Forecast, UnitTime
 
 LABEL = "forecast (from counts x this runner's calibration; not measured)"
 EXPLAINED = (
@@ -45,7 +45,7 @@ def forecast_line(verdict: Verdict) -> str:
     return (
         f"{verdict.scenario} {verdict.threads_label}t forecast, 1 client (not measured): TPS and QPS {tps_text(f)}, "
         f"latency and p95 {latency_text(f)} per transaction ({f.base_us:,.1f} -> {f.head_us:,.1f} µs){decides}; "
-        f"{f.holds}"
+        f"{f.holds}" + (f"; {f.caveat}" if f.caveat else "")
     )
 
 
@@ -95,7 +95,9 @@ def forecast_markdown(verdicts: Sequence[Verdict]) -> list[str]:
             "|---|--:|--:|--:|--:|",
             *(f"| {' | '.join(row)} |" for row in _terms_rows(f)),
             "",
-            f"Where it holds: {f.holds}. Calibration: {f.calibrated}." + (f" {f.note}." if f.note else ""),
+            f"Where it holds: {f.holds}. Calibration: {f.calibrated}."
+            + (f" {f.note}." if f.note else "")
+            + (f" {f.caveat[0].upper()}{f.caveat[1:]}." if f.caveat else ""),
             "",
             "</details>",
             "",
@@ -112,7 +114,10 @@ def forecast_comment(verdicts: Sequence[Verdict]) -> list[str]:
     for v in shown:
         f = v.forecast
         assert f is not None
-        lines.append(f"- {v.scenario} {v.threads_label}t: TPS {tps_text(f)}, latency {latency_text(f)} per transaction")
+        caveat = f" ({f.caveat})" if f.caveat else ""
+        lines.append(
+            f"- {v.scenario} {v.threads_label}t: TPS {tps_text(f)}, latency {latency_text(f)} per transaction{caveat}"
+        )
     return [*lines, ""]
 
 
@@ -134,9 +139,11 @@ def calibration_rows(calibration: Calibration) -> list[tuple[str, str, str, str,
     rows = [_unit_row(u) for u in calibration.io]
     for s in calibration.servers:
         rows.append(_unit_row(s.instruction, 1000.0, "ns"))
-        rows[-1] = (f"{s.server}: per instruction", *rows[-1][1:])
+        rows[-1] = (f"{s.server}: CPU per instruction", *rows[-1][1:])
+        rows.append(_unit_row(s.cpu_statement))
+        rows[-1] = (f"{s.server}: CPU per statement", *rows[-1][1:])
         rows.append(_unit_row(s.statement))
-        rows[-1] = (f"{s.server}: per statement", *rows[-1][1:])
+        rows[-1] = (f"{s.server}: per statement outside", *rows[-1][1:])
     return rows
 
 
@@ -150,10 +157,19 @@ def calibration_notes(calibration: Calibration) -> list[str]:
         f"data folder {calibration.data_dir}; pages read {calibration.read_mode}",
     ]
     for s in calibration.servers:
-        out.append(
-            f"{s.server} {s.version}: {s.instr_per_txn:,.0f} instructions and {s.statements_per_txn:g} statements "
-            f"per transaction of {s.scenario} (server CPU per instruction; per statement: wall time minus server CPU)"
-        )
+        for w in s.scenarios:
+            out.append(
+                f"{s.server} {s.version}, {w.scenario}: {w.instr_per_txn:,.0f} instructions and "
+                f"{w.statements_per_txn:g} statements per transaction, {w.cpu_us:,.1f} µs server CPU of "
+                f"{w.wall_us:,.1f} µs wall"
+            )
+        if s.fallback:
+            out.append(f"{s.server}: FALLBACK, {s.fallback}")
+        else:
+            out.append(
+                f"{s.server}: server CPU per statement and per instruction solved from the scenarios above; "
+                "per statement outside: wall time minus server CPU"
+            )
     return out
 
 
@@ -173,4 +189,5 @@ def checked_forecast(forecast: Forecast | None, where: str) -> Forecast | None:
         if t.component not in _COMPONENTS:
             raise ValueError(f"{where}.terms[{i}]: not a term dbperf writes")
     holds = ONE_CLIENT if forecast.holds == ONE_CLIENT else "where it holds: see the full report"
-    return dataclasses.replace(forecast, holds=holds, calibrated="", note="")
+    caveat = QUERY_CACHE_CAVEAT if forecast.caveat == QUERY_CACHE_CAVEAT else ""
+    return dataclasses.replace(forecast, holds=holds, calibrated="", note="", caveat=caveat)

@@ -5,13 +5,14 @@ the pipeline step that attaches it to cost verdicts (with a calibration file, fa
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 from support.factories import TESTBED, cost_run, run
 from support.reports import check
 
-from harness.judge.cost_forecast import SideWork, forecast, holds_for, outcome_of
+from harness.judge.cost_forecast import SideWork, forecast, holds_for, outcome_of, query_cache_on, sync_unit
 from harness.measure.calibration import (
     load_calibration,
     merged,
@@ -20,8 +21,16 @@ from harness.measure.calibration import (
     server_units,
     spread,
 )
-from harness.model import MetricVerdict, Verdict
-from harness.model.forecast import ONE_CLIENT, Calibration, ServerUnits, UnitTime
+from harness.model import MetricVerdict, RunResult, Verdict
+from harness.model.forecast import (
+    ONE_CLIENT,
+    QUERY_CACHE_CAVEAT,
+    Calibration,
+    OldCalibrationError,
+    ScenarioWork,
+    ServerUnits,
+    UnitTime,
+)
 from harness.model.outcome import Outcome
 from harness.pipeline.forecasts import with_forecasts
 from harness.report.forecast_sections import checked_forecast, forecast_comment, forecast_line, forecast_markdown
@@ -35,11 +44,10 @@ UNITS = ServerUnits(
     server="mariadb-local",
     build_id="build-a",
     version="10.11.19",
-    scenario="oltp_point_select",
     instruction=_unit("instruction", 0.001, 0.0008, 0.0012),  # 1 ns per instruction, 0.8-1.2
+    cpu_statement=_unit("cpu_statement", 0.0, 0.0, 0.0),  # none: the hand-computed cases below stay simple
     statement=_unit("statement", 30.0, 25.0, 35.0),
-    instr_per_txn=42_000.0,
-    statements_per_txn=1.0,
+    scenarios=(ScenarioWork("oltp_point_select", 42_000.0, 1.0, 42.0, 72.0),),
 )
 CALIBRATION = Calibration(
     testbed=TESTBED.fingerprint,
@@ -126,14 +134,94 @@ def test_spread_mean_batches_and_percentiles() -> None:
     assert (few.low_us, few.value_us, few.high_us) == (1.0, 2.0, 3.0)
 
 
-def test_server_units_from_timing_and_cost_runs() -> None:
-    # 10,000 TPS = 100 us per transaction, 40 us of it server CPU; 40,000 instructions, 1 statement
-    timed = [run(10_000.0, cpu=40.0, threads=1), run(8_000.0, cpu=50.0, threads=1)]
-    counted = [cost_run(40_000.0)]
-    units = server_units(timed, counted)
-    assert units.instruction.value_us == pytest.approx((0.001 + 0.00125) / 2)
-    assert (units.statement.low_us, units.statement.high_us) == (pytest.approx(60.0), pytest.approx(75.0))
-    assert units.statements_per_txn == 1.0
+def _scenario_runs(
+    name: str, statements: int, instr: float, cpus: list[float], walls: list[float]
+) -> tuple[list[RunResult], list[RunResult]]:
+    """Timing runs of ``name`` (server CPU and wall µs per transaction each) and its cost run."""
+    timed = [
+        dataclasses.replace(run(1e6 / wall, cpu=cpu, threads=1), scenario=name)
+        for cpu, wall in zip(cpus, walls, strict=True)
+    ]
+    counted = cost_run(instr)
+    assert counted.totals is not None
+    totals = dataclasses.replace(counted.totals, reads=counted.totals.events * statements)
+    return timed, [dataclasses.replace(counted, scenario=name, totals=totals)]
+
+
+# synthetic units: 20 µs of server CPU per statement, 0.125 ns per instruction, 12 µs outside per statement
+A, B, C = 20.0, 0.000125, 12.0
+
+
+def _cpu(statements: int, instr: float) -> float:
+    return statements * A + instr * B
+
+
+def test_two_scenarios_solve_back_to_known_units() -> None:
+    point = _scenario_runs("oltp_point_select", 1, 40_000.0, [_cpu(1, 40_000)] * 2, [_cpu(1, 40_000) + C] * 2)
+    ro_cpu = _cpu(16, 3_600_000)  # 320 + 450 = 770 µs
+    read_only = _scenario_runs("oltp_read_only", 16, 3_600_000.0, [ro_cpu - 10, ro_cpu + 10], [ro_cpu + 16 * C] * 2)
+    units = server_units([point, read_only])
+    assert not units.fallback
+    assert units.cpu_statement.value_us == pytest.approx(A)
+    assert units.instruction.value_us == pytest.approx(B)
+    assert units.statement.value_us == pytest.approx(C)
+    # the spread: the read-only runs' CPU at 760 and 780 µs, the point selects' at 25 µs both
+    low_b, high_b = (ro_cpu - 10 - 16 * 25.0) / (3_600_000 - 16 * 40_000), (ro_cpu + 10 - 16 * 25.0) / 2_960_000
+    assert (units.instruction.low_us, units.instruction.high_us) == (pytest.approx(low_b), pytest.approx(high_b))
+    assert units.cpu_statement.low_us == pytest.approx(25.0 - 40_000 * high_b)
+    assert units.cpu_statement.high_us == pytest.approx(25.0 - 40_000 * low_b)
+    # outside per statement: the read-only runs' wall time is fixed, so the CPU's spread moves it
+    assert (units.statement.low_us, units.statement.high_us) == (
+        pytest.approx((C + C - 10 / 16) / 2),
+        pytest.approx((C + C + 10 / 16) / 2),
+    )
+    assert [w.statements_per_txn for w in units.scenarios] == [1.0, 16.0]
+
+
+def test_a_negative_solve_falls_back_to_the_first_scenario_and_says_so() -> None:
+    # the point select's CPU is high for its instructions: the solve gives a negative CPU per statement
+    point = _scenario_runs("oltp_point_select", 1, 40_000.0, [10.0, 10.0], [30.0, 30.0])
+    read_only = _scenario_runs("oltp_read_only", 16, 3_600_000.0, [100.0, 100.0], [400.0, 400.0])
+    units = server_units([point, read_only])
+    assert "solve gave" in units.fallback and "(noise)" in units.fallback and "oltp_point_select" in units.fallback
+    assert units.cpu_statement.value_us == 0.0
+    assert units.instruction.value_us == pytest.approx(10.0 / 40_000)
+    only = server_units([point])
+    assert "one scenario" in only.fallback and only.statement.value_us == pytest.approx(20.0)
+
+
+def test_sync_unit_follows_the_bytes_per_commit() -> None:
+    points = [(4096.0, 40.0), (16384.0, 100.0), (65536.0, 300.0)]
+    assert sync_unit(None, points) == 40.0  # no redo count: the 4 KiB sync
+    assert sync_unit(512.0, points) == 40.0  # held below the smallest size
+    assert sync_unit(10240.0, points) == pytest.approx(70.0)  # halfway between 4 and 16 KiB
+    assert sync_unit(40960.0, points) == pytest.approx(200.0)
+    assert sync_unit(131072.0, points) == pytest.approx(300.0 + 200.0 * 65536 / 49152)  # along the last segment
+    assert sync_unit(8192.0, [(4096.0, 40.0)]) == 40.0
+
+
+def test_forecast_adds_cpu_per_statement_and_a_sized_sync() -> None:
+    units = dataclasses.replace(UNITS, cpu_statement=_unit("cpu_statement", 20.0, 20.0, 20.0))
+    sized = dataclasses.replace(
+        CALIBRATION,
+        io=(*CALIBRATION.io, _unit("fdatasync_16k", 220.0, 220.0, 220.0), _unit("fdatasync_64k", 400.0, 400.0, 400.0)),
+    )
+    head = {**HEAD, "redo_written": 10240.0}  # 10 KiB in one sync: halfway between 100 and 220 µs
+    f = forecast(SideWork(BASE, 1.0, units), SideWork(head, 1.0, units), sized)
+    # base: 100 (instructions) + 1 x (20 + 30) + 10 (write) = 160 µs; head adds a sync of 160 µs
+    assert (f.base_us, f.head_us) == (pytest.approx(160.0), pytest.approx(320.0))
+    syncs = next(t for t in f.terms if t.component == "syncs")
+    assert syncs.head_unit_us == pytest.approx(160.0) and syncs.base_unit_us == pytest.approx(100.0)
+    statements = next(t for t in f.terms if t.component == "statements")
+    assert statements.base_unit_us == pytest.approx(50.0)
+
+
+def test_query_cache_on_needs_a_type_and_a_size() -> None:
+    assert query_cache_on({"query_cache_type": "ON", "query_cache_size": "67108864"})
+    assert query_cache_on({"query_cache_type": "DEMAND", "query_cache_size": "1048576"})
+    assert not query_cache_on({"query_cache_type": "OFF", "query_cache_size": "1048576"})  # MariaDB's default
+    assert not query_cache_on({"query_cache_type": "ON", "query_cache_size": "0"})
+    assert not query_cache_on({})
 
 
 def test_read_mode_follows_the_server() -> None:
@@ -150,6 +238,28 @@ def test_calibration_file_round_trip_keyed_by_testbed(tmp_path: Path) -> None:
     both = merged(CALIBRATION, dataclasses.replace(CALIBRATION, servers=(other,)))
     assert [s.server for s in both.servers] == ["mariadb-local", "mariadb-11.8"]
     assert both.for_server("mariadb-local+x=1", "build-a") == UNITS  # a --head-var side: the same build
+
+
+def _old_format(tmp_path: Path) -> None:
+    """A calibration file of format 1 (one scenario's units, no CPU per statement)."""
+    doc = CALIBRATION.document()
+    server = {k: v for k, v in dataclasses.asdict(UNITS).items() if k not in {"cpu_statement", "scenarios"}}
+    doc.update(format=1, servers=[{**server, "scenario": "oltp_point_select", "instr_per_txn": 42_000.0}])
+    path = tmp_path / TESTBED.fingerprint / "calibration.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+
+
+def test_an_old_calibration_says_to_measure_it_again(tmp_path: Path) -> None:
+    _old_format(tmp_path)
+    with pytest.raises(OldCalibrationError) as caught:
+        load_calibration(tmp_path, TESTBED.fingerprint)
+    message = str(caught.value)
+    assert "re-run `dbperf calibrate --server mariadb-local`" in message and "\n" not in message
+    shown = with_forecasts(_outcome(), TESTBED, _settings(tmp_path))  # the comparison stands, without forecast
+    assert shown.verdicts[0].forecast is None
+    (note,) = shown.warnings
+    assert note.startswith("no forecast: ") and "re-run `dbperf calibrate --server mariadb-local`" in note
 
 
 def _verdict(base: dict[str, float], head: dict[str, float], head_name: str) -> Verdict:
@@ -170,8 +280,8 @@ def _verdict(base: dict[str, float], head: dict[str, float], head_name: str) -> 
     )
 
 
-def _outcome(head: str = "mariadb-local+x=1") -> Outcome:
-    base_run = dataclasses.replace(cost_run(100_000.0), threads=1)
+def _outcome(head: str = "mariadb-local+x=1", variables: dict[str, str] | None = None) -> Outcome:
+    base_run = dataclasses.replace(cost_run(100_000.0, variables=variables), threads=1)
     head_run = dataclasses.replace(base_run, run_id="head", server=head)
     return Outcome((base_run, head_run), (_verdict(BASE, HEAD, head),))
 
@@ -209,6 +319,22 @@ def test_renderers_call_it_a_forecast_never_a_measurement(tmp_path: Path) -> Non
     assert "Forecast at 1 client (not measured)" in md and "| syncs | 0 | 1 | 0.0 | 100.0 |" in md
     assert "-41.7 % [-63.5 %, -23.3 %]" in "\n".join(forecast_comment(verdicts))
     assert forecast_line(dataclasses.replace(verdicts[0], forecast=None)) == ""
+
+
+def test_a_query_cache_on_is_said_by_the_forecast_and_the_cost_verdict(tmp_path: Path) -> None:
+    cache = {"query_cache_type": "ON", "query_cache_size": "67108864"}
+    save_calibration(tmp_path, CALIBRATION)
+    (verdict,) = with_forecasts(_outcome(variables=cache), TESTBED, _settings(tmp_path)).verdicts
+    assert verdict.forecast is not None and verdict.forecast.caveat == QUERY_CACHE_CAVEAT
+    assert forecast_line(verdict).endswith(f"; {QUERY_CACHE_CAVEAT}") and "docs/forecast.md" in QUERY_CACHE_CAVEAT
+    assert f"cost verdict: {QUERY_CACHE_CAVEAT}" in verdict.warnings
+    (plain,) = with_forecasts(_outcome(), TESTBED, _settings(tmp_path)).verdicts
+    assert plain.forecast is not None and not plain.forecast.caveat and not plain.warnings
+    uncalibrated = with_forecasts(_outcome(variables=cache), TESTBED, _settings(tmp_path / "none")).verdicts[0]
+    assert f"cost verdict: {QUERY_CACHE_CAVEAT}" in uncalibrated.warnings  # said without a forecast too
+    assert checked_forecast(verdict.forecast, "f").caveat == QUERY_CACHE_CAVEAT  # type: ignore[union-attr]
+    forged = dataclasses.replace(verdict.forecast, caveat="<b>anything</b>")
+    assert checked_forecast(forged, "f").caveat == ""  # type: ignore[union-attr]
 
 
 def test_a_forecast_read_from_an_untrusted_file_keeps_numbers_and_drops_free_text() -> None:
