@@ -4,15 +4,16 @@ single-client TPS) beside timing pairs at one client (the measured change), as a
     python benchmarks/forecast_check.py [--cases flush_insert,neutral_sort] [--pairs 7] [--time 3]
                                         [--warmup 1] [--cost-runs 2] [--server mariadb-local] [--keep DIR]
 
-It first calibrates this runner (``dbperf calibrate``: timing runs and a cost run of oltp_point_select, the
-I/O units in $TMPDIR), then per case runs ``--cost-runs`` cost runs a side (the forecast comes with the cost
-verdict) and ``--pairs`` interleaved timing pairs at 1 client judged on QPS alone (7 pairs reach p = 0.016
-with the signed-rank test), on the quick profile's datasets (ci's for the read-only buffer-pool case). The
-table: the measured QPS change (Hodges-Lehmann estimate and its interval), the forecast (and its interval),
-whether the sign is right (the forecast moves as the measured estimate does, or both stay within 3 points of
-0; "undecided" where the measured interval holds 0), and whether the forecast is within +-30 % of a measured
-change over 5 %, or within 3 points of one under 5 %. Everything goes to a temporary folder, removed at the
-end unless ``--keep``. Timing depends on the machine's load: the table says it, from ``os.getloadavg``.
+It first calibrates this runner (``dbperf calibrate``: timing runs and a cost run each of oltp_point_select
+and oltp_read_only, the I/O units in $TMPDIR), then per case runs ``--cost-runs`` cost runs a side (the
+forecast comes with the cost verdict) and ``--pairs`` interleaved timing pairs at 1 client judged on QPS alone
+(7 pairs reach p = 0.016 with the signed-rank test), on the quick profile's datasets (ci's for the read-only
+buffer-pool case). The table: the measured QPS change (Hodges-Lehmann estimate and its interval), the forecast
+(and its interval), whether the sign is right (the forecast moves as the measured estimate does, or both stay
+within 3 points of 0; "undecided" where the measured interval holds 0), and whether the forecast is within
++-30 % of a measured change over 5 %, or within 3 points of one under 5 %. Everything goes to a temporary
+folder, removed at the end unless ``--keep``. Timing depends on the machine's load: the table says it, from
+``os.getloadavg``.
 """
 
 from __future__ import annotations
