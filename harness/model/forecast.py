@@ -34,7 +34,7 @@ IO_UNITS: dict[str, str] = {
 }
 
 #: The fdatasync units by the bytes written before each sync; a commit's sync unit is interpolated
-#: between them by the redo bytes per commit (harness.judge.forecast.sync_unit).
+#: between them by the redo bytes per commit (harness.judge.cost_forecast.sync_unit).
 SYNC_SIZES: tuple[tuple[int, str], ...] = ((4096, "fdatasync"), (16384, "fdatasync_16k"), (65536, "fdatasync_64k"))
 
 #: A cost run's keys are fresh (a short window after a warm-up), so a query cache never hits in it.
