@@ -369,15 +369,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     runs = config.stash.get(_RUNS_KEY, [])
     if not runs:
         return
+    from harness.model.verdict_document import VerdictDocument
     from harness.report.terminal import print_summary
-    from harness.report.verdicts import print_verdicts
+    from harness.report.verdicts import print_document
 
     terminalreporter.section("dbperf summary")
     buffer = io.StringIO()
     print_summary(runs, buffer)
     verdicts = config.stash.get(_VERDICTS_KEY, [])
     if verdicts:
-        print_verdicts(verdicts, buffer)
+        print_document(VerdictDocument(tuple(verdicts)), buffer)
     for line in buffer.getvalue().splitlines():
         terminalreporter.write_line(line)
     for verdict in verdicts:

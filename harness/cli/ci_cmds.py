@@ -298,9 +298,9 @@ def run_cmd(
 
     from harness.ci.execute import run_plan
     from harness.cli.gate_cmds import judge_options
-    from harness.report.plan_findings import print_plans
+    from harness.model.verdict_document import document_of
     from harness.report.terminal import TerminalReporter
-    from harness.report.verdicts import print_verdicts
+    from harness.report.verdicts import print_document
 
     settings = pop_shared(kwargs)
     the_plan, _ = build_plan(base, head, settings, servers)
@@ -315,9 +315,7 @@ def run_cmd(
         click.echo(json.dumps(doc, indent=2, default=str))
         _closing(done.closing)
         return done.outcome.exit_code
-    if done.outcome.verdicts:
-        print_verdicts(done.outcome.verdicts)
-    print_plans(done.outcome.plans)
+    print_document(document_of(done.outcome), empty_table=False)
     click.echo(
         f"{len(done.outcome.runs)} run(s) in {done.seconds / 60:.1f} min (estimated {_minutes(the_plan.estimated_s)}); "
         f"report: {done.report}"

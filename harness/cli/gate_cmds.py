@@ -25,11 +25,11 @@ from harness.judge import stats
 from harness.judge.baselines import all_baselines
 from harness.model import Kind, Outcome, RunResult, Scenario, Server, Verdict
 from harness.model.server import variables_text
+from harness.model.verdict_document import document_of
 from harness.pipeline import JudgeOptions
-from harness.report.plan_findings import print_plans
 from harness.report.tables import new_table, show
 from harness.report.terminal import TerminalReporter, console, print_summary
-from harness.report.verdicts import headline, print_verdicts
+from harness.report.verdicts import headline, print_document
 from harness.servers.variables import effective_variables, requested_values
 
 
@@ -216,7 +216,7 @@ def gate_cmd(as_json: bool, **kwargs: Any) -> int:
     else:
         if outcome.runs:
             print_summary(outcome.runs)
-        print_verdicts(outcome.verdicts)
+        print_document(document_of(outcome))
         if not outcome.runs and outcome.verdicts:  # nothing to judge against: nothing was measured
             click.echo("nothing was measured: there is no baseline to judge against (the notes say how to record one)")
     for warning in outcome.warnings:
@@ -389,8 +389,7 @@ def compare_cmd(
     if as_json:
         click.echo(json.dumps(outcome.document(), indent=2, default=str))
     else:
-        print_verdicts(outcome.verdicts)
-        print_plans(outcome.plans)
+        print_document(document_of(outcome))
         click.echo(
             f"{outcome.pairs} pair(s) in {outcome.looks} look(s), seed {outcome.seed}, group {outcome.group_id}, "
             f"{seconds / 60:.1f} min"
@@ -456,7 +455,7 @@ def judge_cmd(group: str | None, all_runs: bool, mode: str, out: Path | None, as
     if as_json:
         click.echo(json.dumps({**outcome.document(), "selection": described}, indent=2, default=str))
     else:
-        print_verdicts(outcome.verdicts)
+        print_document(document_of(outcome))
         for warning in outcome.warnings:
             click.echo(f"note: {warning}", err=True)
         click.echo(f"judged {len(runs)} stored run(s) of {described} again; nothing was run")

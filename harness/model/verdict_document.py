@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from harness import bounded_json
 from harness.errors import HarnessError
 from harness.model.definition_change import DefinitionChange
-from harness.model.outcome import DOCUMENT_FORMAT
+from harness.model.outcome import DOCUMENT_FORMAT, Outcome
 from harness.model.query_plan import PlanCheck
 from harness.model.run import RunResult
 from harness.model.verdict import Verdict
@@ -52,6 +52,13 @@ class Check:
     runs: tuple[RunResult, ...] = ()
     title: str = "dbperf performance check"
     warnings: tuple[str, ...] = ()
+
+
+def document_of(
+    outcome: Outcome, changes: tuple[DefinitionChange, ...] = (), flame_graphs: tuple[str, ...] = ()
+) -> VerdictDocument:
+    """The verdict document of an invocation's outcome: what verdicts.json holds and every renderer reads."""
+    return VerdictDocument(outcome.verdicts, changes, outcome.plans, flame_graphs)
 
 
 def dump_document(document: VerdictDocument) -> str:

@@ -19,12 +19,14 @@ from rich.text import Text
 from harness.model import MetricVerdict, Verdict, VerdictOutcome
 from harness.model import metrics as catalogue
 from harness.model.time_estimate import duration
+from harness.model.verdict_document import VerdictDocument
 from harness.model.work import WORK
 from harness.report.capacity_cells import LEGEND as CAPACITY_LEGEND
 from harness.report.capacity_cells import marked as capacity_marked
 from harness.report.capacity_cells import side_cell
 from harness.report.change_cells import ci_header, common_level, fmt_change, fmt_ci
 from harness.report.forecast_sections import forecast_lines
+from harness.report.plan_findings import print_plans
 from harness.report.tables import (
     Justify,
     fmt_value,  # noqa: F401 (re-exported: the Markdown tests import it here)
@@ -390,3 +392,11 @@ def print_verdicts(verdicts: Sequence[Verdict], stream: TextIO | None = None) ->
                 out.print(Text(f"warning: {line}", style="yellow"))
     worst = next((o for o in OUTCOME_ORDER if outcome_counts(verdicts)[o]), "pass")
     out.print(Text(headline(verdicts), style=_STYLES.get(worst, "")))
+
+
+def print_document(document: VerdictDocument, stream: TextIO | None = None, *, empty_table: bool = True) -> None:
+    """The terminal's rendering of a verdict document: its verdicts (:func:`print_verdicts`; none and not
+    ``empty_table``: nothing) and its query plans."""
+    if document.verdicts or empty_table:
+        print_verdicts(document.verdicts, stream)
+    print_plans(document.plans, stream)
