@@ -22,7 +22,7 @@ from harness.ci.records import CiPlan
 from harness.errors import HarnessError, ReportError
 from harness.measure.fallback import unsaved_folders
 from harness.model import Outcome
-from harness.model.verdict_document import Check, VerdictDocument, dump_document
+from harness.model.verdict_document import Check, VerdictDocument, document_of, dump_document
 from harness.pipeline.outcome_flames import flame_graphs
 from harness.report.atomic_files import write_atomic
 from harness.report.file_names import file_name as safe_file_name
@@ -73,7 +73,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
     flames, flame_notes = flame_graphs(outcome)
     flame_names = tuple(file_name(g) for g in flames)
     # the change under test goes in too: the trusted jobs name it in the comment and annotate its line
-    document = VerdictDocument(outcome.verdicts, the_plan.edits, outcome.plans, flame_names)
+    document = document_of(outcome, the_plan.edits, flame_names)
     kept = _write_verdicts(files, the_plan, document)
     notes = [*the_plan.notes, *outcome.warnings]
     if the_plan.empty:
@@ -97,7 +97,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
             files.failed.append(f"site/ ({exc})")
         except HarnessError as exc:
             notes.append(f"charts not built: {exc}")
-        for verdict in outcome.verdicts:  # capacity at the SLO: p95 against throughput, per side
+        for verdict in document.verdicts:  # capacity at the SLO: p95 against throughput, per side
             png = capacity_png(verdict)
             if png is not None:
                 name = safe_file_name(verdict.scenario, prefix="capacity-", suffix=".png")
@@ -133,7 +133,7 @@ def write_outputs(out: Path, the_plan: CiPlan, outcome: Outcome, *, seconds: flo
         try:  # GitHub's own file, appended to (the runner's disk may be full too)
             with Path(summary).open("a") as handle:
                 handle.write(
-                    text + _section(summary_charts(outcome.verdicts, flames, len(chart_links))) + footer + "\n"
+                    text + _section(summary_charts(document.verdicts, flames, len(chart_links))) + footer + "\n"
                 )
         except OSError as exc:
             files.failed.append(f"$GITHUB_STEP_SUMMARY ({exc.strerror})")
