@@ -48,7 +48,9 @@ def session(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, outcome: Outcome, *args: str
 ) -> pytest.RunResult:
     monkeypatch.setattr(Runner, "run_case", lambda self, case: outcome)
-    return pytester.runpytest_inprocess(*ARGS, *args)
+    # the paths in ARGS make the checkout the inner session's rootdir: its own cache, not the checkout's
+    cache = f"cache_dir={pytester.path / '.pytest_cache'}"
+    return pytester.runpytest_inprocess(*ARGS, "-o", cache, *args)
 
 
 @pytest.fixture
