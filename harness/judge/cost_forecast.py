@@ -5,13 +5,17 @@ Each side's time per transaction at one client is the sum, over the work it coun
     T = instructions x (server CPU per instruction)                the server build's own units,
       + statements   x (server CPU per statement + time per        solved from two scenarios
                         statement outside its CPU)                  (the client, the loopback, the wake-ups)
-      + syncs        x (fdatasync of the bytes a commit writes)     sys_fsync; redo_written / sys_fsync
+      + syncs        x (fdatasync of the bytes a commit writes      sys_fsync; redo_written / sys_fsync
+                        + its excess after the idle time before it) the rest of T per sync
       + page reads   x (read of a page not in cache)                sys_pread, else Innodb_buffer_pool_reads
       + writes       x (pwrite latency)                             sys_pwrite
 
 The sync unit is interpolated between the calibration's fdatasync after 4, 16 and 64 KiB by the redo
 bytes per sync (linear, held at 4 KiB below it and continued along the last segment above 64 KiB); a side
-with no redo count syncs at 4 KiB.
+with no redo count syncs at 4 KiB. A sync costs more the longer the device was left since the previous one:
+the calibration's fdatasync after 0.5, 2 and 8 ms idle, less the back-to-back one, is that excess (linear
+from 0 at no idle time, held at the last above it), read at the idle time of the side's own transaction:
+the rest of its time per transaction (everything but the syncs) over its syncs.
 
 The change of single-client TPS is ``T_base / T_head - 1`` (QPS alike: the statements per transaction are
 the workload's), and each transaction's latency, so its p95 while the spread stays, moves by
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 
 from harness.model.forecast import (
     ONE_CLIENT,
+    SYNC_IDLE,
     SYNC_SIZES,
     Calibration,
     Forecast,
@@ -76,6 +81,19 @@ def sync_unit(size: float | None, points: Sequence[tuple[float, float]]) -> floa
     return max(y1, y1 + (y1 - y0) * (size - x1) / (x1 - x0))
 
 
+def idle_excess(idle_us: float | None, points: Sequence[tuple[float, float]]) -> float:
+    """What a sync costs beyond a back-to-back one after ``idle_us`` since the previous sync, from ``(idle
+    µs, excess µs)`` points measured: linear from 0 at no idle time, held at the last point above it, never
+    below 0; 0 without an idle time or points."""
+    if idle_us is None or idle_us <= 0 or not points:
+        return 0.0
+    ordered = [(0.0, 0.0), *sorted(points)]
+    for (x0, y0), (x1, y1) in itertools.pairwise(ordered):
+        if idle_us <= x1:
+            return max(0.0, y0 + (y1 - y0) * (idle_us - x0) / (x1 - x0))
+    return max(0.0, ordered[-1][1])
+
+
 def query_cache_on(variables: Mapping[str, str]) -> bool:
     """Whether a server's variables turn the query cache on (a type other than OFF and a size over 0)."""
     kind = variables.get("query_cache_type", "OFF").strip().upper()
@@ -83,8 +101,11 @@ def query_cache_on(variables: Mapping[str, str]) -> bool:
     return kind not in {"OFF", "0", ""} and size.isdigit() and int(size) > 0
 
 
-def _sync(side: SideWork, values: Mapping[str, float]) -> float:
-    return sync_unit(side.sync_bytes, [(size, values[name]) for size, name in SYNC_SIZES if name in values])
+def _sync(side: SideWork, values: Mapping[str, float], idle_us: float | None = None) -> float:
+    sized = sync_unit(side.sync_bytes, [(size, values[name]) for size, name in SYNC_SIZES if name in values])
+    back_to_back = values.get("fdatasync", 0.0)
+    excess = [(idle, values[name] - back_to_back) for idle, name in SYNC_IDLE if name in values]
+    return sized + idle_excess(idle_us, excess)
 
 
 def _count(work: Mapping[str, float], keys: Sequence[str]) -> float | None:
@@ -98,19 +119,32 @@ def _variables(base: SideWork, head: SideWork, calibration: Calibration) -> dict
         out[f"{key}:instruction"] = side.units.instruction
         out[f"{key}:cpu_statement"] = side.units.cpu_statement
         out[f"{key}:statement"] = side.units.statement
-    for name in (*(n for _, n in SYNC_SIZES), *(n for _, _, n in IO_COMPONENTS)):
+    for name in (*(n for _, n in SYNC_SIZES), *(n for _, n in SYNC_IDLE), *(n for _, _, n in IO_COMPONENTS)):
         unit = calibration.unit(name)
         if unit is not None:
             out[name] = unit
     return out
 
 
-def _time(side: SideWork, values: Mapping[str, float], io: Sequence[tuple[str, float]]) -> float:
+def _rest(side: SideWork, values: Mapping[str, float], io: Sequence[tuple[str, float]]) -> float:
+    """The time per transaction of everything but its syncs."""
     key = side.units.build_id or side.units.server
     cpu = side.work.get("instr_per_txn", 0.0) * values[f"{key}:instruction"]
     per_statement = side.statements * (values[f"{key}:cpu_statement"] + values[f"{key}:statement"])
-    io_us = sum(count * (_sync(side, values) if name == "fdatasync" else values[name]) for name, count in io)
-    return cpu + per_statement + io_us
+    return cpu + per_statement + sum(count * values[name] for name, count in io if name != "fdatasync")
+
+
+def _syncs(io: Sequence[tuple[str, float]]) -> float:
+    return sum(count for name, count in io if name == "fdatasync")
+
+
+def _idle(rest: float, syncs: float) -> float | None:
+    return rest / syncs if syncs > 0 else None
+
+
+def _time(side: SideWork, values: Mapping[str, float], io: Sequence[tuple[str, float]]) -> float:
+    rest, syncs = _rest(side, values, io), _syncs(io)
+    return rest + syncs * _sync(side, values, _idle(rest, syncs)) if syncs > 0 else rest
 
 
 def _io(side: SideWork, names: Mapping[str, UnitTime]) -> list[tuple[str, float]]:
@@ -124,6 +158,7 @@ def _io(side: SideWork, names: Mapping[str, UnitTime]) -> list[tuple[str, float]
 
 def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tuple[ForecastTerm, ...]:
     medians = {n: u.value_us for n, u in names.items()}
+    b_idle, h_idle = (_idle(_rest(s, medians, _io(s, names)), _syncs(_io(s, names))) for s in (base, head))
     terms = [
         ForecastTerm(
             "instructions",
@@ -148,7 +183,8 @@ def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tup
         if b is None and h is None:
             continue
         if name == "fdatasync":
-            terms.append(ForecastTerm(label, b or 0.0, h or 0.0, _sync(base, medians), _sync(head, medians)))
+            b_unit, h_unit = _sync(base, medians, b_idle), _sync(head, medians, h_idle)
+            terms.append(ForecastTerm(label, b or 0.0, h or 0.0, b_unit, h_unit))
         else:
             terms.append(ForecastTerm(label, b or 0.0, h or 0.0, unit.value_us, unit.value_us))
     return tuple(terms)
@@ -192,6 +228,8 @@ def forecast(
     tps = 100.0 * (t_base / t_head - 1.0) if t_head > 0 else 0.0
     low, high = min(changes), max(changes)
     missing = [label for label, _, name in IO_COMPONENTS if name not in units]
+    if (_syncs(base_io) or _syncs(head_io)) and not any(name in units for _, name in SYNC_IDLE):
+        missing.append("syncs after idle time")
     note = f"not calibrated: {', '.join(missing)}" if missing else ""
     return Forecast(
         base_us=t_base,

@@ -2,7 +2,8 @@
 
 * **I/O on the data folder's file system** (servers keep their datadirs under ``$TMPDIR``): fsync and
   fdatasync of 4 KiB just overwritten in a preallocated file (as a redo log commit syncs; fdatasync also
-  after 16 and 64 KiB, for commits of more redo), pwrite of
+  after 16 and 64 KiB, for commits of more redo, and after 0.5, 2 and 8 ms idle since the previous sync,
+  for commits further apart), pwrite of
   4 KiB as the redo log writes it (buffered when ``innodb_log_file_buffering`` is on, else O_DIRECT), and
   the read of a 16 KiB page that is in no cache, as InnoDB reads it: O_DIRECT when
   ``innodb_flush_method`` says so, else buffered after the file was evicted from the page cache.
@@ -38,7 +39,7 @@ from pathlib import Path
 
 from harness.errors import ConfigError, HarnessError
 from harness.model import RunResult
-from harness.model.forecast import IO_UNITS, SYNC_SIZES, Calibration, ScenarioWork, ServerUnits, UnitTime
+from harness.model.forecast import IO_UNITS, SYNC_IDLE, SYNC_SIZES, Calibration, ScenarioWork, ServerUnits, UnitTime
 from harness.workspace import child_environment
 
 PAGE = 16384
@@ -87,7 +88,8 @@ def _timed(action: Callable[[], object]) -> float:
 
 def _syncs(folder: Path, samples: int, *, direct_writes: bool) -> dict[str, list[float]]:
     """fsync, fdatasync and pwrite times over a preallocated 1 MiB file, overwritten 4 KiB at a time, then
-    fdatasync after each overwrite of 16 and 64 KiB (the sizes of ``SYNC_SIZES``)."""
+    fdatasync after each overwrite of 16 and 64 KiB (the sizes of ``SYNC_SIZES``), and after 4 KiB written
+    an idle time after the previous sync (the times of ``SYNC_IDLE``)."""
     path = folder / "redo.bin"
     with path.open("wb") as f:
         f.write(b"\0" * (1 << 20))
@@ -99,7 +101,12 @@ def _syncs(folder: Path, samples: int, *, direct_writes: bool) -> dict[str, list
     buf = mmap.mmap(-1, largest)  # page-aligned, as O_DIRECT needs
     buf.write(os.urandom(largest))
     view = memoryview(buf)
-    out: dict[str, list[float]] = {"fsync": [], "write": [], **{name: [] for _, name in SYNC_SIZES}}
+    out: dict[str, list[float]] = {
+        "fsync": [],
+        "write": [],
+        **{name: [] for _, name in SYNC_SIZES},
+        **{name: [] for _, name in SYNC_IDLE},
+    }
     try:
         for i in range(samples * 2):
             offset = (i * BLOCK) % (1 << 20)
@@ -111,6 +118,12 @@ def _syncs(folder: Path, samples: int, *, direct_writes: bool) -> dict[str, list
                 continue
             for i in range(samples):
                 os.pwritev(fd, [view[:size]], (i * size) % (1 << 20))
+                out[name].append(_timed(lambda: os.fdatasync(fd)))
+        for i in range(samples):  # the idle times interleaved, so that a change of load reaches each alike
+            for idle_us, name in SYNC_IDLE:
+                os.fdatasync(fd)
+                time.sleep(idle_us / 1e6)
+                os.pwritev(fd, [view[:BLOCK]], (i * BLOCK) % (1 << 20))
                 out[name].append(_timed(lambda: os.fdatasync(fd)))
     finally:
         view.release()
@@ -187,6 +200,7 @@ def measure_io(folder: Path, *, samples: int, direct_reads: bool, direct_writes:
     return (
         spread("fsync", syncs["fsync"], IO_UNITS["fsync"]),
         *(spread(name, syncs[name], IO_UNITS[name]) for _, name in SYNC_SIZES),
+        *(spread(name, syncs[name], IO_UNITS[name]) for _, name in SYNC_IDLE),
         spread("page_read", reads, f"{IO_UNITS['page_read']} ({mode})"),
         spread("write", syncs["write"], f"{IO_UNITS['write']} ({writes})"),
         spread("loopback", _loopback(samples * 4), IO_UNITS["loopback"]),

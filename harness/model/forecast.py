@@ -28,6 +28,9 @@ IO_UNITS: dict[str, str] = {
     "fdatasync": "fdatasync of 4 KiB just written, as a redo log commit syncs it",
     "fdatasync_16k": "fdatasync of 16 KiB just written (a commit of more redo)",
     "fdatasync_64k": "fdatasync of 64 KiB just written (a commit of more redo)",
+    "fdatasync_idle_500us": "fdatasync of 4 KiB just written, 0.5 ms after the previous sync",
+    "fdatasync_idle_2ms": "fdatasync of 4 KiB just written, 2 ms after the previous sync",
+    "fdatasync_idle_8ms": "fdatasync of 4 KiB just written, 8 ms after the previous sync",
     "page_read": "read of a 16 KiB page not in any cache, as InnoDB reads it",
     "write": "pwrite of 4 KiB, as the redo log writes it",
     "loopback": "TCP round trip of one byte over 127.0.0.1 between two processes",
@@ -36,6 +39,15 @@ IO_UNITS: dict[str, str] = {
 #: The fdatasync units by the bytes written before each sync; a commit's sync unit is interpolated
 #: between them by the redo bytes per commit (harness.judge.cost_forecast.sync_unit).
 SYNC_SIZES: tuple[tuple[int, str], ...] = ((4096, "fdatasync"), (16384, "fdatasync_16k"), (65536, "fdatasync_64k"))
+
+#: The fdatasync units by the idle time before each sync (µs; the back-to-back 4 KiB ``fdatasync`` is the
+#: one at 0): a sync costs more the longer since the previous one, and a commit's sync unit adds that
+#: excess at the time the rest of its transaction takes per sync (harness.judge.cost_forecast.idle_excess).
+SYNC_IDLE: tuple[tuple[float, str], ...] = (
+    (500.0, "fdatasync_idle_500us"),
+    (2000.0, "fdatasync_idle_2ms"),
+    (8000.0, "fdatasync_idle_8ms"),
+)
 
 #: A cost run's keys are fresh (a short window after a warm-up), so a query cache never hits in it.
 QUERY_CACHE_CAVEAT = (

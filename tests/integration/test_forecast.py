@@ -1,6 +1,6 @@
 """The forecast on real parts (docs/forecast.md): ``dbperf calibrate`` on the local MariaDB (timing runs
-and a cost run under callgrind of oltp_point_select and oltp_read_only, fsync/fdatasync at three sizes/page
-reads/writes/loopback in TMPDIR), ``dbperf calibration
+and a cost run under callgrind of oltp_point_select and oltp_read_only, fsync/fdatasync at three sizes and
+after three idle times/page reads/writes/loopback in TMPDIR), ``dbperf calibration
 show``, then a real cost comparison (redo flush 2 -> 1 on oltp_insert) whose verdict carries a forecast,
 printed beside the cost verdict by ``dbperf judge``. Only what cannot depend on the machine's load is
 asserted: an added fdatasync per commit can only make the forecast slower.
@@ -45,7 +45,8 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
     assert shown.returncode == 0, shown.stderr[-1500:]
     (calibration,) = json.loads(shown.stdout)
     units = {u["name"]: u for u in calibration["io"]}
-    assert set(units) == {"fsync", "fdatasync", "fdatasync_16k", "fdatasync_64k", "page_read", "write", "loopback"}
+    syncs = {"fdatasync", "fdatasync_16k", "fdatasync_64k", "fdatasync_idle_500us", "fdatasync_idle_2ms"}
+    assert set(units) == {"fsync", *syncs, "fdatasync_idle_8ms", "page_read", "write", "loopback"}
     assert all(0 < u["low_us"] <= u["value_us"] <= u["high_us"] for u in units.values())
     assert calibration["read_mode"] == "O_DIRECT"  # MariaDB 10.11's default innodb_flush_method
     assert calibration["format"] == 2

@@ -12,7 +12,15 @@ import pytest
 from support.factories import TESTBED, cost_run, run
 from support.reports import check
 
-from harness.judge.cost_forecast import SideWork, forecast, holds_for, outcome_of, query_cache_on, sync_unit
+from harness.judge.cost_forecast import (
+    SideWork,
+    forecast,
+    holds_for,
+    idle_excess,
+    outcome_of,
+    query_cache_on,
+    sync_unit,
+)
 from harness.measure.calibration import (
     load_calibration,
     merged,
@@ -214,6 +222,47 @@ def test_forecast_adds_cpu_per_statement_and_a_sized_sync() -> None:
     assert syncs.head_unit_us == pytest.approx(160.0) and syncs.base_unit_us == pytest.approx(100.0)
     statements = next(t for t in f.terms if t.component == "statements")
     assert statements.base_unit_us == pytest.approx(50.0)
+
+
+def test_idle_excess_follows_the_time_since_the_previous_sync() -> None:
+    points = [(500.0, 10.0), (2000.0, 100.0), (8000.0, 250.0)]
+    assert idle_excess(None, points) == 0.0  # no sync on that side
+    assert idle_excess(0.0, points) == 0.0
+    assert idle_excess(250.0, points) == pytest.approx(5.0)  # linear from 0 at no idle time
+    assert idle_excess(1250.0, points) == pytest.approx(55.0)  # halfway between 0.5 and 2 ms
+    assert idle_excess(20_000.0, points) == 250.0  # held at the last point
+    assert idle_excess(1000.0, [(500.0, -20.0), (2000.0, 40.0)]) == 0.0  # never below 0
+    assert idle_excess(1000.0, []) == 0.0
+
+
+def test_a_sync_after_a_long_transaction_costs_its_idle_excess() -> None:
+    idle = dataclasses.replace(
+        CALIBRATION,
+        io=(
+            *CALIBRATION.io,
+            _unit("fdatasync_idle_500us", 110.0, 110.0, 110.0),  # excess 10 µs after 0.5 ms
+            _unit("fdatasync_idle_2ms", 400.0, 400.0, 400.0),  # excess 300 µs after 2 ms
+            _unit("fdatasync_idle_8ms", 700.0, 700.0, 700.0),  # excess 600 µs after 8 ms
+        ),
+    )
+    long_base = {**BASE, "instr_per_txn": 1_100_000.0}  # 1,100 + 30 + 10 = 1,140 µs besides the syncs
+    long_head = {**HEAD, "instr_per_txn": 1_100_000.0}
+    f = forecast(SideWork(long_base, 1.0, UNITS), SideWork(long_head, 1.0, UNITS), idle)
+    # head: one sync 1,140 µs after the last: 100 + 10 + (300 - 10) x (1,140 - 500) / 1,500 = 233.7 µs
+    assert f.base_us == pytest.approx(1140.0)
+    assert f.head_us == pytest.approx(1140.0 + 100.0 + 10.0 + 290.0 * 640.0 / 1500.0)
+    syncs = next(t for t in f.terms if t.component == "syncs")
+    assert syncs.head_unit_us == pytest.approx(100.0 + 10.0 + 290.0 * 640.0 / 1500.0)
+    # a short transaction (140 µs besides its sync) waits little: 100 + 10 x 140 / 500 = 102.8 µs
+    short = forecast(SideWork(BASE, 1.0, UNITS), SideWork(HEAD, 1.0, UNITS), idle)
+    assert short.head_us == pytest.approx(140.0 + 102.8)
+    # two syncs per transaction halve the idle time before each: 1,140 / 2 = 570 µs
+    twice = forecast(SideWork(long_base, 1.0, UNITS), SideWork({**long_head, "sys_fsync": 2.0}, 1.0, UNITS), idle)
+    assert twice.head_us == pytest.approx(1140.0 + 2 * (100.0 + 10.0 + 290.0 * 70.0 / 1500.0))
+    # without the idle units (an older calibration), the sync is the back-to-back one
+    plain = forecast(SideWork(long_base, 1.0, UNITS), SideWork(long_head, 1.0, UNITS), CALIBRATION)
+    assert plain.head_us == pytest.approx(1240.0)
+    assert plain.note == "not calibrated: syncs after idle time" and f.note == ""
 
 
 def test_query_cache_on_needs_a_type_and_a_size() -> None:
