@@ -7,7 +7,8 @@ Runs an A/A cost compare of ``--server`` (base and head the same server) as a su
 line as it arrives, and prints: the load before and after (``os.getloadavg``), the seconds before the first cost
 run starts (session checks, plan capture, dataset preparation), each run's split as the run reports it (server
 ready, prewarm, warm-up, purge, rebuild, window, dump) plus the seconds from its dump to its stored line (server
-stop, save), summed per phase over the runs, the seconds after the last run (judging, report), and the total.
+stop, save), summed per phase over the runs, the seconds after the last run (judging, report), the total,
+and the estimate dbperf said before it started beside it (from an empty store: all "assumed").
 Then the counts of each side (instructions and syscalls per transaction, per run) so two invocations can be
 checked to count the same. ``--slots`` sets ``DBPERF_COST_SLOTS`` (1: one run at a time; 2: two side by side);
 with two slots the per-phase sums add up to more than the wall time.
@@ -28,6 +29,7 @@ from collections import defaultdict
 from pathlib import Path
 
 SPLIT = re.compile(r"(\S+) \S+ \d+t cost #(\d+): [\d,]+ instructions per transaction .*; seconds: (.*)$")
+ESTIMATE = re.compile(r"» estimate: about (\d+) (s|min) in all \(\d+ run\(s\), ([^;)]*)")
 STORED = re.compile(r"✔ (\S+) \S+ (\d+)t cost #(\d+): ([\d,]+) instructions/txn, ([\d.]+) syscalls/txn")
 
 
@@ -101,6 +103,10 @@ def _report(lines: list[tuple[float, str]], total: float) -> None:
         print(f"  {name:<14} {seconds:7.1f} s  ({seconds / max(1, runs):.1f} s a run)")
     print(f"after the last run (judging, report): {total - last_stored:.1f} s")
     print(f"total: {total:.1f} s ({total / 60:.2f} min)")
+    estimate = next((m for _, line in lines if (m := ESTIMATE.search(line)) is not None), None)
+    if estimate is not None:
+        said = float(estimate.group(1)) * (60 if estimate.group(2) == "min" else 1)
+        print(f"estimate said: {said:.0f} s ({estimate.group(3)}); real/estimate {total / said:.2f}")
     for server, found in counts.items():
         print(f"counts of {server}:", *sorted(found), sep="\n  ")
 
