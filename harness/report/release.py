@@ -7,7 +7,7 @@
     release/changes.png     per scenario and thread count, each metric's change with its interval
                             (Altair, rendered offline by vl-convert, as the trend site does)
     release/changes.vl.json the chart's Vega-Lite spec
-    release/verdicts.json   every verdict, as ``--json`` prints it
+    release/verdicts.json   the verdict document (harness.model.verdict_document), as ``ci run`` writes it
     release/flamegraph-<scenario>-<threads>t.svg
                             per cost comparison, the differential flame graph (report.flame_svg)
 
@@ -24,7 +24,7 @@ from typing import Any
 from harness.model import METRICS, Outcome, Verdict
 from harness.model.flame_graph import FlameGraph
 from harness.model.operation_stats import is_operation_metric
-from harness.model.verdict_document import Check, VerdictDocument
+from harness.model.verdict_document import Check, document_of, dump_document
 from harness.report.capacity_chart import capacity_png
 from harness.report.change_cells import fmt_change, fmt_ci, fmt_level
 from harness.report.file_names import file_name as safe_file_name
@@ -160,9 +160,13 @@ def chart_spec(verdicts: Sequence[Verdict], title: str) -> dict[str, Any] | None
 def write_release(
     out: Path, outcome: Outcome, *, seconds: float, title: str = "", flames: Sequence[FlameGraph] = ()
 ) -> Path:
-    """report.md, changes.png (+ its spec), the flame graphs and verdicts.json in ``out``; returns the report's path."""
+    """report.md, changes.png (+ its spec), the flame graphs and verdicts.json in ``out``; returns the report's path.
+
+    verdicts.json is the run's :class:`~harness.model.verdict_document.VerdictDocument`, and the report renders
+    from that document (the outcome gives only the runs, the pair count and the notes)."""
     out.mkdir(parents=True, exist_ok=True)
-    verdicts = outcome.verdicts
+    document = document_of(outcome, flame_graphs=tuple(file_name(graph) for graph in flames))
+    verdicts = document.verdicts
     pairs = sorted({(v.base, v.head) for v in verdicts if v.mode == "ab"})
     heading = title or (
         "dbperf comparison: " + ", ".join(f"{b} → {h}" for b, h in pairs) if pairs else "dbperf comparison"
@@ -199,10 +203,10 @@ def write_release(
         (out / file_name(graph)).write_text(render_svg(graph))
     lines += markdown_lines(flames)
     testbed = outcome.runs[0].testbed if outcome.runs else None
-    check = Check(VerdictDocument(tuple(verdicts), plans=outcome.plans), outcome.runs, "Verdicts", outcome.warnings)
+    check = Check(document, outcome.runs, "Verdicts", outcome.warnings)
     details = render_markdown(check, testbed=testbed)
     lines.append(details.replace("## Verdicts", "### Verdicts", 1))
     report = out / "report.md"
     report.write_text("\n".join(lines).rstrip() + "\n")
-    (out / "verdicts.json").write_text(json.dumps(outcome.document(), indent=2, default=str) + "\n")
+    (out / "verdicts.json").write_text(dump_document(document))
     return report

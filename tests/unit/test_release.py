@@ -7,6 +7,7 @@ from pathlib import Path
 from support.reports import CASES, check_golden, many_rows
 
 from harness.model import Outcome
+from harness.model.verdict_document import document_of, read_document
 from harness.report.release import change_rows, chart_spec, pivot_table, write_release
 
 
@@ -20,6 +21,14 @@ def test_release_report_golden_and_chart(tmp_path: Path) -> None:
     assert png.startswith(b"\x89PNG") and len(png) > 5000
     assert (tmp_path / "release" / "verdicts.json").is_file()
     assert "![change of every metric" in text
+
+
+def test_release_verdicts_json_round_trips_through_the_one_reader(tmp_path: Path) -> None:
+    verdicts, runs = many_rows()
+    outcome = Outcome(tuple(runs), tuple(verdicts), exit_code=1, pairs=10, looks=1, group_id="g")
+    write_release(tmp_path / "release", outcome, seconds=3600.0)
+    document = read_document((tmp_path / "release" / "verdicts.json").read_text())
+    assert document == document_of(outcome)
 
 
 def test_pivot_has_one_row_per_scenario_and_threads() -> None:
