@@ -24,9 +24,10 @@ from harness.servers.variables import effective_variables
 from harness.sysbench.driver import prepare
 
 
-@dataclass(frozen=True)
-class Provisioned:
-    """What one invocation has provisioned so far: snapshots in use, external servers prepared."""
+@dataclass
+class ProvisionMemo:
+    """What one invocation has provisioned so far: snapshots in use, external servers prepared. Mutable
+    and owned by the session's memo; not a record passed between stages."""
 
     snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
     external_prepared: set[tuple[str, str]] = field(default_factory=set)
@@ -39,7 +40,7 @@ class Provisioner:
     cache: DatasetCache
     sysbench_version: str
     say: Callable[[str], None]
-    done: Provisioned = field(default_factory=Provisioned)
+    done: ProvisionMemo = field(default_factory=ProvisionMemo)
 
     @contextmanager
     def started(
@@ -51,7 +52,7 @@ class Provisioner:
         snapshot = self.snapshot(provider, scenario)
         variables = effective_variables(server, scenario)
         if snapshot is None:
-            credentials = provider.credentials() if hasattr(provider, "credentials") else DatasetCredentials("", "")
+            credentials = provider.credentials()
             with provider.serve(Launch(None, credentials, variables, callgrind)) as instance:
                 key = (server.name, stable_hash(scenario.dataset_key()))
                 if key not in self.done.external_prepared:

@@ -17,7 +17,7 @@ from harness.dataset import DatasetCache
 from harness.errors import ConfigError, HarnessError
 from harness.measure.context import CostIdentity, RunContext, Served, build_result
 from harness.measure.fallback import Unsaved
-from harness.measure.provision import Provisioned, Provisioner
+from harness.measure.provision import Provisioner, ProvisionMemo
 from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
 from harness.servers import provider_for
 from harness.servers.callgrind import Callgrind, server_environment
@@ -110,7 +110,7 @@ class Live:
 class _Memo:
     """Lookups made once per invocation: what was provisioned (snapshots, external datasets), build ids."""
 
-    provisioned: Provisioned = field(default_factory=Provisioned)
+    provisioned: ProvisionMemo = field(default_factory=ProvisionMemo)
     cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
     builds: dict[str, str] = field(default_factory=dict)
 

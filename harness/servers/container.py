@@ -169,6 +169,9 @@ class ContainerProvider:
         image = self._check_image()
         return f"{self.image}@{image.id}"
 
+    def credentials(self) -> DatasetCredentials:
+        return DatasetCredentials("", "")
+
     def server_build(self) -> str:
         """The build-id of the server binary inside the image (read from a stopped container's files)."""
         image = self._check_image()

@@ -218,6 +218,9 @@ class LocalProvider:
         )
         return out.stdout.strip() or out.stderr.strip()
 
+    def credentials(self) -> DatasetCredentials:
+        return DatasetCredentials("", "")
+
     def server_build(self) -> str:
         return file_build_id(Path(self.binary))
 

@@ -130,6 +130,11 @@ class Provider(Protocol):
         """The valgrind version that counts instructions for this server (on the host or in its image)."""
         ...
 
+    def credentials(self) -> DatasetCredentials:
+        """The account a run connects with when there is no snapshot of ours (an external server's
+        configured user); empty for local and container servers, whose snapshot carries its own."""
+        ...
+
 
 def bootstrap(provider: Provider, datadir: Path, credentials: DatasetCredentials) -> None:
     """Create the benchmark account and database in a fresh datadir, through a server started as root."""

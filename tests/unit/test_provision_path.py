@@ -50,3 +50,10 @@ def test_ci_execute_goes_through_the_pipeline() -> None:
     modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     reached = [m for m in modules if m.startswith(("harness.measure", "harness.store"))]
     assert not reached, f"ci/execute.py should reach the session and stores through harness.pipeline: {reached}"
+
+
+def test_provision_asks_providers_through_the_protocol() -> None:
+    """What a provider can do is in the ``Provider`` protocol (``credentials``), not probed with ``hasattr``."""
+    tree = ast.parse(THE_PATH.read_text())
+    probes = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "hasattr"]
+    assert not probes, f"measure/provision.py probes providers with hasattr at lines {probes}: add to Provider"
