@@ -19,7 +19,17 @@ What is counted:
   in that file);
 * consecutive events in the same file are one visit; the trace is the sequence of visits;
 * **files entered** = distinct files in that sequence; **returns** = visits to a file that was already
-  visited earlier in the sequence (visits minus files entered), also broken down per file.
+  visited earlier in the sequence (visits minus files entered), also broken down per file;
+* **entries** (the measure of "enters each stage once"): a call into a harness file from a function in
+  another harness file (the nearest harness frame up the stack is the caller; standard-library frames in
+  between are skipped), counted against the file entered. A callee returning to its caller is not an
+  entry, and a loop's repeated identical call edge is one entry: the same caller frame (one invocation of
+  the caller function) calling the same callee function again counts once (a readiness poll that calls
+  ``provider.py`` fifty times from one ``local.py`` frame is one entry). **re-entries** = entries minus
+  files entered: each time control comes back into a stage from elsewhere along the path, beyond the first;
+* **stage entries**: the same, with the edge collapsed by the file entered instead of the function (one
+  invocation of ``LocalProvider.serve`` calling ``Workspace.make``, ``track`` and ``untrack`` enters
+  ``workspace.py`` once); **stage re-entries** = stage entries minus files entered.
 
 Once the first run's server is up, the profiler raises an interrupt that ends the compare (the harness
 reaps its server as on Ctrl-C). Prints the figures and the visit sequences. Needs mariadbd and sysbench
@@ -55,10 +65,18 @@ class Trace:
         self.provisioning = 0  # index in visits where the first server was asked for (Session.instance)
         self.first: FrameType | None = None  # that call's frame
         self.first_served = 0  # index in visits where it yielded its started server
+        self.entries: list[tuple[str, str]] = []  # (file entered, "caller file:function > callee function")
+        self.stage_entries: list[int] = []  # indexes into entries of the first entry per (caller frame, file)
+        self.edges: dict[int, set[Any]] = {}  # per live caller frame: callee code objects it has entered
+        self.entries_at_provisioning = 0
+        self.entries_at_served = 0
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event == "return" and frame is self.first and not self.first_served:
             self.first_served = len(self.visits)
+            self.entries_at_served = len(self.entries)
+        if event == "return":
+            self.edges.pop(id(frame), None)
         if event != "call" or self.done:
             return
         path = frame.f_code.co_filename
@@ -73,6 +91,7 @@ class Trace:
                 return
         if self.first is None and rel == "measure/session.py" and name == "instance":
             self.provisioning = len(self.visits)
+            self.entries_at_provisioning = len(self.entries)
             self.first = frame
         if rel == "measure/context.py" and name == "read" and "Served" in frame.f_code.co_qualname:
             self.done = True
@@ -80,6 +99,26 @@ class Trace:
             raise TraceDone("trace done")
         if not self.visits or self.visits[-1] != rel:
             self.visits.append(rel)
+        self.enter(frame, rel)
+
+    def enter(self, frame: FrameType, rel: str) -> None:
+        caller = frame.f_back
+        while caller is not None and not caller.f_code.co_filename.startswith(HARNESS):
+            caller = caller.f_back
+        if caller is None:
+            return
+        caller_rel = caller.f_code.co_filename[len(HARNESS) :]
+        if caller_rel == rel:
+            return
+        seen = self.edges.setdefault(id(caller), set())
+        if frame.f_code in seen:
+            return
+        seen.add(frame.f_code)
+        if rel not in seen:
+            seen.add(rel)
+            self.stage_entries.append(len(self.entries))
+        edge = f"{caller_rel}:{caller.f_code.co_qualname} > {frame.f_code.co_qualname}"
+        self.entries.append((rel, edge))
 
 
 def main() -> int:
@@ -119,19 +158,36 @@ def main() -> int:
             sys.setprofile(None)
     if not trace.done:
         print("the trace never reached a started server (Served.read); the figures below are incomplete")
-    for title, visits in (
+    served = trace.entries_at_served or len(trace.entries)
+    for title, visits, window in (
         (
             "provisioning (Session.instance to its started server)",
             trace.visits[trace.provisioning : trace.first_served],
+            range(trace.entries_at_provisioning, served),
         ),
-        ("whole window (pipeline.compare to the started server)", trace.visits),
+        ("whole window (pipeline.compare to the started server)", trace.visits, range(len(trace.entries))),
     ):
+        entries = [trace.entries[i] for i in window]
+        stages = Counter(trace.entries[i][0] for i in trace.stage_entries if i in window)
         counts = Counter(visits)
         print(f"{title}: files entered {len(counts)}, returns {len(visits) - len(counts)}")
         for path, n in counts.most_common():
             if n > 1:
                 print(f"  {path}: {n - 1}")
         print("  visits: " + " > ".join(visits))
+        entered = Counter(path for path, _ in entries)
+        print(
+            f"  entries: files entered {len(entered)}, entries {len(entries)}, re-entries {len(entries) - len(entered)}"
+        )
+        for path, n in entered.most_common():
+            if n > 1:
+                edges = sorted({edge for p, edge in entries if p == path})
+                print(f"    {path}: entered {n} times: " + "; ".join(edges))
+        total = sum(stages.values())
+        print(f"  stage entries: files entered {len(stages)}, entries {total}, re-entries {total - len(stages)}")
+        for path, n in stages.most_common():
+            if n > 1:
+                print(f"    {path}: entered {n} times")
     return 0
 
 
