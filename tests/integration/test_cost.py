@@ -26,9 +26,25 @@ def cost_runs(dbperf, store: Path) -> list[dict[str, object]]:
     return [r for r in dbperf.runs(store) if r["kind"] == "cost"]
 
 
-def test_cost_runs_are_repeatable_and_never_report_timing(dbperf, store_path):
-    out = dbperf.run("run", *POINT, "--server", "mariadb-local", "--cost", "--repetitions", "3", "--store", store_path)
+@pytest.fixture(scope="module")
+def recorded(dbperf, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """One cost baseline of the point select, recorded once for the module: (baselines, store, stdout).
+
+    Its three cost runs are what test_cost_runs_are_repeatable_and_never_report_timing checks, and its file is
+    what test_pytest_defaults_fail_on_a_server_cost_regression gates against (both used to count their own)."""
+    folder = tmp_path_factory.mktemp("recorded")
+    baselines, store = folder / "baselines", folder / "store" / "dbperf.duckdb"
+    out = dbperf.run(
+        "baseline", "record", "--cost", *POINT, "--server", "mariadb-local", "--baselines-dir", baselines,
+        "--store", store, timeout_s=900,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
+    return baselines, store, out.stdout
+
+
+def test_cost_runs_are_repeatable_and_never_report_timing(dbperf, recorded):
+    """The three cost runs of the recorded baseline (a quick-profile cost run of the point select, 3 runs)."""
+    _, store_path, _ = recorded
     runs = cost_runs(dbperf, store_path)
     assert len(runs) == 3
     values = [float(r["instructions_per_txn"]) for r in runs]  # type: ignore[arg-type]
@@ -62,19 +78,6 @@ def test_compare_detects_a_one_percent_cost_and_names_the_functions(dbperf, stor
     assert any("timer" in n or "queue" in n for n in names[:4]), names
 
 
-def test_compare_aa_passes(dbperf, store_path):
-    out = dbperf.run(
-        "compare", "--cost", "--base", "mariadb-local", "--head", "mariadb-local", *POINT, "--store", store_path,
-        "--json", timeout_s=1200,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
-    metric = doc["verdicts"][0]["metrics"][0]
-    assert metric["metric"] == "instr_per_txn" and metric["outcome"] == "pass"
-    (plans,) = doc["plans"]  # checked before measuring: the point select, the same plan on both sides
-    assert [(s["template"], s["changes"]) for s in plans["statements"]] == [("SELECT c FROM sbtest# WHERE id=?", [])]
-
-
 def test_the_query_cache_is_judged_on_fresh_statements(dbperf, store_path):
     """The measured window has its own seed: its point selects miss the query cache and pay for inserting
     into it (+50 %). When it replayed the warm-up's statements, half of them were cache hits and the
@@ -94,17 +97,16 @@ def test_the_query_cache_is_judged_on_fresh_statements(dbperf, store_path):
         assert (options["warmup_seed"], options["seed"]) == ("1", "2") and "--rand-seed=2" in options["argv"]
 
 
-def test_pytest_defaults_fail_on_a_server_cost_regression(dbperf, inner_pytest, tmp_path, store_path):
+def test_pytest_defaults_fail_on_a_server_cost_regression(dbperf, inner_pytest, tmp_path, store_path, recorded):
     """A cost baseline recorded for the embedded default; then the server's my.cnf gains the timer."""
     baselines = tmp_path / "baselines"
-    recorded = dbperf.run(
-        "baseline", "record", "--cost", *POINT, "--server", "mariadb-local", "--baselines-dir", baselines,
-        "--store", store_path, timeout_s=900,
-    )  # fmt: skip
-    assert recorded.returncode == 0, recorded.stderr
+    shutil.copytree(recorded[0], baselines)  # the module's recording (its stdout names its own folder)
+    assert recorded[1].name == store_path.name
+    shutil.copytree(recorded[1].parent, store_path.parent)  # the store it wrote, as when it was recorded here
     (path,) = baselines.glob("cost/mariadb-local/oltp_point_select/quick/1t.json")
     assert json.loads(path.read_text())["functions"]
-    assert f"recorded -> {path} (cost, 3 runs at 1 thread)" in recorded.stdout
+    (recorded_path,) = recorded[0].glob("cost/mariadb-local/oltp_point_select/quick/1t.json")
+    assert f"recorded -> {recorded_path} (cost, 3 runs at 1 thread)" in recorded[2]
 
     # recording the same build and configuration again would change the file by noise only: kept and said, a
     # note and exit 0 (issue 39: the rest of what was asked was recorded; --force replaces it)
@@ -184,9 +186,11 @@ def test_read_write_is_counted_from_a_purged_history(dbperf, store_path, tmp_pat
     assert any("tables rebuilt" in note for note in run["notes"])  # type: ignore[union-attr]
 
 
-def test_side_by_side_cost_runs_count_what_one_at_a_time_counts(dbperf, tmp_path):
-    """Two cost runs at once (one server per core) count as runs one after another do: every count within
-    0.05 % of the committed point-select baseline, whose samples were counted one at a time (spread 0.03 %).
+def test_an_aa_compare_passes_and_side_by_side_runs_count_what_one_at_a_time_counts(dbperf, tmp_path):
+    """An A/A cost comparison passes, and its plans are checked before measuring (the point select, the same
+    plan on both sides). Its cost runs go two at once (one server per core) and count as runs one after
+    another do: every count within 0.05 % of the committed point-select baseline, whose samples were counted
+    one at a time (spread 0.03 %). (Two tests counted an A/A comparison each; two at once is the default.)
 
     The baseline is the one-at-a-time side: a second, sequential comparison here would only count it again."""
     baseline = json.loads((REPO / "baselines/cost/mariadb-local/oltp_point_select/quick/1t.json").read_text())
@@ -197,6 +201,11 @@ def test_side_by_side_cost_runs_count_what_one_at_a_time_counts(dbperf, tmp_path
         "--store", store, "--json", timeout_s=1200, env={"DBPERF_COST_SLOTS": "2"},
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    metric = doc["verdicts"][0]["metrics"][0]
+    assert metric["metric"] == "instr_per_txn" and metric["outcome"] == "pass"
+    (plans,) = doc["plans"]  # checked before measuring: the point select, the same plan on both sides
+    assert [(s["template"], s["changes"]) for s in plans["statements"]] == [("SELECT c FROM sbtest# WHERE id=?", [])]
     runs = cost_runs(dbperf, store)
     assert len(runs) == 6 and all(r["status"] == "ok" for r in runs), runs
     side_by_side = [float(r["instructions_per_txn"]) for r in runs]  # type: ignore[arg-type]
