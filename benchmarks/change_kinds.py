@@ -24,18 +24,15 @@ container images of ``tools/build-images.sh`` and a running Docker engine (``too
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from plan_estimate import add_runs, dbperf, git, load
+from plan_estimate import arguments, clone_env, dbperf, git, load, results, seeded_store, timed_ci_run
 
 REPO = Path(__file__).resolve().parents[1]
 CNF = Path("servers/conf/mariadb.cnf")
@@ -120,25 +117,15 @@ def verdict(out: Path) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("/tmp/dbperf-change-kinds"))
-    parser.add_argument("--only", default="", help="comma-separated change numbers (default: all six)")
-    parser.add_argument("--durations-from", type=Path, action="append", default=[], help="seed the store")
-    args = parser.parse_args()
-
-    folder = args.out.resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    store = folder / "store.duckdb"
-    for seed in args.durations_from:
-        print(f"seeded the store with {add_runs(seed.resolve(), store)} run(s) of {seed}", file=sys.stderr)
+    args, folder, chosen = arguments(
+        __doc__, Path("/tmp/dbperf-change-kinds"), "change numbers (default: all six)", len(CHANGES)
+    )
+    store = seeded_store(folder / "store.duckdb", args.durations_from)
     clone = folder / "clone"
     shutil.rmtree(clone, ignore_errors=True)
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
     git(clone, "checkout", "-q", "-B", "main")
-    env = {**os.environ, "PYTHONPATH": str(clone), "DBPERF_STORE": str(store), "COLUMNS": "200"}
-    for var in ("DBPERF_SCENARIO", "DBPERF_SERVER", "DBPERF_PROFILE", "DBPERF_REPETITIONS", "DBPERF_COST"):
-        env.pop(var, None)
-    chosen = [int(n) for n in args.only.split(",") if n] or list(range(1, len(CHANGES) + 1))
+    env = clone_env(clone, store)
     rows = []
     for number in chosen:
         change = CHANGES[number - 1]
@@ -152,12 +139,7 @@ def main() -> int:
         (folder / f"plan-{number}.json").write_text(planned.stdout)
         estimate = doc["estimate"]
         out = folder / f"out-{number}"
-        shutil.rmtree(out, ignore_errors=True)
-        before = load()
-        started = time.monotonic()
-        done = dbperf(clone, "ci", "run", *refs, "--out", str(out), env=env)
-        actual = time.monotonic() - started
-        (folder / f"run-{number}.log").write_text(done.stdout + done.stderr)
+        done, actual, before = timed_ci_run(clone, refs, out, folder / f"run-{number}.log", env)
         picked: dict[str, set[str]] = {}
         for c in doc["comparisons"]:
             picked.setdefault(f"{c['scenario']} ({'+'.join(c['kinds'])})", set()).add(c.get("chosen") or c["reason"])
@@ -179,19 +161,12 @@ def main() -> int:
         }
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
-    (folder / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
-    print(
-        "| # | kind | change | scenarios chosen (runs): why | comparisons | estimate | figures | real | real/estimate "
-        "| exit | load (1/5/15 min) before -> after |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        why = "; ".join(f"{s}: {' / '.join(v)}" for s, v in r["scenarios"].items())
-        print(
-            f"| {r['number']} | {r['kind']} | {r['change']} | {why} | {r['comparisons']} on {r['servers']} server(s) "
-            f"| {r['estimate_s'] / 60:.1f} min | {r['figures']} | {r['actual_s'] / 60:.1f} min | {r['ratio']} "
-            f"| {r['exit']} ({r['verdicts']}) | {r['load']} |"
-        )
+    header = ("#", "kind", "change", "scenarios chosen (runs): why", "comparisons", "estimate", "figures", "real")
+    results(folder, rows, (*header, "real/estimate", "exit", "load (1/5/15 min) before -> after"), lambda r: [
+        r["number"], r["kind"], r["change"], "; ".join(f"{s}: {' / '.join(v)}" for s, v in r["scenarios"].items()),
+        f"{r['comparisons']} on {r['servers']} server(s)", f"{r['estimate_s'] / 60:.1f} min", r["figures"],
+        f"{r['actual_s'] / 60:.1f} min", r["ratio"], f"{r['exit']} ({r['verdicts']})", r["load"],
+    ])  # fmt: skip
     return 0
 
 

@@ -32,8 +32,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 CHANGE = ("innodb_buffer_pool_size = 512M", "innodb_buffer_pool_size = 8M")
@@ -116,28 +118,73 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("/tmp/dbperf-plan-estimate"))
-    parser.add_argument("--only", default="", help="comma-separated plan numbers (default: all five)")
+def arguments(doc: str | None, out: Path, only: str, count: int) -> tuple[argparse.Namespace, Path, list[int]]:
+    """The options both plan benchmarks take (``--out``, ``--only``, ``--durations-from``), the output
+    folder (made) and the numbers chosen among ``count`` (all by default; others refused in one line)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=out)
+    parser.add_argument("--only", default="", help=f"comma-separated {only}")
     parser.add_argument("--durations-from", type=Path, action="append", default=[], help="seed the store")
     args = parser.parse_args()
-
+    try:
+        chosen = [int(n) for n in args.only.split(",") if n] or list(range(1, count + 1))
+    except ValueError:
+        parser.error(f"--only takes numbers from 1 to {count}, comma-separated")
+    if not all(1 <= n <= count for n in chosen):
+        parser.error(f"--only takes numbers from 1 to {count}, comma-separated")
     folder = args.out.resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    store = folder / "durations.duckdb"
-    for seed in args.durations_from:
+    return args, folder, chosen
+
+
+def timed_ci_run(
+    clone: Path, refs: tuple[str, ...], out: Path, log: Path, env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], float, str]:
+    """``dbperf ci run`` of ``refs`` into ``out``, timed start to exit: the process, its seconds and the load
+    average before it; its output is kept in ``log``."""
+    shutil.rmtree(out, ignore_errors=True)
+    before = load()
+    started = time.monotonic()
+    done = dbperf(clone, "ci", "run", *refs, "--out", str(out), env=env)
+    actual = time.monotonic() - started
+    log.write_text(done.stdout + done.stderr)
+    return done, actual, before
+
+
+def results(
+    folder: Path, rows: list[dict[str, Any]], header: tuple[str, ...], cells: Callable[[dict[str, Any]], list[Any]]
+) -> None:
+    """The rows into ``folder/results.json``, and printed as a Markdown table of ``header`` and each row's cells."""
+    (folder / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in cells(row)) + " |")
+
+
+def seeded_store(store: Path, seeds: list[Path]) -> Path:
+    """``store`` with every run of each earlier store in ``seeds`` added (this machine's durations)."""
+    for seed in seeds:
         print(f"seeded the store with {add_runs(seed.resolve(), store)} run(s) of {seed}", file=sys.stderr)
-    clone = scratch_clone(folder)
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(clone),  # the clone's code: edits to this checkout during the runs change nothing
-        "DBPERF_STORE": str(store),
-        "DBPERF_CACHE_DIR": str(folder / "cache"),
-        "COLUMNS": "200",
-    }
+    return store
+
+
+def clone_env(clone: Path, store: Path, **extra: str) -> dict[str, str]:
+    """The environment dbperf runs in: the clone's code (edits to this checkout during the runs change
+    nothing), ``store`` as the user's store, and no ``DBPERF_*`` selection inherited from the caller."""
+    env = {**os.environ, "PYTHONPATH": str(clone), "DBPERF_STORE": str(store), "COLUMNS": "200", **extra}
     for var in ("DBPERF_SCENARIO", "DBPERF_SERVER", "DBPERF_PROFILE", "DBPERF_REPETITIONS", "DBPERF_COST"):
         env.pop(var, None)
+    return env
+
+
+def main() -> int:
+    args, folder, chosen = arguments(
+        __doc__, Path("/tmp/dbperf-plan-estimate"), "plan numbers (default: all five)", len(PLANS)
+    )
+    store = seeded_store(folder / "durations.duckdb", args.durations_from)
+    clone = scratch_clone(folder)
+    env = clone_env(clone, store, DBPERF_CACHE_DIR=str(folder / "cache"))
     for server in ("mariadb-local", "mariadb-local-threadpool"):  # the datasets: prepared once, not counted
         for profile in ("quick", "ci"):
             warm = dbperf(
@@ -149,7 +196,6 @@ def main() -> int:
             if warm.returncode != 0:
                 print(f"preparing the datasets failed:\n{warm.stderr[-2000:]}", file=sys.stderr)
                 return 2
-    chosen = [int(n) for n in args.only.split(",") if n] or list(range(1, len(PLANS) + 1))
     rows = []
     for number in chosen:
         plan = PLANS[number - 1]
@@ -161,12 +207,7 @@ def main() -> int:
         doc = json.loads(planned.stdout)
         estimate = doc["estimate"]
         out = folder / f"out-{number}"
-        shutil.rmtree(out, ignore_errors=True)
-        before = load()
-        started = time.monotonic()
-        done = dbperf(clone, "ci", "run", *base, "--out", str(out), env=env)
-        actual = time.monotonic() - started
-        (folder / f"run-{number}.log").write_text(done.stdout + done.stderr)
+        done, actual, before = timed_ci_run(clone, base, out, folder / f"run-{number}.log", env)
         if done.returncode not in (0, 1):
             print(f"plan {number}: ci run exited {done.returncode}:\n{done.stderr[-2000:]}", file=sys.stderr)
         added = add_runs(out / "dbperf.duckdb", store)
@@ -187,18 +228,11 @@ def main() -> int:
         }
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
-    (folder / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
-    print(
-        "| # | plan | kinds | comparisons | pairs | runs | estimate | actual | actual/estimate | figures "
-        "| load (1/5/15 min) |"
-    )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        print(
-            f"| {r['plan']} | {r['name']} | {'+'.join(r['kinds'])} | {r['comparisons']} | {r['pairs'] or '-'} | "
-            f"{r['runs']} | {r['estimate_s'] / 60:.1f} min | {r['actual_s'] / 60:.1f} min | {r['ratio']} | "
-            f"{r['figures']} | {r['load']} |"
-        )
+    header = ("#", "plan", "kinds", "comparisons", "pairs", "runs", "estimate", "actual", "actual/estimate")
+    results(folder, rows, (*header, "figures", "load (1/5/15 min)"), lambda r: [
+        r["plan"], r["name"], "+".join(r["kinds"]), r["comparisons"], r["pairs"] or "-", r["runs"],
+        f"{r['estimate_s'] / 60:.1f} min", f"{r['actual_s'] / 60:.1f} min", r["ratio"], r["figures"], r["load"],
+    ])  # fmt: skip
     within = sum(1 for r in rows if r["ratio"] is not None and 0.75 <= r["ratio"] <= 1.25)
     print(f"\n{within} of {len(rows)} plan(s) within ±25 % of the estimate")
     return 0
