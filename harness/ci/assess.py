@@ -24,6 +24,7 @@ from harness.config.settings import Settings, apply_overrides
 from harness.errors import HarnessError
 from harness.model import Kind
 from harness.pipeline import design_check
+from harness.pipeline.cases import cost_repetitions
 from harness.store import is_lake, open_store
 
 MIN_HISTORY = 3
@@ -83,7 +84,7 @@ def assess_plan(settings: Settings, the_plan: CiPlan, kinds: tuple[Kind, ...] = 
             pairs = max(pairs, settings.repetitions or scenario.repetitions)
         for kind in runs:
             threads = scenario.cost.threads if kind == "cost" else scenario.threads
-            n = scenario.cost.repetitions if kind == "cost" else settings.repetitions or scenario.repetitions
+            n = cost_repetitions(settings, scenario) if kind == "cost" else settings.repetitions or scenario.repetitions
             for count in threads:
                 label = f"{comparison.head_server} {scenario.name} {count}t {kind}"
                 metrics = design_check.gating_metrics(scenario, server, kind)

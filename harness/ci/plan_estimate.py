@@ -22,9 +22,9 @@ from harness.config.servers import load_server
 from harness.config.settings import Settings, apply_overrides
 from harness.errors import HarnessError
 from harness.measure.cost_slots import slots_for
-from harness.model import RunKind, Scenario
+from harness.model import RunKind
 from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate
-from harness.pipeline.cases import Case
+from harness.pipeline.cases import Case, cost_repetitions
 from harness.pipeline.estimates import (
     ASSUMED_START_S,
     GAP_S,
@@ -41,12 +41,6 @@ from harness.pipeline.estimates import (
 )
 
 __all__ = ["ASSUMED_START_S", "GAP_S", "PLAN_CHECK_S", "SESSION_S", "History", "estimate", "recent_history"]
-
-
-def _cost_repetitions(settings: Settings, scenario: Scenario) -> int:
-    if settings.cost and settings.repetitions is not None:
-        return settings.repetitions
-    return scenario.cost.repetitions
 
 
 def estimate(
@@ -66,7 +60,7 @@ def estimate(
                 continue
             timed |= kind == "time"
             threads = scenario.threads if kind == "time" else scenario.cost.threads
-            reps = design.pairs if kind == "time" else _cost_repetitions(settings, scenario)
+            reps = design.pairs if kind == "time" else cost_repetitions(settings, scenario)
             # a comparison's cost runs go side by side, as many at once as the runner will use
             slots = 1 if kind == "time" else slots_for(2 * reps * len(threads))
             for count in threads:
@@ -84,7 +78,7 @@ def estimate(
         provider = load_server(r.side.server, settings.servers_dir).provider
         for kind in kinds:
             threads = scenario.threads if kind == "time" else scenario.cost.threads
-            reps = scenario.repetitions if kind == "time" else _cost_repetitions(settings, scenario)
+            reps = scenario.repetitions if kind == "time" else cost_repetitions(settings, scenario)
             for count in threads:
                 seconds, source = per_run(durations, r.side.server_label, provider, scenario, kind, count)
                 label = f"{r.side.server_label} {r.side.scenario_label} {count}t (recorded)"

@@ -93,6 +93,11 @@ def for_kind(settings: Settings, case: Case, kind: Kind) -> Case:
     return case
 
 
+def cost_repetitions(settings: Settings, scenario: Scenario) -> int:
+    """Cost runs a side, as :func:`for_kind` sets them: what plans, estimates and runs all count."""
+    return settings.repetitions if settings.cost and settings.repetitions is not None else scenario.cost.repetitions
+
+
 def kind_threads(scenario: Scenario, kind: Kind) -> tuple[int, ...]:
     return scenario.cost.threads if kind == "cost" else scenario.threads
 

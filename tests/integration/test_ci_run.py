@@ -107,11 +107,24 @@ def test_plan_names_the_changed_server(change_repo: Path, cli_env: dict[str, str
     assert all(t["can_fail"] for t in design["tests"])
     assert {t["metric"] for t in design["tests"]} >= {"qps"}
     assert json.loads(timed.stdout)["estimate"]["pairs"] == design["pairs"]  # the estimate counts them
+    costed = dbperf(
+        change_repo,
+        cli_env,
+        *("ci", "plan", "--base", "main", "--head", "slow", "--profile", "quick", "-s", "oltp_point_select"),
+        *("--cost", "--repetitions", "4", "--json"),
+    )
+    assert costed.returncode == 0, costed.stderr
+    # in cost-only mode --repetitions sets the cost runs: the design says so, as the estimate and the run count them
+    assert {t["repetitions"] for t in json.loads(costed.stdout)["design"]["tests"]} == {"4 + 4"}
 
 
 @pytest.mark.parametrize(
     ("branch", "kinds", "expected_exit", "outcome"),
-    [("slow", (), 1, "regression"), ("harmless", ("--cost",), 0, None), ("slow", ("--no-cost",), None, "timing")],
+    [
+        ("slow", (), 1, "regression"),
+        ("harmless", ("--cost", "--repetitions", "4"), 0, None),
+        ("slow", ("--no-cost",), None, "timing"),
+    ],
 )
 def test_ci_run_judges_the_change(
     change_repo: Path,
@@ -142,6 +155,8 @@ def test_ci_run_judges_the_change(
     # every run is in the user's store too, so the next plan prices these comparisons from their durations
     in_out = {r.run_id for r in Store(out / "dbperf.duckdb").runs()}
     assert in_out and {r.run_id for r in Store(user_store).runs()} == in_out
+    if "--cost" in kinds:  # cost only: its --repetitions (the last one given) sets the cost runs a side
+        assert len(in_out) == 2 * 4
     report = (out / "report.md").read_text()
     written = summary.read_text()
     # the job summary is the report without the charts' relative image links (they do not resolve there)
