@@ -3,7 +3,8 @@ and a cost run under callgrind of oltp_point_select and oltp_read_only, fsync/fd
 after three idle times/page reads/writes/loopback in TMPDIR), ``dbperf calibration
 show``, then a real cost comparison (redo flush 2 -> 1 on oltp_insert) whose verdict carries a forecast,
 printed beside the cost verdict by ``dbperf judge``. Only what cannot depend on the machine's load is
-asserted: an added fdatasync per commit can only make the forecast slower.
+asserted: an added fdatasync per commit can only make the forecast slower. The same comparison is the
+work vector's A/B test: a regression through fsyncs, which instructions alone do not see.
 """
 
 from __future__ import annotations
@@ -63,11 +64,23 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
 
     out = dbperf.run(
         "compare", "--cost", "--base", "mariadb-local", "--head-var", "innodb_flush_log_at_trx_commit=1",
-        "--scenario", "oltp_insert", "--repetitions", "2", "--seed", "2", "--json", *common, timeout_s=900,
+        "--scenario", "oltp_insert", "--repetitions", "2", "--seed", "2", "--json", "--out", tmp_path / "out",
+        *common, timeout_s=900,
     )  # fmt: skip
     assert out.returncode == 1, out.stderr[-1500:]  # the fsync per commit gates; the forecast does not
     doc = json.loads(out.stdout)
     (verdict,) = doc["verdicts"]
+    metrics = {m["metric"]: m for m in verdict["metrics"]}
+    assert verdict["kind"] == "cost"
+    assert metrics["instr_per_txn"]["outcome"] != "regression"  # instructions alone: no regression
+    fsync = metrics["sys_fsync"]
+    assert fsync["outcome"] == "regression" and fsync["gating"]
+    assert fsync["base_median"] < 0.05 and 0.95 < fsync["head_median"] < 1.05  # one fdatasync per commit
+    assert metrics["data_fsyncs"]["outcome"] == "regression"
+    assert metrics["sys_pwrite"]["outcome"] == "pass"  # the redo write itself is there on both sides
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "What was judged" in report and "system calls" in report
+    assert "they exclude kernel time, fsync latency" in report
     forecast = verdict["forecast"]
     assert forecast is not None and not forecast["gating"]
     assert forecast["tps_high_pct"] < 0 < forecast["delta_low_us"]  # one more fdatasync per commit: slower
