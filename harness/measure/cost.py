@@ -75,7 +75,9 @@ from harness.model.endpoint import Endpoint
 from harness.servers import binary_extents
 from harness.servers.callgrind import Callgrind
 from harness.servers.provider import ServerInstance, connect, held_status
-from harness.sysbench.driver import SysbenchOutcome, cost_argv, run, workdir
+from harness.sysbench.command_lines import cost_argv, workdir
+from harness.sysbench.driver import run
+from harness.sysbench.run_output import SysbenchOutcome
 
 READ_VIEW_NOTE = "writes counted with a read view held open (purge stopped for the run, on both sides alike)"
 PURGED_NOTE = (

@@ -23,7 +23,8 @@ from harness.model.plan_changes import compare_statement
 from harness.model.query_plan import PlanCheck
 from harness.servers.provider import ServerInstance
 from harness.servers.query_plans import examples, explain, log_statements, logged_statements
-from harness.sysbench.driver import cost_argv, run, workdir
+from harness.sysbench.command_lines import cost_argv, workdir
+from harness.sysbench.driver import run
 
 #: Transactions run to capture the statements: enough for every statement of a custom mix whose rarest
 #: transaction type has a 4 % share (TPC-C's delivery or stock level) to show up with 98 % probability.

@@ -33,7 +33,8 @@ from harness.model import (
     Totals,
 )
 from harness.servers.provider import ServerInstance, held_status
-from harness.sysbench.driver import run, run_argv, workdir
+from harness.sysbench.command_lines import run_argv, workdir
+from harness.sysbench.driver import run
 
 
 def _adapt(live: Live, found: warmup.Trend | None) -> None:

@@ -17,7 +17,7 @@ class Endpoint:
 
     def sysbench_args(self) -> list[str]:
         """Where sysbench connects; the password goes through an option file, never the command line
-        (see :func:`harness.sysbench.driver.connection_args`)."""
+        (see :func:`harness.sysbench.command_lines.connection_args`)."""
         return [
             "--db-driver=mysql",
             f"--mysql-host={self.host}",

@@ -16,7 +16,7 @@ import pytest
 
 from harness.config.scenarios import load_scenario
 from harness.model.endpoint import Endpoint
-from harness.sysbench.driver import _fill, cost_argv, prepare_argv
+from harness.sysbench.command_lines import _fill, cost_argv, prepare_argv
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ import pytest
 from harness.config.scenarios import load_scenario
 from harness.model import Scenario
 from harness.model.endpoint import Endpoint
-from harness.sysbench.driver import _fill, prepare_argv
+from harness.sysbench.command_lines import _fill, prepare_argv
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -16,7 +16,7 @@ from harness.measure.context import RunContext, build_result
 from harness.measure.cost import REBUILD_NOTE, ROLLBACK_NOTE, _read_view_notes, rebuild_statements, run_options
 from harness.model import CostSettings
 from harness.model.endpoint import Endpoint
-from harness.sysbench.driver import cost_argv
+from harness.sysbench.command_lines import cost_argv
 
 ROOT = Path(__file__).parents[2]
 ENDPOINT = Endpoint("127.0.0.1", 3307, "root", "")

@@ -19,9 +19,9 @@ from harness.model.operation_stats import (
     merge_histograms,
     operation_metric,
 )
-from harness.sysbench.driver import parse_output
 from harness.sysbench.histogram import parse_histogram
 from harness.sysbench.ops_protocol import parse_operations
+from harness.sysbench.run_output import parse_output
 
 DATA = Path(__file__).parent.parent / "data" / "sysbench"
 PROBE = (DATA / "ops_protocol_probe.out").read_text().splitlines()

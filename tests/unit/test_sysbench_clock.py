@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.sysbench import driver
+from harness.sysbench import driver, run_output
 
 LINE = (
-    driver.PREFIX + '{"kind":"interval","t":1.0,"dt":1.0,"threads":1,"events":%d,"reads":%d,"writes":0,'
+    run_output.PREFIX + '{"kind":"interval","t":1.0,"dt":1.0,"threads":1,"events":%d,"reads":%d,"writes":0,'
     '"other":0,"errors":0,"reconnects":0,"lat_pct":0.001}'
 )
 

@@ -8,7 +8,8 @@ from harness.config.scenarios import load_scenario
 from harness.errors import SysbenchError
 from harness.model import histogram_percentile
 from harness.model.endpoint import Endpoint
-from harness.sysbench.driver import SECRETS_FILE, mask, parse_output, prepare_argv, run_argv, workdir
+from harness.sysbench.command_lines import SECRETS_FILE, mask, prepare_argv, run_argv, workdir
+from harness.sysbench.run_output import parse_output
 
 DATA = Path(__file__).parents[1] / "data" / "wrapper"
 ROOT = Path(__file__).parents[2]
@@ -158,7 +159,7 @@ def test_check_version_mismatch(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_forced_shutdown_allows_for_the_drain_of_many_threads():
-    from harness.sysbench.driver import forced_shutdown_s
+    from harness.sysbench.command_lines import forced_shutdown_s
 
     assert forced_shutdown_s(10, 8) == 10
     assert forced_shutdown_s(300, 8) == 60
