@@ -33,7 +33,7 @@ EXIT_PIPE = 141
 #: commands themselves.
 COMMANDS: dict[str, tuple[str, str]] = {
     "baseline": (
-        "gate_cmds",
+        "baseline_cmds",
         "Record and inspect baselines (baselines/<testbed>/<server>/<scenario>/<threads>t.json).",
     ),
     "cache": ("run_cmds", "Dataset snapshots (prepared once, restored for every run)."),
@@ -44,7 +44,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("gate_cmds", "A/B-compare two servers (or one with --head-var) on scenarios, interleaved."),
     "export": ("report_cmds", "Write stored results in other tools' formats."),
     "gate": ("gate_cmds", "Run scenarios and judge them against this testbed's baselines."),
-    "import": ("run_cmds", "Bring existing results into the store."),
+    "import": ("import_cmds", "Bring existing results into the store."),
     "judge": ("gate_cmds", "Judge stored runs again, without running anything."),
     "report": (
         "report_cmds",

@@ -86,18 +86,18 @@ def test_the_committed_cost_baseline_is_named_before_anything_runs():
 
 
 def test_repetitions_say_what_each_kind_gets(capsys):
-    from harness.cli.gate_cmds import _repetitions_note
+    from harness.cli.gate_cmds import repetitions_note
     from harness.config.settings import resolve_settings
 
     point = scenario(profile="quick")
-    _repetitions_note(resolve_settings({"repetitions": "8"}, root=REPO, environ={}), [point])
+    repetitions_note(resolve_settings({"repetitions": "8"}, root=REPO, environ={}), [point])
     note = capsys.readouterr().err.strip()
     assert note == (
         "note: --repetitions 8 sets the timing runs; cost runs: 3 per thread count, their scenario's [cost] "
         "repetitions (counts repeat to about 0.01 %); --cost --repetitions N sets those"
     )
     for flags in ({"repetitions": "8", "cost": True}, {"repetitions": "8", "cost": False}, {}):
-        _repetitions_note(resolve_settings(flags, root=REPO, environ={}), [point])  # nothing ignored: silent
+        repetitions_note(resolve_settings(flags, root=REPO, environ={}), [point])  # nothing ignored: silent
         assert capsys.readouterr().err == ""
 
 
