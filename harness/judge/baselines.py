@@ -30,19 +30,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import bounded_json
 from harness.errors import BaselineError
-from harness.judge.explain import per_transaction, trimmed
-from harness.model import METRICS, RunKind, RunResult, Testbed
+from harness.model import METRICS, RunKind, Testbed
 from harness.model.ids import volatile
-from harness.model.metrics import WORK_METRICS
 from harness.model.operation_stats import is_operation_metric
 from harness.model.work import WORK
 
@@ -139,29 +136,6 @@ class Baseline:
             return (self.work or {}).get(metric, ())
         return self.samples.get(metric, ())
 
-    def warnings_for(self, runs: Sequence[RunResult]) -> list[str]:
-        """What a reader must know when judging ``runs`` by this cost baseline: the configuration it gates."""
-        run = runs[0]
-        if self.kind != "cost":
-            return []
-        command = record_command(self.scenario, self.server, self.profile, cost=True)
-        unjudged = []
-        if self.work is None:
-            unjudged.append(
-                "the baseline holds no work vector (recorded by an older dbperf): system calls and server work "
-                f"not judged, instructions only; record it again to judge them: {command}"
-            )
-        if not self.requested_hash or self.requested_hash == run.requested_hash:
-            return unjudged
-        changed = _variable_changes(self.variables, config_variables(run.variables))
-        return [
-            *unjudged,
-            "the configuration differs from the baseline's"
-            + (f" ({changed})" if changed else "")
-            + ": a change here comes from it",
-            f"record the baseline again if this is the new normal: {command}",
-        ]
-
 
 def baseline_path(
     root: Path, testbed: Testbed, server: str, scenario: str, profile: str, threads: int, kind: RunKind = "time"
@@ -175,95 +149,6 @@ def record_command(scenario: str, server: str, profile: str, *, cost: bool = Fal
     return f"dbperf baseline record --scenario {scenario} --server {server} --profile {profile}" + (
         " --cost" if cost else ""
     )
-
-
-#: The per-operation fields a timing baseline records for each operation type (always above 0 when measured).
-_OPERATION_SAMPLES = ("ops_per_s", "ops_per_min", "avg_ms", "p50_ms", "p95_ms", "p99_ms")
-
-
-def operation_metric_names(runs: Sequence[RunResult]) -> tuple[str, ...]:
-    """``ops_per_s`` and ``<TYPE>.<field>`` for the operation types every run reports (none: ``()``)."""
-    if not runs or not all(r.operations for r in runs):
-        return ()
-    types = sorted(set.intersection(*({op.type for op in r.operations} for r in runs)))
-    return ("ops_per_s", *(f"{t}.{f}" for t in types for f in _OPERATION_SAMPLES))
-
-
-def write_baseline(root: Path, runs: Sequence[RunResult]) -> Path:
-    """Write the baseline for runs of one server x scenario x threads x kind (all must be ok)."""
-    if not runs:
-        raise BaselineError("no runs to record a baseline from")
-    failed = [r for r in runs if not r.ok]
-    if failed:
-        raise BaselineError(
-            f"refusing to record a baseline: run {failed[0].run_id} failed ({failed[0].failure}); "
-            "fix the failure and record again"
-        )
-    first = runs[0]
-    if len({_identity(r) for r in runs}) != 1:
-        raise BaselineError(
-            "runs of different kinds, servers, scenarios, thread counts, builds or configs cannot share a baseline"
-        )
-    metrics = ("instr_per_txn",) if first.kind == "cost" else (*METRICS, *operation_metric_names(runs))
-    samples: dict[str, list[float] | None] = {}
-    for metric in metrics:
-        values = [r.metric(metric) for r in runs]
-        samples[metric] = None if any(v is None for v in values) else [float(v) for v in values if v is not None]
-    document: dict[str, object] = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "kind": first.kind,
-        "testbed": {**dataclasses.asdict(first.testbed), "fingerprint": first.testbed.fingerprint},
-        "server": {
-            "name": first.server,
-            "server_version": first.server_version,
-            "config_hash": first.config_hash,
-            "build_id": first.build_id,
-            "requested_hash": first.requested_hash,
-        },
-        "scenario": {"name": first.scenario, "hash": first.scenario_hash, "profile": first.profile},
-        "threads": first.threads,
-        "provenance": {
-            "git_sha": first.git_sha,
-            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "profile": first.profile,
-            "repetitions": len(runs),
-            "run_ids": [r.run_id for r in runs],
-        },
-        "samples": samples,
-    }
-    if first.kind == "cost":
-        document["cost"] = {"backend": first.backend, "tool": first.tool, "arch": first.arch}
-        document["functions"] = trimmed(per_transaction(runs))
-        document["variables"] = config_variables(first.variables)
-        document["work"] = work_samples(runs)
-    path = baseline_path(root, first.testbed, first.server, first.scenario, first.profile, first.threads, first.kind)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(document, indent=2) + "\n")
-        tmp.replace(path)
-    except OSError as exc:
-        raise BaselineError(
-            f"cannot write the baseline {path}: {exc.strerror}; check the folder and free space"
-        ) from exc
-    return path
-
-
-def work_samples(runs: Sequence[RunResult]) -> dict[str, list[float]]:
-    """The gating work-vector components every run measured, per run (a component a server lacks is left out)."""
-    out: dict[str, list[float]] = {}
-    for w in WORK_METRICS:
-        values = [r.metrics.work.get(w.name) for r in runs]
-        if w.gating and all(v is not None for v in values):
-            out[w.name] = [float(v) for v in values if v is not None]
-    return out
-
-
-def _identity(run: RunResult) -> tuple[str | int, ...]:
-    """What runs sharing one baseline must have in common (cost runs: not the machine)."""
-    where = run.requested_hash if run.kind == "cost" else f"{run.config_hash}@{run.testbed.fingerprint}"
-    return (run.kind, run.server, run.scenario, run.threads, run.scenario_hash, run.build_id, where)
 
 
 def _read(path: Path) -> dict[str, object]:
@@ -390,52 +275,9 @@ def find_baseline(
     return load_baseline(path) if path.is_file() else None
 
 
-def incomparable_reason(baseline: Baseline, runs: Sequence[RunResult]) -> str | None:
-    """Why the runs cannot be judged against this baseline (None when they can).
-
-    A baseline judges one server build (version and build id) running one scenario definition. A
-    timing baseline also pins the machine and the configuration; a cost baseline pins the counting
-    tool and the architecture and judges a new configuration of the same build (that change is what
-    a cost gate is for, and the verdict names the variables that differ). A new build is measured
-    against the old one side by side (``dbperf compare --cost``), never against a file that says it
-    was recorded on another build.
-    """
-    run = runs[0]
-    if baseline.scenario_hash != run.scenario_hash:
-        return f"the scenario definition changed (hash {baseline.scenario_hash} -> {run.scenario_hash})"
-    other_build = bool(baseline.build_id and run.build_id and baseline.build_id != run.build_id)
-    if baseline.server_version != run.server_version or other_build:
-        return (  # the verdict goes on with the recording to run ("record one with: ...", judge/gate.py)
-            f"the baseline was recorded on server {baseline.server_version} (build {baseline.build_id[:12] or '?'}), "
-            f"this is {run.server_version} (build {run.build_id[:12] or '?'}); compare the two builds side by side "
-            "with 'dbperf compare', or record the baseline again"
-        )
-    if baseline.kind == "cost":
-        if (baseline.backend, baseline.tool, baseline.arch) != (run.backend, run.tool, run.arch):
-            return (
-                f"instructions were counted by {baseline.backend} {baseline.tool} on {baseline.arch}, these by "
-                f"{run.backend} {run.tool} on {run.arch}: counts from different tools or architectures differ"
-            )
-        return None  # a new configuration of the same build is judged, and said (Baseline.warnings_for)
-    if baseline.testbed_fingerprint != run.testbed.fingerprint:
-        return f"the baseline was recorded on testbed {baseline.testbed_fingerprint}, this is {run.testbed.fingerprint}"
-    if baseline.config_hash != run.config_hash:
-        return (
-            f"the server configuration changed (config hash {baseline.config_hash} -> {run.config_hash}, "
-            f"version {baseline.server_version} -> {run.server_version})"
-        )
-    return None
-
-
 def config_variables(variables: Mapping[str, str]) -> dict[str, str]:
     """The server variables that describe a configuration (per-instance values such as ports and paths left out)."""
     return {k: v for k, v in sorted(variables.items()) if not volatile(k, v, variables)}
-
-
-def _variable_changes(old: Mapping[str, str], new: Mapping[str, str], limit: int = 6) -> str:
-    names = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    shown = [f"{k} {old.get(k, '-')} → {new.get(k, '-')}" for k in names[:limit]]
-    return ", ".join(shown) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 def all_baselines(root: Path) -> list[Baseline]:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness.judge import capacity, steady
-from harness.judge.baselines import incomparable_reason
+from harness.judge.baseline_match import cost_warnings, incomparable_reason
 from harness.judge.case_tests import (
     DEFAULT_MIN_EFFECT,
     KIND_METRICS,
@@ -94,7 +94,7 @@ def judge_against_baselines(cases: Sequence[BaselineCase], *, alpha: float = DEF
         pending += tests
         warnings = [
             *instability(runs, "candidate"),
-            *baseline.warnings_for(runs),
+            *cost_warnings(baseline, runs),
             *missing_warning(scenario, case.kind, tests),
         ]
         if case.kind == "time" and (short := steady.note(runs, "candidate")):

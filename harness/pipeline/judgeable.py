@@ -5,7 +5,7 @@ which travel and are keyed by the server build). Most of what makes a baseline c
 before the first run: whether the file exists, the scenario definition it was recorded with (its hash:
 the cost hash for cost runs) and the server build (the binary's GNU build-id). What only a started
 server tells (its version string, its effective configuration) is still checked after the runs
-(:func:`harness.judge.baselines.incomparable_reason`).
+(:func:`harness.judge.baseline_match.incomparable_reason`).
 
 The rule (docs/usage.md, "Baselines"): a comparison with nothing to judge against is said before
 anything runs, in one line with the command that records one; when nothing of an invocation can be

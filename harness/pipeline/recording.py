@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import BaselineError
-from harness.judge.baselines import Baseline, baseline_path, load_baseline, write_baseline
+from harness.judge.baseline_writer import write_baseline
+from harness.judge.baselines import Baseline, baseline_path, load_baseline
 from harness.model import Kind, RunResult, Testbed
 from harness.pipeline.cases import Case
 

@@ -108,7 +108,7 @@ def test_bad_thread_counts(fault: Fault, threads: str):
     ],
 )
 def test_damaged_baselines(fault: Fault, what: str, content: bytes | None, command: str):
-    from harness.judge.baselines import write_baseline
+    from harness.judge.baseline_writer import write_baseline
     from harness.store import Store
 
     baselines = fault.root / "baselines"

@@ -29,7 +29,7 @@ def _one_line_error(out: subprocess.CompletedProcess[str]) -> str:
 
 def _baseline_of_earlier(fault: Fault, *, cost: bool = False) -> tuple[Path, dict[str, Any]]:
     """A real baseline file written from the case's earlier run (a cost one: the same, relabelled)."""
-    from harness.judge.baselines import write_baseline
+    from harness.judge.baseline_writer import write_baseline
     from harness.store import Store
 
     baselines = fault.root / "baselines"

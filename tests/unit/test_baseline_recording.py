@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.factories import TESTBED, cost_run, run, scenario
 
-from harness.judge.baselines import write_baseline
+from harness.judge.baseline_writer import write_baseline
 from harness.model import Server
 from harness.pipeline.cases import Case
 from harness.pipeline.recording import before_notes, kept_note, write_all

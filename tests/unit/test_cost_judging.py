@@ -7,7 +7,8 @@ from pathlib import Path
 
 from support.factories import cost_run, make_testbed, scenario
 
-from harness.judge.baselines import find_baseline, load_baseline, write_baseline
+from harness.judge.baseline_writer import write_baseline
+from harness.judge.baselines import find_baseline, load_baseline
 from harness.judge.explain import UNNAMED, explain, per_transaction
 from harness.judge.gate import BaselineCase, PairedCase, judge_against_baselines, judge_pairs
 

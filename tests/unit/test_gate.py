@@ -8,7 +8,8 @@ import pytest
 from support.factories import TESTBED, run, scenario
 
 from harness.errors import BaselineError
-from harness.judge.baselines import find_baseline, load_baseline, write_baseline
+from harness.judge.baseline_writer import write_baseline
+from harness.judge.baselines import find_baseline, load_baseline
 from harness.judge.gate import BaselineCase, PairedCase, failed_verdict, judge_against_baselines, judge_pairs
 from harness.model import exit_code
 from harness.pipeline.ab import balanced_orders

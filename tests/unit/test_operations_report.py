@@ -17,7 +17,8 @@ from support.factories import run, scenario
 from support.reports import check_golden, synthetic
 
 from harness.errors import ConfigError
-from harness.judge.baselines import load_baseline, write_baseline
+from harness.judge.baseline_writer import write_baseline
+from harness.judge.baselines import load_baseline
 from harness.judge.gate import PairedCase, judge_pairs
 from harness.model import OperationStats, RunResult
 from harness.report.bmf import to_bmf, validate_bmf

@@ -141,7 +141,8 @@ def test_the_design_check_still_decides_with_the_work_vector_in_the_family():
 
 # --- baseline mode (a committed cost baseline keeps the work vector) ----------------------------------------
 def judge_baseline(tmp_path, base, head):
-    from harness.judge.baselines import load_baseline, write_baseline
+    from harness.judge.baseline_writer import write_baseline
+    from harness.judge.baselines import load_baseline
     from harness.judge.gate import BaselineCase, judge_against_baselines
 
     baseline = load_baseline(write_baseline(tmp_path, base))
@@ -151,7 +152,8 @@ def judge_baseline(tmp_path, base, head):
 def test_a_cost_baseline_keeps_the_gating_work_vector_per_run(tmp_path):
     import json
 
-    from harness.judge.baselines import load_baseline, write_baseline
+    from harness.judge.baseline_writer import write_baseline
+    from harness.judge.baselines import load_baseline
 
     base = runs(np.random.default_rng(11), 110_300)
     path = write_baseline(tmp_path, base)
@@ -184,7 +186,8 @@ def test_baseline_mode_passes_the_same_configuration(tmp_path):
 def test_an_old_cost_baseline_judges_instructions_only_and_says_so(tmp_path):
     import json
 
-    from harness.judge.baselines import load_baseline, write_baseline
+    from harness.judge.baseline_writer import write_baseline
+    from harness.judge.baselines import load_baseline
     from harness.judge.gate import BaselineCase, judge_against_baselines
     from harness.report.verdicts import judged_lines
 
@@ -209,7 +212,8 @@ def test_malformed_work_samples_name_the_component(tmp_path):
     import json
 
     from harness.errors import BaselineError
-    from harness.judge.baselines import load_baseline, write_baseline
+    from harness.judge.baseline_writer import write_baseline
+    from harness.judge.baselines import load_baseline
 
     path = write_baseline(tmp_path, runs(np.random.default_rng(15), 110_300))
     doc = json.loads(path.read_text())
