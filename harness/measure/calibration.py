@@ -37,9 +37,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from harness.errors import ConfigError, HarnessError
+from harness.errors import HarnessError
 from harness.model import RunResult
-from harness.model.forecast import IO_UNITS, SYNC_IDLE, SYNC_SIZES, Calibration, ScenarioWork, ServerUnits, UnitTime
+from harness.model.forecast import (
+    IO_UNITS,
+    SYNC_IDLE,
+    SYNC_SIZES,
+    Calibration,
+    ScenarioWork,
+    ServerUnits,
+    UnitTime,
+    read_calibration,
+)
 from harness.workspace import child_environment
 
 PAGE = 16384
@@ -331,12 +340,7 @@ def load_calibration(baselines_dir: Path, testbed: str) -> Calibration | None:
         return None
     except OSError as exc:
         raise CalibrationError(f"cannot read {path}: {exc}") from None
-    try:
-        return Calibration.from_document(json.loads(text))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ConfigError(
-            f"{path}: not a calibration this dbperf reads ({exc}); run `dbperf calibrate` again"
-        ) from None
+    return read_calibration(text, str(path))
 
 
 def merged(old: Calibration | None, new: Calibration) -> Calibration:

@@ -9,10 +9,11 @@ measurement: reports label it so, and it decides nothing unless the ``forecast-g
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
+from harness import bounded_json
 from harness.errors import HarnessError
 
 CALIBRATION_FORMAT = 2
@@ -55,7 +56,11 @@ QUERY_CACHE_CAVEAT = (
 )
 
 
-class OldCalibrationError(HarnessError):
+class CalibrationFileError(HarnessError):
+    """A calibration file this dbperf cannot read: not JSON, a newer format, or a field of the wrong shape."""
+
+
+class OldCalibrationError(CalibrationFileError):
     """A calibration file of an earlier format (one scenario, one sync size): it is measured again."""
 
     def __init__(self, found: int, servers: tuple[str, ...]) -> None:
@@ -88,7 +93,10 @@ class UnitTime:
 
     def __post_init__(self) -> None:
         if not 0 <= self.low_us <= self.value_us <= self.high_us:
-            raise ValueError(f"unit time {self.name}: needs 0 <= low <= value <= high, got {self}")
+            raise ValueError(
+                f"unit time {self.name}: needs 0 <= low <= value <= high, "
+                f"got {self.low_us!r} <= {self.value_us!r} <= {self.high_us!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -150,69 +158,43 @@ class Calibration:
     def document(self) -> dict[str, object]:
         return asdict(self)
 
-    @staticmethod
-    def from_document(doc: Mapping[str, object]) -> Calibration:
-        """A calibration read back from its JSON document (``ValueError`` on anything else)."""
+    # read by pydantic for this record and every record in it: no coercion ("8" is not 8), no NaN
+    __pydantic_config__: ClassVar[dict[str, bool]] = {"strict": True, "allow_inf_nan": False}
 
-        def unit(value: object) -> UnitTime:
-            if not isinstance(value, dict):
-                raise TypeError("a unit time is not an object")
-            return UnitTime(
-                str(value["name"]),
-                float(value["value_us"]),
-                float(value["low_us"]),
-                float(value["high_us"]),
-                int(value["samples"]),
-                float(value.get("p5_us", 0.0)),
-                float(value.get("p50_us", 0.0)),
-                float(value.get("p95_us", 0.0)),
-                str(value.get("how", "")),
-            )
 
-        def work(value: object) -> ScenarioWork:
-            if not isinstance(value, dict):
-                raise TypeError("a scenario's work is not an object")
-            return ScenarioWork(
-                str(value["scenario"]),
-                float(value["instr_per_txn"]),
-                float(value["statements_per_txn"]),
-                float(value["cpu_us"]),
-                float(value["wall_us"]),
-            )
+def read_calibration(text: str, source: str = "calibration.json") -> Calibration:
+    """A calibration file read back, validated once against :class:`Calibration`'s records with pydantic.
 
-        def server(value: object) -> ServerUnits:
-            if not isinstance(value, dict):
-                raise TypeError("a server's units are not an object")
-            return ServerUnits(
-                str(value["server"]),
-                str(value["build_id"]),
-                str(value["version"]),
-                unit(value["instruction"]),
-                unit(value["cpu_statement"]),
-                unit(value["statement"]),
-                tuple(work(w) for w in value["scenarios"]),
-                str(value.get("fallback", "")),
-                tuple(str(r) for r in value.get("run_ids", ())),
-            )
+    An earlier format raises :class:`OldCalibrationError` (measured again), a newer one or a file of the
+    wrong shape :class:`CalibrationFileError`, one line naming the first field that is wrong.
+    """
+    from pydantic import TypeAdapter, ValidationError
 
-        io, servers = doc.get("io", ()), doc.get("servers", ())
-        if not isinstance(io, list) or not isinstance(servers, list):
-            raise TypeError("io and servers must be lists")
-        found = doc.get("format", 0)
-        if not isinstance(found, int) or found > CALIBRATION_FORMAT:
-            raise ValueError(f"calibration format {found} is newer than this dbperf reads ({CALIBRATION_FORMAT})")
-        if found < CALIBRATION_FORMAT:
-            raise OldCalibrationError(found, tuple(str(s.get("server", "")) for s in servers if isinstance(s, dict)))
-        return Calibration(
-            testbed=str(doc["testbed"]),
-            measured_at=str(doc["measured_at"]),
-            data_dir=str(doc["data_dir"]),
-            read_mode=str(doc["read_mode"]),
-            load=str(doc.get("load", "")),
-            io=tuple(unit(u) for u in io),
-            servers=tuple(server(s) for s in servers),
-            format=found,
+    again = "run `dbperf calibrate` again"
+    try:
+        raw: Any = bounded_json.loads(text)
+    except (bounded_json.JSONLimitError, json.JSONDecodeError, RecursionError) as exc:
+        raise CalibrationFileError(f"{source}: not a calibration file ({exc}); {again}") from None
+    if not isinstance(raw, dict):
+        raise CalibrationFileError(f"{source}: not a calibration file (no JSON object); {again}")
+    found = raw.get("format", 0)
+    if not isinstance(found, int) or isinstance(found, bool) or found > CALIBRATION_FORMAT:
+        raise CalibrationFileError(
+            f"{source}: calibration format {str(found)[:20]} is newer than this dbperf reads ({CALIBRATION_FORMAT}); "
+            "upgrade dbperf or run `dbperf calibrate` again"
         )
+    if found < CALIBRATION_FORMAT:
+        servers = raw.get("servers")
+        servers = servers if isinstance(servers, list) else []
+        raise OldCalibrationError(found, tuple(str(s.get("server", "")) for s in servers if isinstance(s, dict)))
+    try:
+        return TypeAdapter(Calibration).validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+        said = first["msg"][:1].lower() + first["msg"][1:]
+        got = "" if isinstance(first["input"], dict | list) else f", got {str(first['input'])[:40]!r}"
+        raise CalibrationFileError(f"{source}: {where or 'the file'}: {said}{got}; {again}") from None
 
 
 @dataclass(frozen=True)

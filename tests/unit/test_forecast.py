@@ -34,10 +34,12 @@ from harness.model.forecast import (
     ONE_CLIENT,
     QUERY_CACHE_CAVEAT,
     Calibration,
+    CalibrationFileError,
     OldCalibrationError,
     ScenarioWork,
     ServerUnits,
     UnitTime,
+    read_calibration,
 )
 from harness.model.outcome import Outcome
 from harness.pipeline.forecasts import with_forecasts
@@ -287,6 +289,50 @@ def test_calibration_file_round_trip_keyed_by_testbed(tmp_path: Path) -> None:
     both = merged(CALIBRATION, dataclasses.replace(CALIBRATION, servers=(other,)))
     assert [s.server for s in both.servers] == ["mariadb-local", "mariadb-11.8"]
     assert both.for_server("mariadb-local+x=1", "build-a") == UNITS  # a --head-var side: the same build
+
+
+STORED = Path(__file__).parent.parent / "data" / "calibration" / "format2.json"
+
+
+def test_a_stored_calibration_of_this_format_still_loads() -> None:
+    """A calibration.json as `dbperf calibrate` wrote it (tests/data/calibration/README.md) reads into its records."""
+    calibration = read_calibration(STORED.read_text(), str(STORED))
+    assert (calibration.format, calibration.read_mode, len(calibration.io)) == (2, "O_DIRECT", 10)
+    (units,) = calibration.servers
+    assert units.server == "mariadb-local" and len(units.scenarios) == 2 and units.run_ids
+    assert calibration.unit("fsync") is not None and calibration.unit("fsync").samples == 300  # type: ignore[union-attr]
+    assert read_calibration(json.dumps(calibration.document())) == calibration  # what it writes, it reads
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d["io"][0].update(value_us="12.5"), "io[0].value_us: input should be a valid number, got '12.5'"),
+        (lambda d: d["io"][1].update(samples=3.5), "io[1].samples: input should be a valid integer"),
+        (lambda d: d["servers"][0].pop("statement"), "servers[0].statement: field required"),
+        (lambda d: d["servers"][0]["scenarios"][0].update(cpu_us=None), "servers[0].scenarios[0].cpu_us: input"),
+        (lambda d: d["io"][0].update(low_us=1e9), "io[0]: value error, unit time fsync: needs 0 <= low"),
+        (lambda d: d.update(io={}), "io: input should be a valid array"),
+        (lambda d: d.update(format=3), "calibration format 3 is newer than this dbperf reads (2)"),
+    ],
+)
+def test_a_calibration_file_of_the_wrong_shape_is_one_line_naming_the_field(change, said, tmp_path: Path) -> None:
+    doc = json.loads(STORED.read_text())
+    change(doc)
+    path = tmp_path / TESTBED.fingerprint / "calibration.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(CalibrationFileError) as caught:
+        load_calibration(tmp_path, TESTBED.fingerprint)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: ") and said in message, message
+    assert message.endswith("run `dbperf calibrate` again") and "\n" not in message
+
+
+@pytest.mark.parametrize("text", ["{nope", "[]", '{"format": 2, "io": [NaN]}', "[" * 100])
+def test_a_calibration_file_that_is_not_one_is_one_line(text: str) -> None:
+    with pytest.raises(CalibrationFileError, match=r"^here: .*run `dbperf calibrate` again$"):
+        read_calibration(text, "here")
 
 
 def _old_format(tmp_path: Path) -> None:
