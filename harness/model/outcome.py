@@ -75,7 +75,7 @@ def exit_code(verdicts: Sequence[Verdict], runs: Sequence[RunResult] = (), *, st
     return EXIT_OK
 
 
-def read_document(text: str, source: str = "<document>") -> dict[str, Any]:
+def read_outcome_json(text: str, source: str = "<document>") -> dict[str, Any]:
     """A ``--json`` document read back; one line for anything this dbperf cannot read (``ci run``'s
     ``verdicts.json`` has its own typed reader: :func:`harness.model.verdict_document.read_document`)."""
     try:

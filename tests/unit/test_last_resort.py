@@ -114,10 +114,10 @@ def test_a_baseline_nested_100000_deep_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_verdicts_document_nested_deep_is_refused(tmp_path: Path) -> None:
-    from harness.model.outcome import read_document
+    from harness.model.outcome import read_outcome_json
 
     with pytest.raises(ConfigError, match="nested deeper than 64 levels"):
-        read_document(json.dumps({"verdicts": []})[:-1] + ', "x": ' + "{" * 5000 + "}" * 5000 + "}", "v.json")
+        read_outcome_json(json.dumps({"verdicts": []})[:-1] + ', "x": ' + "{" * 5000 + "}" * 5000 + "}", "v.json")
 
 
 def test_a_reader_that_leaves_is_no_bug(tmp_path: Path) -> None:
