@@ -100,6 +100,24 @@ def _read_lines(stream: Iterator[str], into: queue.Queue[object]) -> None:
         into.put(_EOF)
 
 
+def _start(argv: list[str], cwd: Path, what: str) -> subprocess.Popen[str]:
+    """sysbench started in ``cwd``, its output and errors on one pipe, tracked by this process's workspace."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=child_environment(),
+        )
+    except FileNotFoundError as exc:
+        raise SysbenchError(f"cannot run {argv[0]}: {exc.strerror}; run the README's set-up command") from exc
+    workspace.current().track(proc.pid, what)
+    return proc
+
+
 #: What sysbench prints when every client thread is ready and its clock starts (``threads_started_callback``).
 THREADS_STARTED = "Threads started!"
 
@@ -128,21 +146,9 @@ def run(
     """
     started = time.monotonic()
     lines: list[str] = []
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=child_environment(),
-        )
-    except FileNotFoundError as exc:
-        raise SysbenchError(f"cannot run {argv[0]}: {exc.strerror}; run the README's set-up command") from exc
-    assert proc.stdout is not None
     space = workspace.current()
-    space.track(proc.pid, "sysbench")
+    proc = _start(argv, cwd, "sysbench")
+    assert proc.stdout is not None
     arrived: queue.Queue[object] = queue.Queue()
     reader = threading.Thread(target=_read_lines, args=(proc.stdout, arrived), name="sysbench-output", daemon=True)
     reader.start()
@@ -217,24 +223,14 @@ def prepare(scenario: Scenario, endpoint: Endpoint, threads: int = 2) -> float:
         argv = prepare_argv(scenario, endpoint, wrapper, threads)
         started = time.monotonic()
         space = workspace.current()
-        with subprocess.Popen(
-            argv,
-            cwd=folder,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=child_environment(),
-        ) as proc:
-            space.track(proc.pid, "sysbench prepare")
+        with _start(argv, folder, "sysbench prepare") as proc:
             try:
-                stdout, stderr = proc.communicate()
+                text, _ = proc.communicate()
             finally:
                 if proc.poll() is None:
                     proc.kill()
                 space.untrack(proc.pid)
         if proc.returncode != 0:
-            text = stdout + stderr
             failure = classify_failure(text, proc.returncode)
             detail = failure.message() if failure else " | ".join(text.strip().splitlines()[-3:])
             raise SysbenchError(f"sysbench prepare failed: {detail}")
