@@ -16,9 +16,8 @@ from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.config.settings import resolve_settings
 from harness.dataset import DatasetCache
-from harness.servers import provider_for
+from harness.measure.provision import Provisioner
 from harness.servers.provider import Launch
-from harness.servers.variables import effective_variables
 from harness.sysbench.driver import check_version
 
 
@@ -34,14 +33,16 @@ def main() -> None:
     print(f"{'server':<16} {'restore s':>10} {'start s':>10} {'stop s':>10} {'total s':>10}  (median of {args.repeat})")
     for name in args.servers.split(","):
         server = load_server(name, settings.servers_dir)
-        provider = provider_for(server)
-        snapshot = cache.ensure(provider, scenario, version)
+        provisioner = Provisioner(cache, version, lambda _message: None)
+        setup = provisioner.setup(server, scenario)
+        provider, snapshot = setup.provider, provisioner.snapshot(setup)
+        assert snapshot is not None, f"{name}: an external server has no snapshot to restore"
         rows: list[tuple[float, float, float]] = []
         for _ in range(args.repeat):
             t0 = time.monotonic()
             with cache.restore(snapshot) as datadir:
                 t1 = time.monotonic()
-                serving = provider.serve(Launch(datadir, snapshot.credentials, effective_variables(server, scenario)))
+                serving = provider.serve(Launch(datadir, snapshot.credentials, setup.variables))
                 serving.__enter__()
                 t2 = time.monotonic()
                 serving.__exit__(None, None, None)

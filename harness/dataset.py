@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ from harness.config.scenarios import DATASET_LOADER
 from harness.errors import HarnessError, ServerError
 from harness.model import Scenario, Server, stable_hash
 from harness.servers.provider import DatasetCredentials, Provider
-from harness.servers.variables import requested_values, size_bytes
+from harness.servers.variables import size_bytes
 from harness.workspace import child_environment
 
 #: Server variables that change what a prepared datadir contains (so they belong in the key).
@@ -84,13 +84,13 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
-def snapshot_bytes(server: Server, scenario: Scenario) -> int:
+def snapshot_bytes(requested: Mapping[str, str], scenario: Scenario) -> int:
     """About how much disk a prepared snapshot takes: InnoDB's redo log, system files, and the rows.
 
+    ``requested``: the server's settings as asked (:func:`harness.servers.variables.requested_values`).
     The redo log's configured size (100 MB when the server sets none), 40 MB of system tablespace and
     tables, and 1,100 bytes per row with sysbench's secondary index (a margin over what was measured).
     """
-    requested = requested_values(server)
     log = size_bytes(requested.get("innodb_log_file_size", "")) or size_bytes(
         requested.get("innodb_redo_log_capacity", "")
     )
@@ -204,17 +204,18 @@ class DatasetCache:
         self,
         provider: Provider,
         scenario: Scenario,
-        sysbench_version: str,
+        parts: Mapping[str, object],
         load: Callable[[Path, DatasetCredentials], float],
         *,
+        requested: Mapping[str, str],
         say: Callable[[str], None] = lambda _msg: None,
         force: bool = False,
     ) -> Snapshot:
-        """The snapshot for this server build and dataset, built if needed: a datadir initialised here, its
-        rows loaded by ``load`` (which serves it and prepares the tables, returning the seconds it took:
-        :mod:`harness.measure.provision`), then kept."""
-        server = provider.server
-        parts = snapshot_key(server, provider.build_id(), scenario, sysbench_version)
+        """The snapshot keyed by ``parts`` (:func:`snapshot_key`, resolved by the caller), built if needed:
+        a datadir initialised here, its rows loaded by ``load`` (which serves it and prepares the tables,
+        returning the seconds it took: :mod:`harness.measure.provision`), then kept. ``requested``: the
+        server's settings as asked (its redo log size sizes the space check)."""
+        server, parts = provider.server, dict(parts)
         key = stable_hash(parts, 16)
         folder = self.root / f"{server.flavour}-{key}"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -238,7 +239,7 @@ class DatasetCache:
             shutil.rmtree(folder, ignore_errors=True)
             for stale in self.root.glob(f"tmp-{key}-*"):  # a builder that died (a live one would hold the lock)
                 shutil.rmtree(stale, ignore_errors=True)
-            need = snapshot_bytes(server, scenario)
+            need = snapshot_bytes(requested, scenario)
             _check_space(self.root, need, scenario, server)
             outdated = self.outdated(scenario)
             if outdated:

@@ -28,7 +28,6 @@ from harness.measure.context import RunContext
 from harness.measure.cost import run_cost
 from harness.measure.session import Reporter, Session
 from harness.model import IntervalSample, RunResult, Server
-from harness.servers import provider_for
 
 SLOTS_ENV = "DBPERF_COST_SLOTS"
 """How many cost runs may go at once (default: 2 on a machine with two or more usable cores, else 1)."""
@@ -133,14 +132,14 @@ def run_side_by_side(session: Session, contexts: Sequence[RunContext], slots: in
 
 
 def _prepare(session: Session, contexts: Sequence[RunContext], slots: int) -> None:
-    """Look up, one at a time, what the runs share (each dataset snapshot, prepared here if missing; each
-    server's cost identity), so no two slots prepare or verify the same snapshot at once. A lookup that
-    fails here fails again in its run, which stores it as failed."""
+    """Resolve, one at a time, what the runs share (each slot's server setup with its cost identity, each
+    dataset snapshot, prepared here if missing), so no two slots resolve, prepare or verify the same one at
+    once. A lookup that fails here fails again in its run, which stores it as failed."""
+    provisioner = session.provisioner()
     for ctx in contexts:
         with suppress(HarnessError, OSError):
-            session.cost_identity(ctx.server, ctx.scenario)
             for slot in range(slots):
-                session.provisioner().snapshot(provider_for(placed(ctx.server, slot)), ctx.scenario)
+                provisioner.snapshot(provisioner.setup(placed(ctx.server, slot), ctx.scenario, cost=True))
 
 
 def _work(session: Session, state: _Slots, slot: int) -> None:

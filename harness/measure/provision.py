@@ -1,62 +1,133 @@
-"""The one way a server is provisioned: started, with its dataset ready.
+"""The one way a server is provisioned: its setup resolved once, then started with its dataset ready.
 
-Every front end reaches a server through here (via :meth:`harness.measure.session.Session.instance`,
-which :meth:`~harness.measure.session.Session.record`, plan capture and the timing probes use): a
-local or container server restored from its dataset snapshot (the snapshot built here once per server
-build and dataset shape, on a server started for it), or an external server with its tables prepared
-once per invocation. Nothing else starts a server for a run or prepares a dataset
-(``tests/unit/test_provision_path.py``).
-"""
+What a server and a scenario need derived from the settings (provider, server variables, builds, the
+dataset snapshot's key, the cost identity) is resolved once per invocation into a :class:`ServerSetup`
+(:meth:`Provisioner.setup`), which every stage after it reads. Every front end reaches a server through
+here (via :meth:`harness.measure.session.Session.record` and ``Session.instance``, which plan capture and
+the timing probes use): a local or container server restored from its dataset snapshot (the snapshot
+built here once per server build and dataset shape, on a server started for it), or an external server
+with its tables prepared once per invocation. Nothing else starts a server for a run or prepares a
+dataset (``tests/unit/test_provision_path.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import platform
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness.dataset import DatasetCache, Snapshot
+from harness.dataset import DatasetCache, Snapshot, snapshot_key
+from harness.measure.context import CostIdentity
 from harness.model import Scenario, Server, stable_hash
 from harness.servers import provider_for
-from harness.servers.callgrind import Callgrind
+from harness.servers.callgrind import Callgrind, server_environment
 from harness.servers.provider import DatasetCredentials, Launch, Provider, ServerInstance, run_sql
-from harness.servers.variables import effective_variables
+from harness.servers.variables import effective_variables, requested_values
 from harness.sysbench.driver import prepare
+
+
+@dataclass(frozen=True)
+class ServerSetup:
+    """A server and a scenario as one invocation runs them, resolved once (:meth:`Provisioner.setup`): what
+    every stage after it reads instead of asking the provider or ``servers/variables.py`` again."""
+
+    server: Server
+    scenario: Scenario  # as first asked for: its dataset and thread counts are what the setup depends on
+    provider: Provider
+    requested: Mapping[str, str]  # what the user asked for (config file, then variables)
+    variables: Mapping[str, str]  # what dbperf sets: pinned, asked, derived minimums
+    build_id: str  # the build the dataset snapshot is keyed by ("" for an external server)
+    server_build: str  # the server binary's GNU build-id ("" where it cannot be read)
+    snapshot_parts: Mapping[str, object] | None  # the dataset snapshot's key (None: external, no snapshot)
+    snapshot_key: str  # its hash, the snapshot cache's folder key ("" for an external server)
+    cost: CostIdentity | None = None  # what a cost count depends on (resolved when a cost run asks)
+
+
+def resolve_setup(server: Server, scenario: Scenario, sysbench_version: str) -> ServerSetup:
+    """Everything a run of ``scenario`` on ``server`` needs derived from the settings, read once: the provider,
+    the requested and effective server variables (a setting the scenario cannot work with is refused here),
+    the builds and the dataset snapshot's key."""
+    provider = provider_for(server)
+    requested = requested_values(server)
+    variables = effective_variables(server, scenario, requested)
+    external = server.provider == "external"
+    build = "" if external else provider.build_id()
+    parts = None if external else snapshot_key(server, build, scenario, sysbench_version)
+    return ServerSetup(
+        server,
+        scenario,
+        provider,
+        requested,
+        variables,
+        build,
+        provider.server_build(),
+        parts,
+        "" if parts is None else stable_hash(parts, 16),
+    )
+
+
+def cost_identity(setup: ServerSetup) -> CostIdentity:
+    """What a cost count of the setup's server depends on: counting tool, architecture, build, requested config."""
+    server = setup.server
+    requested = {
+        "flavour": server.flavour,
+        "variables": Callgrind.variables(server.flavour, dict(setup.variables)),
+        "environment": server_environment(),
+        "config": server.config_file.read_text() if server.config_file and server.config_file.is_file() else "",
+    }
+    tool = setup.provider.counting_tool()
+    return CostIdentity("callgrind", tool, platform.machine(), setup.server_build, stable_hash(requested))
+
+
+def _setup_key(server: Server, scenario: Scenario) -> tuple[object, ...]:
+    """What a setup depends on: the whole server record, the scenario's dataset and thread counts."""
+    dataset = (scenario.script, scenario.dataset_name, scenario.tables, scenario.table_size, scenario.dataset_loader)
+    return (repr(server), scenario.name, *dataset, tuple(scenario.threads))
 
 
 @dataclass
 class ProvisionMemo:
-    """What one invocation has provisioned so far: snapshots in use, external servers prepared. Mutable
-    and owned by the session's memo; not a record passed between stages."""
+    """What one invocation has resolved and provisioned so far: setups, snapshots in use, external servers
+    prepared. Mutable and owned by the session's memo; not a record passed between stages."""
 
-    snapshots: dict[tuple[str, str], Snapshot] = field(default_factory=dict)
+    setups: dict[tuple[object, ...], ServerSetup] = field(default_factory=dict)
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
     external_prepared: set[tuple[str, str]] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
 class Provisioner:
-    """Starts servers with their datasets for one invocation (its snapshots looked up once)."""
+    """Starts servers with their datasets for one invocation (each setup resolved and each snapshot looked up once)."""
 
     cache: DatasetCache
     sysbench_version: str
     say: Callable[[str], None]
     done: ProvisionMemo = field(default_factory=ProvisionMemo)
 
+    def setup(self, server: Server, scenario: Scenario, *, cost: bool = False) -> ServerSetup:
+        """The invocation's one :class:`ServerSetup` for ``server`` and ``scenario`` (resolved on first
+        asking); ``cost``: with its cost identity (read once, when a cost run first needs it)."""
+        key = _setup_key(server, scenario)
+        found = self.done.setups.get(key)
+        if found is None:
+            found = self.done.setups[key] = resolve_setup(server, scenario, self.sysbench_version)
+        if cost and found.cost is None:
+            found = self.done.setups[key] = replace(found, cost=cost_identity(found))
+        return found
+
     @contextmanager
-    def started(
-        self, server: Server, scenario: Scenario, *, callgrind: Callgrind | None = None
-    ) -> Iterator[ServerInstance]:
+    def started(self, setup: ServerSetup, *, callgrind: Callgrind | None = None) -> Iterator[ServerInstance]:
         """A fresh server for one run, reaped on leaving: restored dataset for local/container, prepared
         tables for external; under ``callgrind`` for a cost run."""
-        provider = provider_for(server)
-        snapshot = self.snapshot(provider, scenario)
-        variables = effective_variables(server, scenario)
+        provider, scenario, variables = setup.provider, setup.scenario, setup.variables
+        snapshot = self.snapshot(setup)
         if snapshot is None:
             credentials = provider.credentials()
             with provider.serve(Launch(None, credentials, variables, callgrind)) as instance:
-                key = (server.name, stable_hash(scenario.dataset_key()))
+                key = (setup.server.name, stable_hash(scenario.dataset_key()))
                 if key not in self.done.external_prepared:
-                    self.say(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server.name}")
+                    self.say(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {setup.server.name}")
                     _cleanup_external(instance, scenario)
                     prepare(scenario, instance.endpoint, threads=2)
                     self.done.external_prepared.add(key)
@@ -68,26 +139,30 @@ class Provisioner:
         ):
             yield instance
 
-    def snapshot(self, provider: Provider, scenario: Scenario) -> Snapshot | None:
+    def snapshot(self, setup: ServerSetup) -> Snapshot | None:
         """The dataset snapshot this server starts from (built once if the cache lacks it); None for external."""
-        server = provider.server
-        if server.provider == "external":
+        if setup.snapshot_parts is None:
             return None
-        key = (server.name + "|" + stable_hash(server.identity()), stable_hash(scenario.dataset_key()))
+        key = setup.server.flavour + "-" + setup.snapshot_key
         if key not in self.done.snapshots:
-            load = _loader(provider, scenario)
-            self.done.snapshots[key] = self.cache.ensure(provider, scenario, self.sysbench_version, load, say=self.say)
+            self.done.snapshots[key] = self.cache.ensure(
+                setup.provider,
+                setup.scenario,
+                setup.snapshot_parts,
+                _loader(setup),
+                requested=setup.requested,
+                say=self.say,
+            )
         return self.done.snapshots[key]
 
 
-def _loader(provider: Provider, scenario: Scenario) -> Callable[[Path, DatasetCredentials], float]:
+def _loader(setup: ServerSetup) -> Callable[[Path, DatasetCredentials], float]:
     """How a new snapshot's rows are loaded: its initialised datadir served, the scenario's tables prepared
     (the seconds it took); the cache stops the server and keeps the datadir."""
 
     def load(datadir: Path, credentials: DatasetCredentials) -> float:
-        variables = effective_variables(provider.server, scenario)
-        with provider.serve(Launch(datadir, credentials, variables)) as instance:
-            return prepare(scenario, instance.endpoint, threads=2)
+        with setup.provider.serve(Launch(datadir, credentials, setup.variables)) as instance:
+            return prepare(setup.scenario, instance.endpoint, threads=2)
 
     return load
 

@@ -4,9 +4,8 @@ reporter that tells people what is happening."""
 from __future__ import annotations
 
 import errno
-import platform
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -14,15 +13,14 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.dataset import DatasetCache
-from harness.errors import ConfigError, HarnessError
+from harness.errors import HarnessError
 from harness.measure.context import CostIdentity, RunContext, Served, build_result
 from harness.measure.fallback import Unsaved
-from harness.measure.provision import Provisioner, ProvisionMemo
-from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed, stable_hash
-from harness.servers import provider_for
-from harness.servers.callgrind import Callgrind, server_environment
+from harness.measure.provision import Provisioner, ProvisionMemo, ServerSetup
+from harness.model import IntervalSample, RunResult, Scenario, Server, Testbed
+from harness.servers.callgrind import Callgrind
 from harness.servers.provider import ServerInstance
-from harness.servers.variables import effective_variables, requested_values, unmet_settings
+from harness.servers.variables import unmet_settings
 
 
 class Reporter(Protocol):
@@ -108,11 +106,9 @@ class Live:
 
 @dataclass(frozen=True)
 class _Memo:
-    """Lookups made once per invocation: what was provisioned (snapshots, external datasets), build ids."""
+    """Lookups made once per invocation: each server setup, what was provisioned (snapshots, external datasets)."""
 
     provisioned: ProvisionMemo = field(default_factory=ProvisionMemo)
-    cost_identity: dict[str, tuple[str, str]] = field(default_factory=dict)
-    builds: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -159,16 +155,16 @@ class Session:
             ctx = replace(ctx, scenario=self.adapted(ctx.scenario, ctx.threads))
         served = Served()
         try:
-            cost = self.cost_identity(ctx.server, ctx.scenario) if ctx.kind == "cost" else None
-            build = self.server_build(ctx.server) if ctx.kind == "time" else ""
-            serving = (
-                nullcontext(instance) if instance else self.instance(ctx.server, ctx.scenario, callgrind=callgrind)
-            )
+            setup = self.setup(ctx.server, ctx.scenario, cost=ctx.kind == "cost")
+            build = setup.server_build if ctx.kind == "time" else ""
+            serving = nullcontext(instance) if instance else self.provisioner().started(setup, callgrind=callgrind)
             with serving as server:
                 served.read(server)
-                unmet = self.unmet_settings(ctx.server, served.variables)
+                unmet = self.unmet_settings(ctx.server, setup.requested, served.variables)
                 logs = self.cache.root.parent / "logs"
-                live = Live(ctx, started, server, served, self.reporter, self.ledger, profile_warmup, logs, build, cost)
+                live = Live(
+                    ctx, started, server, served, self.reporter, self.ledger, profile_warmup, logs, build, setup.cost
+                )
                 result = measure(live)
                 if unmet:
                     result = replace(result, notes=(*result.notes, *unmet))
@@ -182,13 +178,13 @@ class Session:
         self.reporter.finished(result)
         return result
 
-    def unmet_settings(self, server: Server, effective: dict[str, str]) -> tuple[str, ...]:
-        """Notes for the settings the started server does not run with as asked (read back: it clamped,
-        rounded or ignored them), each also said once as a warning: the run measured the server's value."""
-        try:
-            unmet = unmet_settings(requested_values(server), effective)
-        except ConfigError:
-            return ()
+    def unmet_settings(
+        self, server: Server, requested: Mapping[str, str], effective: dict[str, str]
+    ) -> tuple[str, ...]:
+        """Notes for the settings the started server does not run with as asked (``requested``, read back in
+        ``effective``: it clamped, rounded or ignored them), each also said once as a warning: the run
+        measured the server's value."""
+        unmet = unmet_settings(requested, effective)
         notes = []
         if unmet:
             self.ledger.read_back.setdefault(server.name, {}).update(unmet)
@@ -208,24 +204,10 @@ class Session:
         warmup = self.ledger.warmups.get((scenario.name, threads))
         return scenario if warmup is None or warmup <= scenario.warmup_s else scenario.with_overrides(warmup_s=warmup)
 
-    def server_build(self, server: Server) -> str:
-        """The GNU build-id of the server's binary ("" where it cannot be read): part of a baseline's identity."""
-        if server.name not in self._memo.builds:
-            self._memo.builds[server.name] = provider_for(server).server_build()
-        return self._memo.builds[server.name]
-
-    def cost_identity(self, server: Server, scenario: Scenario) -> CostIdentity:
-        """What a cost count of ``server`` depends on: counting tool, architecture, build, requested config."""
-        if server.name not in self._memo.cost_identity:
-            self._memo.cost_identity[server.name] = (provider_for(server).counting_tool(), self.server_build(server))
-        tool, build = self._memo.cost_identity[server.name]
-        requested = {
-            "flavour": server.flavour,
-            "variables": Callgrind.variables(server.flavour, effective_variables(server, scenario)),
-            "environment": server_environment(),
-            "config": server.config_file.read_text() if server.config_file and server.config_file.is_file() else "",
-        }
-        return CostIdentity("callgrind", tool, platform.machine(), build, stable_hash(requested))
+    def setup(self, server: Server, scenario: Scenario, *, cost: bool = False) -> ServerSetup:
+        """The invocation's one resolved setup of ``server`` for ``scenario`` (:mod:`harness.measure.provision`):
+        its provider, server variables, builds, dataset snapshot key and, with ``cost``, its cost identity."""
+        return self.provisioner().setup(server, scenario, cost=cost)
 
     def provisioner(self) -> Provisioner:
         """The invocation's one way to a started server with its dataset (what it provisioned is shared)."""
@@ -236,7 +218,8 @@ class Session:
         self, server: Server, scenario: Scenario, *, callgrind: Callgrind | None = None
     ) -> Iterator[ServerInstance]:
         """A fresh server for one run with its dataset ready, reaped on leaving (:mod:`harness.measure.provision`)."""
-        with self.provisioner().started(server, scenario, callgrind=callgrind) as instance:
+        provisioner = self.provisioner()
+        with provisioner.started(provisioner.setup(server, scenario), callgrind=callgrind) as instance:
             yield instance
 
 

@@ -11,11 +11,10 @@ from harness.pipeline.flow import (
     gate,
     history,
     measure_case,
-    open_session,
     record,
     run,
-    shared_session,
 )
+from harness.pipeline.opening import open_session, shared_session
 
 __all__ = [
     "Case",

@@ -28,7 +28,8 @@ from harness.measure.calibration import (
 from harness.measure.session import Reporter
 from harness.model.forecast import Calibration, OldCalibrationError
 from harness.pipeline.cases import Case, checked, resolve
-from harness.pipeline.flow import measure_case, open_session
+from harness.pipeline.flow import measure_case
+from harness.pipeline.opening import open_session
 
 #: Two scenarios whose time at one client is the server's CPU and the round trips (no syncs, no page reads
 #: once warm), of different weight: one statement of ~42,000 instructions, 16 of ~3.6 million together.

@@ -42,6 +42,7 @@ from harness.config.settings import Settings
 from harness.dataset import snapshot_key
 from harness.errors import HarnessError
 from harness.measure.cost_slots import slots_for
+from harness.measure.session import Session
 from harness.model import Kind, RunKind, Scenario, Server, stable_hash
 from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate, duration
 from harness.pipeline.ab import ComparisonSpec
@@ -321,17 +322,32 @@ def builds(servers: Sequence[Server]) -> dict[str, str]:
     return out
 
 
-def of_work(settings: Settings, work: Sequence[Work], history: History, *, comparisons: int = 0) -> PlanEstimate:
-    """:func:`estimate` with the datasets found in the cache (sysbench's version and the servers' builds
-    read here; a read that fails leaves the datasets out)."""
+def of_work(
+    settings: Settings,
+    work: Sequence[Work],
+    history: History,
+    *,
+    comparisons: int = 0,
+    session: Session | None = None,
+) -> PlanEstimate:
+    """:func:`estimate` with the datasets found in the cache: sysbench's version and the servers' builds from
+    the ``session``'s server setups when there is one (resolved once there, and used again by the runs),
+    else read here; a read that fails leaves the datasets (or that server's) out."""
+    if session is not None:
+        found: dict[str, str] = {}
+        for w in work:
+            with contextlib.suppress(HarnessError, OSError):  # its runs meet the same failure and store it
+                found.setdefault(w.case.server.name, session.setup(w.case.server, w.case.scenario).build_id)
+        version = session.sysbench_version
+        return estimate(settings, work, history, comparisons=comparisons, sysbench_version=version, build_id=found)
     from harness.sysbench.driver import check_version
 
     try:
         version = check_version()
     except (HarnessError, OSError):
         version = ""
-    found = builds([w.case.server for w in work]) if version else None
-    return estimate(settings, work, history, comparisons=comparisons, sysbench_version=version, build_id=found)
+    builds_found = builds([w.case.server for w in work]) if version else None
+    return estimate(settings, work, history, comparisons=comparisons, sysbench_version=version, build_id=builds_found)
 
 
 def of_cases(settings: Settings, cases: Sequence[Case], kinds: Sequence[Kind]) -> list[Work]:

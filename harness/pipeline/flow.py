@@ -5,7 +5,8 @@ through these functions and repeats none of their steps::
 
     resolve       settings + names  -> Case (a Server and a Scenario, overrides applied)
     open_session  settings          -> Session (sysbench checked, testbed fingerprinted, store opened,
-                                       load warnings collected for the reports)
+                                       load warnings collected; pipeline.opening); it resolves each
+                                       server's setup once for every stage after it (measure.provision)
     run           measure only      -> Outcome (exit 2 when a run failed)
     gate          measure + judge against this testbed's baselines -> Outcome
     record        measure + write baselines                         -> Outcome, paths
@@ -24,39 +25,31 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 
-from harness import workspace
-from harness.config.settings import Settings, current_git_sha, uncommitted_changes
-from harness.dataset import DatasetCache
+from harness.config.settings import Settings
 from harness.errors import ConfigError, StoreError
 from harness.judge import capacity, stats
 from harness.judge.baselines import Baseline, find_baseline
 from harness.judge.changepoint_series import change_marks
 from harness.judge.gate import DEFAULT_ALPHA, BaselineCase, judge_against_baselines, no_baseline_verdict
-from harness.measure.fallback import Saver, call_within, waiting_notice
 from harness.measure.plan_capture import check_plans
-from harness.measure.session import Ledger, Reporter, Session, new_group_id
+from harness.measure.session import Reporter, Session, new_group_id
 from harness.measure.timing import measure, plan_runs
 from harness.model import Kind, RunResult, Server
-from harness.model.history import SeriesChanges, TrendData, uncommitted_note
+from harness.model.history import SeriesChanges, TrendData
 from harness.model.outcome import Outcome, exit_code
 from harness.model.verdict import CAPACITY_METRICS
 from harness.pipeline import advice, design_check, estimates, judgeable, recording
 from harness.pipeline.ab import ComparisonSpec, run_comparisons
 from harness.pipeline.cases import Case, by_threads, checked, for_kind, forced, kind_threads, resolve, with_decision
+from harness.pipeline.opening import open_session
 from harness.pipeline.outcome_closing import closed
-from harness.store import open_store
-from harness.store.check import open_checked
-from harness.store.location import is_lake
 from harness.store.trend_queries import commit_points, committed, history_tables, one_series, series_keys
 from harness.store.trend_work import work_points
-from harness.sysbench.driver import check_version
-from harness.testbed import fingerprint, preflight
 
 
 @dataclass(frozen=True)
@@ -72,77 +65,6 @@ class JudgeOptions:
     limit_s: float | None = None
     #: How a raised plan is priced (the CLI's: this machine's stored run durations; else the profile's).
     pricing: advice.Pricing = dataclasses.field(default_factory=advice.Pricing)
-
-
-def open_session(
-    settings: Settings,
-    reporter: Reporter,
-    *,
-    containers: bool,
-    check: bool = True,
-    also_store: Path | str | None = None,
-) -> Session:
-    """Sweep what dead dbperf processes left, check sysbench, fingerprint the testbed, warn about a busy
-    machine, and open the store, reading it whole: a damaged store is refused before anything runs.
-
-    ``also_store`` is a second store every run goes to after the first (``ci run``'s shared lake or the
-    user's store file beside ``out/``); one that fails or stops answering keeps the run in a file too."""
-    also_save = None
-    if also_store is not None:
-        limit_s = settings.store_timeout
-        shared = call_within(lambda: open_store(also_store, timeout_s=limit_s), limit_s, "open it")
-        also_save = Saver(shared.save, also_store, reporter.phase, limit_s=limit_s)
-    swept = workspace.sweep(cache_dir=settings.cache_dir)
-    if swept:
-        reporter.phase(f"removed what dbperf processes that died left behind: {'; '.join(swept)}")
-    version = check_version()
-    testbed = fingerprint(version, with_engine=containers, hardware_class=settings.testbed_class)
-    warnings = preflight() if check else []
-    git_sha = current_git_sha(settings.root)
-    if uncommitted_changes(settings.root):  # said once, and in every run's notes (the trend site's cue)
-        warnings.append(uncommitted_note(git_sha))
-    for warning in warnings:
-        reporter.phase(f"warning: {warning}")
-    limit = settings.store_timeout
-    lake = is_lake(settings.store)
-    if lake:  # a catalog that never answers would hang here: opening it is bounded by the clock
-        waiting = f"waiting for the store {settings.store}: its catalog has not answered yet (up to {limit} s)"
-        with waiting_notice(reporter.phase, waiting, after_s=10):  # opening a lake takes seconds
-            store = call_within(lambda: open_checked(settings.store, timeout_s=limit), limit, "open it")
-    else:
-        waiting = f"waiting for the store {settings.store}: another dbperf process holds its lock (up to 600 s)"
-        with waiting_notice(reporter.phase, waiting):
-            store = open_checked(settings.store)
-    ledger = Ledger(warnings=list(warnings))
-    save = Saver(store.save, settings.store, reporter.phase, ledger.unsaved, limit_s=limit if lake else None)
-    return Session(
-        cache=DatasetCache(settings.cache_dir),
-        testbed=testbed,
-        git_sha=git_sha,
-        save=save if also_save is None else _both(save, also_save),
-        reporter=reporter,
-        sysbench_version=version,
-        ledger=ledger,
-    )
-
-
-def shared_session(
-    settings: Settings, shared: Path | str, reporter: Reporter, servers: Iterable[Server]
-) -> Session | None:
-    """A session that saves every run in ``shared`` too, when it is another store than the settings' (a
-    lake, or another store file); None when it is the same one (the pipeline opens its own)."""
-    if not is_lake(shared) and Path(shared).resolve() == Path(settings.store).resolve():
-        return None
-    containers = any(s.provider == "container" for s in servers)
-    return open_session(settings, reporter, containers=containers, also_store=shared)
-
-
-def _both(first: Callable[[RunResult], None], second: Callable[[RunResult], None]) -> Callable[[RunResult], None]:
-    def save(run: RunResult) -> None:
-        first(run)
-        second(run)
-
-    return save
 
 
 def _session(settings: Settings, reporter: Reporter, servers: Iterable[Server], session: Session | None) -> Session:
@@ -235,7 +157,9 @@ def gate(
         limit=design_check.Limit(options.limit_s, advice.gate_cheaper(settings, every, hints, runs_needed)),
         record_hint=hints.get(("time", ""), ""),
     )
-    unjudged = judgeable.of_gate(settings, cases, kinds, baseline, session.server_build, hints)
+    unjudged = judgeable.of_gate(
+        settings, cases, kinds, baseline, lambda c: session.setup(c.server, c.scenario).server_build, hints
+    )
     for u in unjudged:  # said before anything runs (judgeable's module doc)
         session.reporter.phase(f"note: {u.line()}")
     group = new_group_id()
@@ -250,7 +174,8 @@ def gate(
     timed = with_decision(decision, cases, warnings, session.reporter)
     if history is not None:  # a caller that hands in its session says its own estimate (pytest, ci run)
         estimates.say(
-            session.reporter.phase, estimates.of_work(settings, estimates.of_cases(settings, timed, kinds), history)
+            session.reporter.phase,
+            estimates.of_work(settings, estimates.of_cases(settings, timed, kinds), history, session=session),
         )
     runs: list[RunResult] = []
     judged: list[BaselineCase] = []
@@ -285,7 +210,8 @@ def record(settings: Settings, case: Case, reporter: Reporter, *, force: bool = 
     session = _session(settings, reporter, [case.server], None)
     cases = {kind: for_kind(settings, case, kind) for kind in settings.kinds()}
     estimates.say(
-        reporter.phase, estimates.of_work(settings, estimates.of_cases(settings, [case], list(cases)), history)
+        reporter.phase,
+        estimates.of_work(settings, estimates.of_cases(settings, [case], list(cases)), history, session=session),
     )
     threads = {kind: kind_threads(c.scenario, kind) for kind, c in cases.items()}
     if not force:
@@ -392,7 +318,8 @@ def compare(
         warnings.append(decision.note)
         session.reporter.phase(f"note: {decision.note}")
     if history is not None:  # ci run says its plan's estimate itself
-        found = estimates.of_work(settings, estimates.of_specs(specs, kinds, pairs), history, comparisons=len(specs))
+        work = estimates.of_specs(specs, kinds, pairs)
+        found = estimates.of_work(settings, work, history, comparisons=len(specs), session=session)
         estimates.say(session.reporter.phase, found)
     plans = tuple(check_plans(session, s.base, s.base_side, s.head, s.scenario) for s in specs)
     result = run_comparisons(

@@ -74,18 +74,18 @@ def of_gate(
     cases: Sequence[Case],
     kinds: Sequence[Kind],
     lookup: Lookup,
-    build: Callable[[Server], str],
+    build: Callable[[Case], str],
     hints: Mapping[tuple[str, str], str],
 ) -> list[Unjudged]:
     """Every case x kind of a gate none of whose thread counts can be judged, with the recording that
-    makes a baseline (``hints``, :func:`harness.pipeline.advice.record_hints`; ``build(server)``: its
-    build-id, "" when it cannot be read)."""
+    makes a baseline (``hints``, :func:`harness.pipeline.advice.record_hints`; ``build(case)``: its
+    server's build-id, "" when it cannot be read; a gate's from the session's server setup)."""
     out = []
     for case in cases:
         for kind in kinds:
             c = for_kind(settings, case, kind)
             threads = kind_threads(c.scenario, kind)
-            reasons = [reason_before(lookup(c, kind, t), c.scenario, kind, build(c.server)) for t in threads]
+            reasons = [reason_before(lookup(c, kind, t), c.scenario, kind, build(c)) for t in threads]
             if threads and all(r is not None for r in reasons):
                 command = hints.get((kind, c.scenario.name), "")
                 out.append(Unjudged(c.scenario, c.server, kind, tuple(threads), str(reasons[0]), command))
@@ -115,7 +115,8 @@ def of_session(settings: Settings, cases: Sequence[tuple[Case, Kind]]) -> list[U
 
     builds: dict[str, str] = {}
 
-    def build(server: Server) -> str:
+    def build(case: Case) -> str:
+        server = case.server
         if server.name not in builds:
             builds[server.name] = provider_for(server).server_build()
         return builds[server.name]

@@ -122,16 +122,18 @@ def check_requested(server: Server, scenario: Scenario, requested: Mapping[str, 
             )
 
 
-def effective_variables(server: Server, scenario: Scenario | None) -> dict[str, str]:
+def effective_variables(
+    server: Server, scenario: Scenario | None, requested: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The variables dbperf sets (besides the server's config file), last one wins.
 
     A derived minimum fills in only what the user left unset: an explicit setting (server variables,
     ``--head-var`` or the config file) stands, and one that would make the run fail is refused
-    (:func:`check_requested`).
+    (:func:`check_requested`). ``requested``: the server's :func:`requested_values`, when already read.
     """
     values: dict[str, str] = {**PINNED, **PINNED_BY_FLAVOUR.get(server.flavour, {})}
     values.update(server.variables)
-    requested = requested_values(server)
+    requested = requested_values(server) if requested is None else requested
     if scenario is not None:
         check_requested(server, scenario, requested)
     for name, minimum in derived_minimums(scenario).items():

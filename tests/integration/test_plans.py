@@ -18,7 +18,6 @@ import pytest
 from harness import pipeline
 from harness.measure.plan_capture import check_plans
 from harness.measure.session import QuietReporter, Session
-from harness.servers import provider_for
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +57,7 @@ def test_a_write_scenario_captures_every_statement_and_leaves_the_snapshot_alone
 ) -> None:
     settings = settings_factory(tmp_path / "store.duckdb", profile="quick")
     case = pipeline.resolve(settings, "oltp_read_write", "mariadb-local")  # type: ignore[arg-type]
-    snapshot = session.provisioner().snapshot(provider_for(case.server), case.scenario)
+    snapshot = session.provisioner().snapshot(session.setup(case.server, case.scenario))
     assert snapshot is not None
     before = _digest(snapshot.datadir)
     first = check_plans(session, case.server, case.scenario, case.server, case.scenario)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from support.factories import TESTBED, Said
@@ -43,7 +44,8 @@ def test_what_is_known_before_a_run_decides_whether_a_baseline_can_judge(tmp_pat
 
 
 def _session(tmp_path: Path, said: Said, monkeypatch: pytest.MonkeyPatch) -> Session:
-    monkeypatch.setattr(Session, "server_build", lambda self, server: "b1")
+    built = SimpleNamespace(server_build="b1")  # the server setup's build-id, the one field the gate reads here
+    monkeypatch.setattr(Session, "setup", lambda self, server, scenario, cost=False: built)
     return Session(DatasetCache(tmp_path / "cache"), TESTBED, "sha", lambda run: None, reporter=said)  # type: ignore[arg-type]
 
 

@@ -9,6 +9,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+from support.factories import scenario as make_scenario
+
+from harness.dataset import DatasetCache
+from harness.measure import provision
+from harness.measure.provision import Provisioner, ServerSetup
+from harness.model import Scenario, Server
+
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 THE_PATH = HARNESS / "measure" / "provision.py"
 
@@ -57,3 +65,27 @@ def test_provision_asks_providers_through_the_protocol() -> None:
     tree = ast.parse(THE_PATH.read_text())
     probes = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "hasattr"]
     assert not probes, f"measure/provision.py probes providers with hasattr at lines {probes}: add to Provider"
+
+
+def test_a_setup_is_resolved_once_per_server_and_scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Provisioner.setup`` resolves a (server, scenario) once per invocation; its cost identity once more,
+    when a cost run first asks; another server (a ``--head-var`` head) or thread count is a setup of its own."""
+    resolved: list[str] = []
+
+    def resolve(server: Server, scenario: Scenario, sysbench_version: str) -> ServerSetup:
+        resolved.append(server.name)
+        return ServerSetup(server, scenario, object(), {}, {}, "b", "g", {"k": 1}, "k")  # type: ignore[arg-type]
+
+    monkeypatch.setattr(provision, "resolve_setup", resolve)
+    monkeypatch.setattr(provision, "cost_identity", lambda setup: f"cost of {setup.server.name}")
+    provisioner = Provisioner(DatasetCache(tmp_path), "1.0.20", lambda _: None)
+    server, scenario = Server("mariadb-local", "mariadb", "10.11", "local"), make_scenario()
+    first = provisioner.setup(server, scenario)
+    assert provisioner.setup(server, scenario) is first
+    assert provisioner.setup(server, scenario.with_overrides(warmup_s=30)) is first  # a warm-up adapted: the same
+    costed = provisioner.setup(server, scenario, cost=True)
+    assert costed.cost == f"cost of {server.name}" and provisioner.setup(server, scenario, cost=True) is costed
+    assert provisioner.setup(server, scenario) is costed
+    provisioner.setup(server.with_variables({"sort_buffer_size": "4M"}), scenario)
+    provisioner.setup(server, scenario.with_overrides(threads=(1, 8)))
+    assert resolved == [server.name, f"{server.name}+sort_buffer_size=4M", server.name]
