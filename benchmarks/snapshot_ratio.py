@@ -31,9 +31,8 @@ from pathlib import Path
 from harness.config.scenarios import load_scenario
 from harness.config.servers import load_server
 from harness.dataset import DatasetCache
-from harness.servers import provider_for
+from harness.measure.provision import Provisioner
 from harness.servers.provider import Launch, connect
-from harness.servers.variables import effective_variables
 from harness.sysbench.driver import check_version
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,23 +75,25 @@ def main() -> int:
         table_size=args.table_size,
     )
     sysbench_version = check_version()
-    provider = provider_for(server)
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="dbperf-snapshot-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     cache = DatasetCache(work)
-    print(f"server {server.name}: {provider.build_id()}")
+    provisioner = Provisioner(cache, sysbench_version, lambda m: print(f"  {m}", flush=True))
+    setup = provisioner.setup(server, scenario)
+    provider = setup.provider
+    print(f"server {server.name}: {setup.build_id}")
     print(f"dataset {scenario.tables} tables x {scenario.table_size:,} rows ({scenario.script}), cache {work}")
     try:
+        cache.clear()  # a cold build every time
         started = time.monotonic()
-        snapshot = cache.ensure(
-            provider, scenario, sysbench_version, say=lambda m: print(f"  {m}", flush=True), force=True
-        )
+        snapshot = provisioner.snapshot(setup)
+        assert snapshot is not None
         build_s = time.monotonic() - started
         size_gb = datadir_size(snapshot.datadir) / 1e9
         print(f"prepare (sysbench prepare):            {snapshot.prepare_s:8.2f} s")
         print(f"cold build (init+start+prepare+stop):  {build_s:8.2f} s   snapshot {size_gb:.2f} GB")
 
-        variables = effective_variables(server, scenario)
+        variables = setup.variables
         restores: list[float] = []
         for i in range(1, args.restores + 1):
             t0 = time.monotonic()

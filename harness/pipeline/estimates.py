@@ -34,7 +34,7 @@ import os
 import platform
 import statistics
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -208,16 +208,17 @@ def _snapshot_meta(cache_dir: Path) -> list[dict[str, object]]:
 
 
 def dataset_price(
-    cache_dir: Path, server: Server, build_id: str, scenario: Scenario, sysbench_version: str
+    cache_dir: Path, server: Server, build_id: str, scenario: Scenario, sysbench_version: str, key: str = ""
 ) -> DatasetEstimate | None:
     """Preparing ``scenario``'s dataset for ``server``, or None when its snapshot is in the cache.
 
+    ``key``: the snapshot's key when the server's setup resolved it (else built from ``build_id``).
     Priced by the time a snapshot of the same dataset shape and server flavour took to build here
     (its ``build_s``; any build of the server), else from the row count ("assumed")."""
     label = f"{server.flavour} {scenario.tables} x {scenario.table_size:,} rows ({scenario.script})"
     metas = _snapshot_meta(cache_dir)
     if server.provider != "external":
-        key = stable_hash(snapshot_key(server, build_id, scenario, sysbench_version), 16)
+        key = key or stable_hash(snapshot_key(server, build_id, scenario, sysbench_version), 16)
         if any(m["folder"] == f"{server.flavour}-{key}" for m in metas):
             return None
     shape = scenario.dataset_key()
@@ -252,11 +253,14 @@ def estimate(
     comparisons: int = 0,
     sysbench_version: str = "",
     build_id: dict[str, str] | None = None,
+    snapshot_keys: Mapping[tuple[str, str], str] | None = None,
 ) -> PlanEstimate:
     """The expected wall time of ``work``, priced by ``history`` (see the module doc).
 
     ``build_id`` (server name -> the provider's build identity, the dataset snapshot's key) tells which
-    datasets are cached; without it (or without ``sysbench_version``) datasets are left out."""
+    datasets are cached; without it (or without ``sysbench_version``) datasets are left out.
+    ``snapshot_keys`` ((server name, scenario name) -> the snapshot key the session's server setup
+    resolved) is used instead of rebuilding a key from ``build_id``."""
     items: list[KindEstimate] = []
     assumed: list[float] = []
     datasets: dict[str, DatasetEstimate] = {}
@@ -273,7 +277,8 @@ def estimate(
             items.append(KindEstimate(label, w.kind, w.runs, per, source, w.slots))
             assumed.append(assumed_run(server.provider, scenario, w.kind))
         if build_id is not None and sysbench_version and server.name in build_id:
-            found = dataset_price(settings.cache_dir, server, build_id[server.name], scenario, sysbench_version)
+            key = (snapshot_keys or {}).get((server.name, scenario.name), "")
+            found = dataset_price(settings.cache_dir, server, build_id[server.name], scenario, sysbench_version, key)
             if found is not None:
                 datasets.setdefault(f"{server.name} {found.label}", found)
     overhead = (SESSION_S + PLAN_CHECK_S * comparisons) * load_factor(items, assumed) if items else 0.0
@@ -335,11 +340,23 @@ def of_work(
     else read here; a read that fails leaves the datasets (or that server's) out."""
     if session is not None:
         found: dict[str, str] = {}
+        keys: dict[tuple[str, str], str] = {}
         for w in work:
+            server, scenario = w.case.server, w.case.scenario
             with contextlib.suppress(HarnessError, OSError):  # its runs meet the same failure and store it
-                found.setdefault(w.case.server.name, session.setup(w.case.server, w.case.scenario).build_id)
+                setup = session.setup(server, scenario)
+                found.setdefault(server.name, setup.build_id)
+                keys[(server.name, scenario.name)] = setup.snapshot_key
         version = session.sysbench_version
-        return estimate(settings, work, history, comparisons=comparisons, sysbench_version=version, build_id=found)
+        return estimate(
+            settings,
+            work,
+            history,
+            comparisons=comparisons,
+            sysbench_version=version,
+            build_id=found,
+            snapshot_keys=keys,
+        )
     from harness.sysbench.driver import check_version
 
     try:

@@ -112,7 +112,7 @@ def test_recording_beside_a_kept_cost_baseline_exits_0_with_a_note(tmp_path: Pat
 
     committed = write_baseline(tmp_path, cost_runs())
     timing = [run(100.0 + i, threads=2) for i in range(8)]
-    unbuilt = SimpleNamespace(build_id="")  # a server setup whose build cannot be read: no dataset priced
+    unbuilt = SimpleNamespace(build_id="", snapshot_key="")  # a setup whose build cannot be read
     session = SimpleNamespace(testbed=TESTBED, ledger=Ledger(), sysbench_version="", setup=lambda *_: unbuilt)
     monkeypatch.setattr(flow, "_session", lambda *_: session)
     monkeypatch.setattr(flow, "measure_case", lambda _s, _c, *, kind, **_: cost_runs() if kind == "cost" else timing)
