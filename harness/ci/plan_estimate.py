@@ -53,7 +53,8 @@ def estimate(
     timed = False
     for c in the_plan.comparisons:
         scenario = apply_overrides(load_scenario(c.head.scenario, settings.scenarios_dir, the_plan.profile), settings)
-        provider = load_server(c.head.server, settings.servers_dir).provider
+        server = load_server(c.head.server, settings.servers_dir)
+        provider = server.provider
         label = f"{c.head_server} {c.scenario}"
         for kind in (k for k in ("time", "cost") if k in kinds and k in c.kinds):
             if kind == "cost" and provider == "external":
@@ -65,26 +66,26 @@ def estimate(
             slots = 1 if kind == "time" else slots_for(2 * reps * len(threads))
             for count in threads:
                 sides = [(c.base.server, c.base_server), (c.head.server, c.head_server)]
-                per = [per_run(durations, server, provider, scenario, kind, count) for server, _ in sides]
+                per = [per_run(durations, name, server, scenario, kind, count) for name, _ in sides]
                 seconds = sum(p[0] for p in per) / 2
                 source = per[1][1] if per[1][1] != "assumed" else per[0][1]
                 if source != "assumed" and "assumed" in (per[0][1], per[1][1]):  # one side priced as the other
                     seconds = next(p[0] for p in per if p[1] != "assumed")
                 gap = history.gap_s(kind)[0]
                 items.append(KindEstimate(f"{label} {count}t", kind, 2 * reps, seconds + gap, source, slots))
-                assumed.append(assumed_run(provider, scenario, kind) + gap)
+                assumed.append(assumed_run(server, scenario, kind) + gap)
     for r in the_plan.recordings:
         scenario = apply_overrides(load_scenario(r.side.scenario, settings.scenarios_dir, the_plan.profile), settings)
-        provider = load_server(r.side.server, settings.servers_dir).provider
+        server = load_server(r.side.server, settings.servers_dir)
         for kind in kinds:
             threads = scenario.threads if kind == "time" else scenario.cost.threads
             reps = scenario.repetitions if kind == "time" else cost_repetitions(settings, scenario)
             for count in threads:
-                seconds, source = per_run(durations, r.side.server_label, provider, scenario, kind, count)
+                seconds, source = per_run(durations, r.side.server_label, server, scenario, kind, count)
                 label = f"{r.side.server_label} {r.side.scenario_label} {count}t (recorded)"
                 gap = history.gap_s(kind)[0]
                 items.append(KindEstimate(label, kind, reps, seconds + gap, source))
-                assumed.append(assumed_run(provider, scenario, kind) + gap)
+                assumed.append(assumed_run(server, scenario, kind) + gap)
     overhead = 0.0
     if the_plan.comparisons or the_plan.recordings:
         # the overheads are an idle machine's; a machine whose recent runs took k times the assumed

@@ -124,7 +124,7 @@ def _pricing(settings: Settings) -> pipeline.Pricing:
 
     def run(case: pipeline.Case, kind: Kind, threads: int) -> tuple[float, str]:
         found = history()
-        seconds, source = per_run(found.durations, case.server.name, case.server.provider, case.scenario, kind, threads)
+        seconds, source = per_run(found.durations, case.server.name, case.server, case.scenario, kind, threads)
         return seconds + found.gap_s(kind)[0], source
 
     return pipeline.Pricing(run, SESSION_S, PLAN_CHECK_S)

@@ -141,8 +141,14 @@ def baseline_path(
     root: Path, testbed: Testbed, server: str, scenario: str, profile: str, threads: int, kind: RunKind = "time"
 ) -> Path:
     """Where the baseline of a server x scenario x profile x threads lives (cost baselines are not per testbed)."""
-    folder = COST_FOLDER if kind == "cost" else testbed.fingerprint
-    return root / folder / server / scenario / profile / f"{threads}t.json"
+    if kind == "cost":
+        return cost_baseline_path(root, server, scenario, profile, threads)
+    return root / testbed.fingerprint / server / scenario / profile / f"{threads}t.json"
+
+
+def cost_baseline_path(root: Path, server: str, scenario: str, profile: str, threads: int) -> Path:
+    """Where the cost baseline of a server x scenario x profile x threads lives (any machine's)."""
+    return root / COST_FOLDER / server / scenario / profile / f"{threads}t.json"
 
 
 def record_command(scenario: str, server: str, profile: str, *, cost: bool = False) -> str:

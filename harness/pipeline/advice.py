@@ -160,10 +160,10 @@ RunPrice = Callable[[Case, Kind, int], "tuple[float, str]"]
 
 
 def assumed_run(case: Case, kind: Kind, threads: int) -> tuple[float, str]:
-    """One run from the profile alone: warm-up + measured seconds + a server start (cost: its events)."""
+    """One run from the profile alone: warm-up + measured seconds + a server start (cost: its instructions)."""
     del threads
     start = {"local": 1.5, "container": 6.0}.get(case.server.provider, 0.0)
-    return seconds_per_run(case.scenario, kind, start_s=start) + 2.0, "assumed"
+    return seconds_per_run(case.scenario, kind, start_s=start, server=case.server) + 2.0, "assumed"
 
 
 @dataclass(frozen=True)

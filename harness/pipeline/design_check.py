@@ -35,6 +35,7 @@ from harness.model.metrics import WORK_METRICS
 from harness.model.operation_stats import is_operation_metric
 from harness.model.time_estimate import duration
 from harness.model.work import WORK
+from harness.pipeline.cost_price import cost_run_seconds
 
 
 class DesignError(ConfigError):
@@ -209,11 +210,11 @@ def attainable_alone(result: design.DesignCheck | None, label: str, metric: str)
     return None
 
 
-def seconds_per_run(scenario: Scenario, kind: Kind, start_s: float = 5.0) -> float:
-    """A rough wall time of one run, for advice: warm-up + measured + server start (cost: measured)."""
+def seconds_per_run(scenario: Scenario, kind: Kind, start_s: float = 5.0, server: Server | None = None) -> float:
+    """A rough wall time of one run on an idle machine: warm-up + measured + server start; a cost run on
+    ``server`` (None: a local MariaDB) by its instructions under callgrind (:mod:`harness.pipeline.cost_price`)."""
     if kind == "cost":
-        per_event = 0.006 if scenario.writes else 0.002
-        return math.ceil(15 + (scenario.cost.warmup_events + scenario.cost.events) * per_event)
+        return math.ceil(cost_run_seconds(scenario, server))
     return scenario.warmup_s + scenario.time_s + start_s
 
 

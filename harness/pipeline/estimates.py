@@ -12,7 +12,8 @@ comes from. The parts:
   the measured window are all in it; the lower median keeps a first run that also prepared its dataset
   from inflating the price. Then the gap to the next run (storing, reporting), measured from the
   stored runs of one invocation. With nothing stored, the profile's warm-up + duration and an assumed
-  server start (timing), or the event counts at an assumed rate under callgrind (cost): "assumed".
+  server start (timing), or the events at the instructions the scenario's committed cost baseline says
+  its transactions execute (cost, :mod:`harness.pipeline.cost_price`): "assumed".
   An A/B comparison's cost runs go side by side (:mod:`harness.measure.cost_slots`): their wall time
   is their sum over the slot count the runner will use (the line says it). A stored run's time is its
   own span, whether it ran alone or beside another, so it is divided once, here.
@@ -166,26 +167,26 @@ def _history(rows: list[dict[str, object]]) -> History:
     return History(out, tuple(gaps))
 
 
-def assumed_run(provider: str, scenario: Scenario, kind: RunKind) -> float:
+def assumed_run(server: Server, scenario: Scenario, kind: RunKind) -> float:
     """One run's wall time from the profile alone (an idle machine): warm-up + duration + server start, or
-    the cost run's event counts at an assumed rate under callgrind."""
+    the cost run's events at the instructions its transactions execute under callgrind (its family's)."""
     if kind == "cost":
-        return float(seconds_per_run(scenario, "cost"))
-    return float(seconds_per_run(scenario, "time", start_s=ASSUMED_START_S.get(provider, 6.0)))
+        return float(seconds_per_run(scenario, "cost", server=server))
+    return float(seconds_per_run(scenario, "time", start_s=ASSUMED_START_S.get(server.provider, 6.0)))
 
 
 def per_run(
-    durations: Durations, server: str, provider: str, scenario: Scenario, kind: RunKind, threads: int
+    durations: Durations, name: str, server: Server, scenario: Scenario, kind: RunKind, threads: int
 ) -> tuple[float, str]:
-    """The wall time of one run (without the gap to the next) and where the figure comes from
-    ("measured (N runs)" or "assumed")."""
-    found = durations.get((bare(server), bare(scenario.name), kind, threads), [])
+    """The wall time of one run of ``server`` (its runs stored as ``name``, a plan's side label or an A/B's
+    base) without the gap to the next, and where the figure comes from ("measured (N runs)" or "assumed")."""
+    found = durations.get((bare(name), bare(scenario.name), kind, threads), [])
     if kind == "time":  # a timing run's length follows its warm-up and duration: only the same ones count
         found = [f for f in found if f[0] == scenario.warmup_s and f[1] == scenario.time_s]
     seconds = [f[2] for f in found[:RECENT]]
     if seconds:
         return statistics.median_low(seconds), f"measured ({len(seconds)} runs)"
-    return assumed_run(provider, scenario, kind), "assumed"
+    return assumed_run(server, scenario, kind), "assumed"
 
 
 def load_factor(items: Sequence[KindEstimate], assumed: Sequence[float]) -> float:
@@ -269,13 +270,13 @@ def estimate(
         if w.kind == "cost" and server.provider == "external":
             continue
         for threads in kind_threads(scenario, w.kind):
-            seconds, source = per_run(history.durations, server.name, server.provider, scenario, w.kind, threads)
+            seconds, source = per_run(history.durations, server.name, server, scenario, w.kind, threads)
             if source == "assumed" and w.like:
-                seconds, source = per_run(history.durations, w.like, server.provider, scenario, w.kind, threads)
+                seconds, source = per_run(history.durations, w.like, server, scenario, w.kind, threads)
             label = f"{w.label or server.name} {scenario.name} {threads}t"
             per = seconds + history.gap_s(w.kind)[0]
             items.append(KindEstimate(label, w.kind, w.runs, per, source, w.slots))
-            assumed.append(assumed_run(server.provider, scenario, w.kind))
+            assumed.append(assumed_run(server, scenario, w.kind))
         if build_id is not None and sysbench_version and server.name in build_id:
             key = (snapshot_keys or {}).get((server.name, scenario.name), "")
             found = dataset_price(settings.cache_dir, server, build_id[server.name], scenario, sysbench_version, key)

@@ -36,17 +36,17 @@ def test_a_run_is_priced_by_the_lower_median_of_its_newest_runs(tmp_path: Path):
     s = case.scenario
     key = ("mariadb-local", "oltp_point_select", "cost", 1)
     # newest first: a first run that also prepared its dataset (90 s) does not set the price
-    assert per_run({key: [(0, 0, 20.0), (0, 0, 90.0)]}, "mariadb-local", "local", s, "cost", 1) == (
+    assert per_run({key: [(0, 0, 20.0), (0, 0, 90.0)]}, "mariadb-local", case.server, s, "cost", 1) == (
         20.0,
         "measured (2 runs)",
     )
     assert (
-        per_run({key: [(0, 0, 22.0), (0, 0, 20.0), (0, 0, 24.0)]}, "mariadb-local@base", "local", s, "cost", 1)[0]
+        per_run({key: [(0, 0, 22.0), (0, 0, 20.0), (0, 0, 24.0)]}, "mariadb-local@base", case.server, s, "cost", 1)[0]
         == 22.0
     )
     timed = ("mariadb-local", "oltp_point_select", "time", 2)
     other_length = {timed: [(s.warmup_s + 5, s.time_s, 99.0)]}  # another warm-up: not this run's length
-    assert per_run(other_length, "mariadb-local", "local", s, "time", 2)[1] == "assumed"
+    assert per_run(other_length, "mariadb-local", case.server, s, "time", 2)[1] == "assumed"
 
 
 def test_a_head_with_no_runs_of_its_own_is_priced_like_its_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
