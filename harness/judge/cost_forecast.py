@@ -5,14 +5,20 @@ Each side's time per transaction at one client is the sum, over the work it coun
     T = instructions x (server CPU per instruction)                the server build's own units,
       + statements   x (server CPU per statement + time per        solved from two scenarios
                         statement outside its CPU)                  (the client, the loopback, the wake-ups)
-      + syncs        x (fdatasync of the bytes a commit writes      sys_fsync; redo_written / sys_fsync
-                        + its excess after the idle time before it) the rest of T per sync
+      + syncs        x (fdatasync of the bytes a commit writes      sys_fsync: redo syncs, redo_written
+                        for a redo sync, an fsync for a data         per redo sync; a data file's
+                        file's, + the excess after the idle time    beyond them (its flush setting);
+                        before it)                                  the rest of T per sync
       + page reads   x (read of a page not in cache)                sys_pread, else Innodb_buffer_pool_reads
       + writes       x (pwrite latency)                             sys_pwrite
 
-The sync unit is interpolated between the calibration's fdatasync after 4, 16 and 64 KiB by the redo
-bytes per sync (linear, held at 4 KiB below it and continued along the last segment above 64 KiB); a side
-with no redo count syncs at 4 KiB. A sync costs more the longer the device was left since the previous one:
+The syncs counted in dispatch are the redo log's and the data files' (a tablespace's extension, a binary
+log's): with ``innodb_flush_log_at_trx_commit`` 0 or 2 every one is a data file's, with 1 or 3 one per
+transaction is a redo sync and the rest are data files'; without the setting all are taken for redo syncs.
+A redo sync's unit is interpolated between the calibration's fdatasync after 4, 16 and 64 KiB by the redo
+bytes per redo sync (linear, held at 4 KiB below it and continued along the last segment above 64 KiB); a
+side with no redo count syncs at 4 KiB. A data file's sync commits the file system's journal, as an fsync
+does: the calibration's fsync unit. A sync costs more the longer the device was left since the previous one:
 the calibration's fdatasync after 0.5, 2 and 8 ms idle, less the back-to-back one, is that excess (linear
 from 0 at no idle time, held at the last above it), read at the idle time of the side's own transaction:
 the rest of its time per transaction (everything but the syncs) over its syncs.
@@ -53,17 +59,35 @@ IO_COMPONENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 @dataclass(frozen=True)
 class SideWork:
     """One side of a cost comparison: its work per transaction (medians over its runs: ``instr_per_txn``
-    and work-vector components), statements per transaction, and its server build's units."""
+    and work-vector components), statements per transaction, its server build's units, and whether its
+    commits sync the redo log (:func:`commit_syncs`)."""
 
     work: Mapping[str, float]
     statements: float
     units: ServerUnits
+    commit_syncs: bool | None = None  # whether each commit syncs the redo log (None: not known)
+
+    @property
+    def data_syncs(self) -> float:
+        """Syncs per transaction in dispatch that are not the redo log's (a tablespace's extension, a
+        binary log's): all of them when commits do not sync the redo log (``innodb_flush_log_at_trx_commit``
+        0 or 2: its syncs are the background's), those beyond one per transaction when they do (1 or 3); none
+        when the side's setting is not known (every sync is then taken for a redo sync)."""
+        syncs = self.work.get("sys_fsync", 0.0)
+        if self.commit_syncs is None or syncs <= 0:
+            return 0.0
+        return syncs if not self.commit_syncs else max(0.0, syncs - 1.0)
+
+    @property
+    def redo_syncs(self) -> float:
+        """Syncs per transaction of the redo log: the syncs counted in dispatch less the data files'."""
+        return max(0.0, self.work.get("sys_fsync", 0.0) - self.data_syncs)
 
     @property
     def sync_bytes(self) -> float | None:
-        """Redo bytes per sync (``redo_written / sys_fsync``), None without both counts."""
-        syncs, redo = self.work.get("sys_fsync"), self.work.get("redo_written")
-        return redo / syncs if syncs and redo and syncs > 0 else None
+        """Redo bytes per redo sync (``redo_written`` over :attr:`redo_syncs`), None without both counts."""
+        syncs, redo = self.redo_syncs, self.work.get("redo_written")
+        return redo / syncs if redo and syncs > 0 else None
 
 
 def sync_unit(size: float | None, points: Sequence[tuple[float, float]]) -> float:
@@ -94,6 +118,13 @@ def idle_excess(idle_us: float | None, points: Sequence[tuple[float, float]]) ->
     return max(0.0, ordered[-1][1])
 
 
+def commit_syncs(variables: Mapping[str, str]) -> bool | None:
+    """Whether a server's commits sync the redo log (``innodb_flush_log_at_trx_commit`` 1 or 3), None when
+    its variables do not say."""
+    value = variables.get("innodb_flush_log_at_trx_commit", "").strip()
+    return value in {"1", "3"} if value in {"0", "1", "2", "3"} else None
+
+
 def query_cache_on(variables: Mapping[str, str]) -> bool:
     """Whether a server's variables turn the query cache on (a type other than OFF and a size over 0)."""
     kind = variables.get("query_cache_type", "OFF").strip().upper()
@@ -102,9 +133,15 @@ def query_cache_on(variables: Mapping[str, str]) -> bool:
 
 
 def _sync(side: SideWork, values: Mapping[str, float], idle_us: float | None = None) -> float:
+    """The mean time of one of the side's syncs: a redo sync at its bytes, a data file's (a tablespace's
+    extension: a journal commit, as an fsync's) at the fsync unit, weighted by their counts, each with the
+    excess after the idle time before it."""
     sized = sync_unit(side.sync_bytes, [(size, values[name]) for size, name in SYNC_SIZES if name in values])
     back_to_back = values.get("fdatasync", 0.0)
     excess = [(idle, values[name] - back_to_back) for idle, name in SYNC_IDLE if name in values]
+    redo, data = side.redo_syncs, side.data_syncs
+    if redo + data > 0:
+        sized = (redo * sized + data * values.get("fsync", back_to_back)) / (redo + data)
     return sized + idle_excess(idle_us, excess)
 
 
@@ -119,7 +156,9 @@ def _variables(base: SideWork, head: SideWork, calibration: Calibration) -> dict
         out[f"{key}:instruction"] = side.units.instruction
         out[f"{key}:cpu_statement"] = side.units.cpu_statement
         out[f"{key}:statement"] = side.units.statement
-    for name in (*(n for _, n in SYNC_SIZES), *(n for _, n in SYNC_IDLE), *(n for _, _, n in IO_COMPONENTS)):
+    data_syncs = ("fsync",) if base.data_syncs > 0 or head.data_syncs > 0 else ()
+    syncs = (*data_syncs, *(n for _, n in SYNC_SIZES), *(n for _, n in SYNC_IDLE))
+    for name in (*syncs, *(n for _, _, n in IO_COMPONENTS)):
         unit = calibration.unit(name)
         if unit is not None:
             out[name] = unit

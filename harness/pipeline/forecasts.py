@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.config.scenarios import load_scenario
 from harness.config.settings import Settings
 from harness.errors import HarnessError
-from harness.judge.cost_forecast import SideWork, forecast, holds_for, query_cache_on
+from harness.judge.cost_forecast import SideWork, commit_syncs, forecast, holds_for, query_cache_on
 from harness.measure.calibration import load_calibration
 from harness.model import RunResult, Testbed, Verdict
 from harness.model.forecast import ONE_CLIENT, QUERY_CACHE_CAVEAT, Calibration, OldCalibrationError, ServerUnits
@@ -52,6 +52,11 @@ def _runs(runs: Sequence[RunResult], verdict: Verdict, server: str) -> list[RunR
 def _statements(runs: Sequence[RunResult]) -> float | None:
     per = [r.totals.queries / r.totals.events for r in runs if r.totals is not None and r.totals.events > 0]
     return statistics.median(per) if per else None
+
+
+def _commit_syncs(runs: Sequence[RunResult]) -> bool | None:
+    found = {commit_syncs(r.variables) for r in runs}
+    return found.pop() if len(found) == 1 else None
 
 
 def _units(calibration: Calibration, runs: Sequence[RunResult], name: str) -> ServerUnits | None:
@@ -89,8 +94,8 @@ def forecast_verdict(
     if statements is None or "instr_per_txn" not in base or "instr_per_txn" not in head:
         return verdict
     made = forecast(
-        SideWork(base, statements, base_units),
-        SideWork(head, statements, head_units),
+        SideWork(base, statements, base_units, _commit_syncs(base_runs)),
+        SideWork(head, statements, head_units, _commit_syncs(head_runs)),
         calibration,
         bound_pct=bound_pct,
         holds=holds,

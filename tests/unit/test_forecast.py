@@ -14,6 +14,7 @@ from support.reports import check
 
 from harness.judge.cost_forecast import (
     SideWork,
+    commit_syncs,
     forecast,
     holds_for,
     idle_excess,
@@ -224,6 +225,38 @@ def test_forecast_adds_cpu_per_statement_and_a_sized_sync() -> None:
     assert syncs.head_unit_us == pytest.approx(160.0) and syncs.base_unit_us == pytest.approx(100.0)
     statements = next(t for t in f.terms if t.component == "statements")
     assert statements.base_unit_us == pytest.approx(50.0)
+
+
+def test_a_data_file_sync_is_priced_as_an_fsync_and_the_redo_bytes_go_to_the_redo_syncs() -> None:
+    units = dataclasses.replace(UNITS, cpu_statement=_unit("cpu_statement", 20.0, 20.0, 20.0))
+    sized = dataclasses.replace(
+        CALIBRATION,
+        io=(*CALIBRATION.io, _unit("fdatasync_16k", 220.0, 220.0, 220.0), _unit("fdatasync_64k", 400.0, 400.0, 400.0)),
+    )
+    # tpcc at flush 2 -> 1: both sides extend a tablespace every 5th transaction (0.2 syncs in dispatch at
+    # flush 2, where commits do not sync the redo log; at flush 1 one redo sync per transaction, and the rest)
+    base = {**BASE, "sys_fsync": 0.2, "redo_written": 8192.0}
+    head = {**BASE, "sys_fsync": 1.2, "redo_written": 10240.0}
+    b, h = SideWork(base, 1.0, units, commit_syncs=False), SideWork(head, 1.0, units, commit_syncs=True)
+    assert (b.data_syncs, b.redo_syncs, b.sync_bytes) == (pytest.approx(0.2), pytest.approx(0.0), None)
+    assert (h.data_syncs, h.redo_syncs) == (pytest.approx(0.2), pytest.approx(1.0))
+    assert h.sync_bytes == pytest.approx(10240.0)  # one redo sync of 10 KiB, not 1.2 of 8.5 KiB
+    f = forecast(b, h, sized)
+    # base: 160 µs besides its syncs (test above) + 0.2 x 120 (fsync unit) = 184 µs
+    # head: 160 + 1.0 x 160 (10 KiB: halfway between 100 and 220 µs) + 0.2 x 120 = 344 µs
+    assert (f.base_us, f.head_us) == (pytest.approx(184.0), pytest.approx(344.0))
+    syncs = next(t for t in f.terms if t.component == "syncs")
+    assert (syncs.base_count, syncs.head_count) == (pytest.approx(0.2), pytest.approx(1.2))
+    assert syncs.base_unit_us == pytest.approx(120.0)
+    assert syncs.head_unit_us == pytest.approx((160.0 + 0.2 * 120.0) / 1.2)  # the terms still add up
+    # where the side's setting is not known, every sync is a redo sync of redo_written / sys_fsync, as before
+    plain = SideWork(head, 1.0, units)
+    assert (plain.data_syncs, plain.redo_syncs) == (0.0, pytest.approx(1.2))
+    assert plain.sync_bytes == pytest.approx(10240.0 / 1.2)
+    # fewer syncs than transactions at flush 1 (read-only transactions commit without one): all redo
+    assert SideWork({**head, "sys_fsync": 0.9}, 1.0, units, commit_syncs=True).data_syncs == 0.0
+    assert (commit_syncs({"innodb_flush_log_at_trx_commit": "2"}), commit_syncs({})) == (False, None)
+    assert commit_syncs({"innodb_flush_log_at_trx_commit": "3"}) is True
 
 
 def test_idle_excess_follows_the_time_since_the_previous_sync() -> None:
