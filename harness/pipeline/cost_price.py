@@ -2,8 +2,7 @@
 
 A cost run's wall time is a fixed part (the server started under valgrind, MySQL's buffer-pool prewarm, the
 profile dumped, the server stopped, the run saved) plus its events at a price that follows how many
-instructions each one executes: a point select counts about 42 k, a TPC-C transaction 3.4 M, and under
-callgrind both pay about 22 ns per instruction in the measured window. The instructions per transaction come
+instructions each one executes under callgrind. The instructions per transaction come
 from the committed cost baseline of the scenario (``baselines/cost/mariadb-local/<scenario>/quick/1t.json``,
 shipped with the package) read as :mod:`harness.judge.baselines` reads it, scaled for a server family other
 than MariaDB by how many more instructions it executes for the same transaction. A scenario with no
