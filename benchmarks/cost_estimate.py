@@ -6,8 +6,9 @@
 For each scenario, in a fresh store (``--out``/``SERVER-SCENARIO.duckdb``): the estimate of an A/A
 ``dbperf compare --base S --head S --cost -s X`` (quick profile, the scenario's cost pairs, two at a time),
 computed as the compare computes it (:func:`harness.pipeline.estimates.of_work` over the store's history:
-nothing stored, so "assumed"), then the compare itself, timed start to exit; then the estimate again (now
-priced by the six runs the first compare stored) and a second compare, timed. The datasets are prepared
+nothing stored and the runner's invocation ledger emptied, so "assumed"), then the compare itself, timed
+start to exit; then the estimate again (now priced by the six runs the first compare stored and by its
+measured overhead, :mod:`harness.pipeline.overhead`) and a second compare, timed. The datasets are prepared
 first (a one-second timing run each, not counted), so both compares restore snapshots.
 
 Prints one row per scenario: assumed estimate, real, real/estimate; measured estimate, real, real/estimate;
@@ -43,8 +44,9 @@ def dbperf(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, check=False)
 
 
-def estimate(server: str, scenario: str, store: Path, cache: Path) -> tuple[float, str]:
-    """The compare's estimate, as ``dbperf compare`` computes it before its first run: seconds and sources."""
+def estimate(server: str, scenario: str, store: Path, cache: Path) -> tuple[float, str, float]:
+    """The compare's estimate, as ``dbperf compare`` computes it before its first run: seconds, the runs'
+    sources and the overhead (its seconds; its source is "measured" when the runner's ledger has one)."""
     from harness.config.scenarios import load_scenario
     from harness.config.servers import load_server
     from harness.config.settings import apply_overrides, resolve_settings
@@ -58,7 +60,8 @@ def estimate(server: str, scenario: str, store: Path, cache: Path) -> tuple[floa
     case = apply_overrides(load_scenario(scenario, settings.scenarios_dir, "quick"), settings)
     work = estimates.of_specs([ComparisonSpec(base, head, case)], ("cost",), case.repetitions)
     found = estimates.of_work(settings, work, estimates.recent_history(store), comparisons=1)
-    return found.seconds, "/".join(sorted({i.source.split(" (")[0] for i in found.items}))
+    sources = {i.source.split(" (")[0] for i in found.items} | {found.overhead_source.split(" (")[0]}
+    return found.seconds, "/".join(sorted(sources)), found.overhead_s
 
 
 def load() -> str:
@@ -81,6 +84,8 @@ def compare(server: str, scenario: str, store: Path, cache: Path, log: Path) -> 
 
 
 def main() -> int:
+    from harness.pipeline.overhead import LEDGER
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--server", default="mariadb-local")
     parser.add_argument("-s", "--scenarios", default=DEFAULT)
@@ -104,24 +109,29 @@ def main() -> int:
         for stale in folder.glob(f"{store.stem}.*"):  # a fresh store: nothing measured yet
             shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
         row: dict[str, Any] = {"server": args.server, "scenario": scenario}
+        (cache / LEDGER).unlink(missing_ok=True)  # the first estimate: no run and no invocation measured
         for n in (1, 2):
-            seconds, source = estimate(args.server, scenario, store, cache)
+            seconds, source, overhead_s = estimate(args.server, scenario, store, cache)
             found = compare(args.server, scenario, store, cache, folder / f"{args.server}-{scenario}-{n}.log")
-            row[f"run{n}"] = {"estimate_s": round(seconds, 1), "source": source, **found}
+            row[f"run{n}"] = {"estimate_s": round(seconds, 1), "source": source, "overhead_s": overhead_s, **found}
             row[f"run{n}"]["ratio"] = round(found["real_s"] / seconds, 2)
         row["load_after"] = load()
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
         (folder / f"results-{args.server}.json").write_text(json.dumps(rows, indent=2) + "\n")
     print(f"{args.server}: A/A compare --cost, quick profile, two at a time; real/estimate")
-    print("| scenario | instr/txn | assumed estimate | real | ratio | measured estimate | real | ratio | load |")
+    print(
+        "| scenario | instr/txn | assumed estimate | real | ratio | measured estimate (overhead) | real | ratio "
+        "| load |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         one, two = r["run1"], r["run2"]
         instr = sorted(one["instr"])[len(one["instr"]) // 2] if one["instr"] else 0
         print(
             f"| {r['scenario']} | {instr:,} | {one['estimate_s']:.0f} s ({one['source']}) | {one['real_s']:.0f} s "
-            f"| {one['ratio']:.2f} | {two['estimate_s']:.0f} s ({two['source']}) | {two['real_s']:.0f} s "
+            f"| {one['ratio']:.2f} | {two['estimate_s']:.0f} s ({two['source']}; {two['overhead_s']:.0f} s) "
+            f"| {two['real_s']:.0f} s "
             f"| {two['ratio']:.2f} | {one['load']} → {two['load']} → {r['load_after']} |"
         )
     for key, low, high in (("run1", 0.5, 2.0), ("run2", 0.75, 1.25)):

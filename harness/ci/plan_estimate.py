@@ -28,17 +28,16 @@ from harness.pipeline.cases import Case, cost_repetitions
 from harness.pipeline.estimates import (
     ASSUMED_START_S,
     GAP_S,
-    PLAN_CHECK_S,
-    SESSION_S,
     History,
     assumed_run,
     bare,
     builds,
     dataset_price,
-    load_factor,
+    overhead_price,
     per_run,
     recent_history,
 )
+from harness.pipeline.overhead import PLAN_CHECK_S, SESSION_S, measured
 
 __all__ = ["ASSUMED_START_S", "GAP_S", "PLAN_CHECK_S", "SESSION_S", "History", "estimate", "recent_history"]
 
@@ -86,12 +85,10 @@ def estimate(
                 gap = history.gap_s(kind)[0]
                 items.append(KindEstimate(label, kind, reps, seconds + gap, source))
                 assumed.append(assumed_run(server, scenario, kind) + gap)
-    overhead = 0.0
-    if the_plan.comparisons or the_plan.recordings:
-        # the overheads are an idle machine's; a machine whose recent runs took k times the assumed
-        # figures is taken to be k times slower at starting servers and writing reports too
-        overhead = (SESSION_S + PLAN_CHECK_S * len(the_plan.comparisons)) * load_factor(items, assumed)
-    return PlanEstimate(tuple(items), overhead, design.pairs if timed else 0)
+    overhead, source = 0.0, "assumed"
+    if the_plan.comparisons or the_plan.recordings:  # measured on this runner, else assumed (pipeline/overhead.py)
+        overhead, source = overhead_price(settings, len(the_plan.comparisons), items, assumed)
+    return PlanEstimate(tuple(items), overhead, design.pairs if timed else 0, overhead_source=source)
 
 
 def _datasets(settings: Settings, the_plan: CiPlan) -> tuple[DatasetEstimate, ...]:
@@ -126,11 +123,12 @@ def with_estimate(settings: Settings, the_plan: CiPlan, design: PlanDesign, kind
     """The plan with its estimate, each comparison's ``estimated_s`` its own share."""
     found = estimate(settings, the_plan, design, kinds, recent_history(settings.store))
     found = dataclasses.replace(found, datasets=_datasets(settings, the_plan))
+    plan_check = PLAN_CHECK_S * measured(settings.cache_dir).scale
     comparisons = []
     for c in the_plan.comparisons:
         prefix = f"{c.head_server} {c.scenario} "
         own = sum(i.seconds for i in found.items if i.label.startswith(prefix) and "(recorded)" not in i.label)
-        comparisons.append(dataclasses.replace(c, estimated_s=round(own + PLAN_CHECK_S)))
+        comparisons.append(dataclasses.replace(c, estimated_s=round(own + plan_check)))
     recordings = []
     for r in the_plan.recordings:
         prefix = f"{r.side.server_label} {r.side.scenario_label} "

@@ -108,7 +108,8 @@ def estimate_line(p: CiPlan) -> str:
         datasets = f"{len(e.datasets)} dataset(s) to prepare first, {_minutes(e.datasets_s)} ({how})"
     return (
         f"estimated time: {_minutes(e.seconds)} (cost {_minutes(e.by_kind('cost'))}, timing "
-        f"{_minutes(e.by_kind('time'))}, plan checks and reports {_minutes(e.overhead_s)}; {pairs}run times "
+        f"{_minutes(e.by_kind('time'))}, plan checks and reports {_minutes(e.overhead_s)} "
+        f"({'measured' if e.overhead_source != 'assumed' else 'assumed'}); {pairs}run times "
         f"{sources}; {datasets})"
     )
 

@@ -116,7 +116,8 @@ def _pricing(settings: Settings) -> pipeline.Pricing:
     (read once, when a design is raised), else the profile's (:mod:`harness.pipeline.estimates`)."""
     from functools import cache
 
-    from harness.pipeline.estimates import PLAN_CHECK_S, SESSION_S, History, per_run, recent_history
+    from harness.pipeline.estimates import History, per_run, recent_history
+    from harness.pipeline.overhead import PLAN_CHECK_S, SESSION_S, measured
 
     @cache
     def history() -> History:
@@ -127,7 +128,8 @@ def _pricing(settings: Settings) -> pipeline.Pricing:
         seconds, source = per_run(found.durations, case.server.name, case.server, case.scenario, kind, threads)
         return seconds + found.gap_s(kind)[0], source
 
-    return pipeline.Pricing(run, SESSION_S, PLAN_CHECK_S)
+    scale = measured(settings.cache_dir).scale  # this runner's measured overhead, else 1 (assumed)
+    return pipeline.Pricing(run, SESSION_S * scale, PLAN_CHECK_S * scale)
 
 
 def _warn_inconclusive(verdicts: Sequence[Verdict], strict: bool) -> None:

@@ -12,6 +12,7 @@ dataset (``tests/unit/test_provision_path.py``)."""
 from __future__ import annotations
 
 import platform
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -94,6 +95,7 @@ class ProvisionMemo:
     setups: dict[tuple[object, ...], ServerSetup] = field(default_factory=dict)
     snapshots: dict[str, Snapshot] = field(default_factory=dict)
     external_prepared: set[tuple[str, str]] = field(default_factory=set)
+    prepared: list[tuple[float, float]] = field(default_factory=list)  # snapshot look-ups and builds (epoch s)
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,7 @@ class Provisioner:
             return None
         key = setup.server.flavour + "-" + setup.snapshot_key
         if key not in self.done.snapshots:
+            begun = time.time()
             self.done.snapshots[key] = self.cache.ensure(
                 setup.provider,
                 setup.scenario,
@@ -153,6 +156,7 @@ class Provisioner:
                 requested=setup.requested,
                 say=self.say,
             )
+            self.done.prepared.append((begun, time.time()))
         return self.done.snapshots[key]
 
 

@@ -74,6 +74,8 @@ class Ledger:
     warned: set[str] = field(default_factory=set)  # warnings already given once
     #: settings a server did not take as asked, by server name: setting -> (requested, effective)
     read_back: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # each run's start and end (epoch seconds)
+    comparisons: int = 0  # A/B comparisons the invocation made (its estimate's plan checks)
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,7 @@ class Session:
             self.mark_interrupted(ctx, started, exc)
             raise
         self.save(result)
+        self.ledger.spans.append((result.started_at.timestamp(), result.finished_at.timestamp()))
         self.reporter.finished(result)
         return result
 
@@ -208,6 +211,11 @@ class Session:
         """The invocation's one resolved setup of ``server`` for ``scenario`` (:mod:`harness.measure.provision`):
         its provider, server variables, builds, dataset snapshot key and, with ``cost``, its cost identity."""
         return self.provisioner().setup(server, scenario, cost=cost)
+
+    @property
+    def prepared(self) -> list[tuple[float, float]]:
+        """When the invocation looked up or built its dataset snapshots (epoch seconds, start and end)."""
+        return self._memo.provisioned.prepared
 
     def provisioner(self) -> Provisioner:
         """The invocation's one way to a started server with its dataset (what it provisioned is shared)."""

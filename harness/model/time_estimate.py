@@ -60,6 +60,7 @@ class PlanEstimate:
     overhead_s: float = 0.0
     pairs: int = 0  # timing pairs per comparison, after the design check
     datasets: tuple[DatasetEstimate, ...] = ()
+    overhead_source: str = "assumed"  # or "measured (N invocations)" on this runner
 
     @property
     def seconds(self) -> float:
@@ -92,6 +93,7 @@ class PlanEstimate:
             "cost_s": round(self.by_kind("cost")),
             "datasets_s": round(self.datasets_s),
             "overhead_s": round(self.overhead_s),
+            "overhead_source": self.overhead_source,
             "pairs": self.pairs,
             "items": [i.to_dict() for i in self.items],
             "datasets": [d.to_dict() for d in self.datasets],

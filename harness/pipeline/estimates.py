@@ -21,7 +21,8 @@ comes from. The parts:
   took for the same dataset shape before (the snapshot's ``build_s``, kept in its ``meta.json``), else
   assumed from the row count.
 * **overhead**: the session (sweep, fingerprint, store, reports) and, per A/B comparison, the
-  query-plan check; scaled by how much slower than assumed this machine's recent runs were.
+  query-plan check: measured from this runner's recent invocations (:mod:`harness.pipeline.overhead`),
+  else assumed and scaled by how much slower than assumed this machine's recent runs were.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstim
 from harness.pipeline.ab import ComparisonSpec
 from harness.pipeline.cases import Case, kind_threads
 from harness.pipeline.design_check import seconds_per_run
+from harness.pipeline.overhead import measured, shape
 from harness.store import is_lake, open_store
 
 #: How many of the newest matching runs price a run (their lower median wall time): few, as a shared
@@ -60,10 +62,6 @@ RECENT_GAPS = 60
 GAP_S = 2.0
 #: Assumed server start (fresh from the dataset snapshot) when no run of it is stored, by provider.
 ASSUMED_START_S = {"local": 1.5, "container": 6.0, "external": 0.0}
-#: Per A/B comparison: the query-plan check (both servers started once, every statement EXPLAINed).
-PLAN_CHECK_S = 6.0
-#: Per invocation: sweep, testbed fingerprint, store, the reports and the charts.
-SESSION_S = 10.0
 #: The most the fixed overheads are scaled up by on a machine whose recent runs were slower than assumed.
 MAX_SLOWDOWN = 4.0
 #: A gap between two runs of one invocation longer than this is something else (a plan check, a dataset).
@@ -282,8 +280,19 @@ def estimate(
             found = dataset_price(settings.cache_dir, server, build_id[server.name], scenario, sysbench_version, key)
             if found is not None:
                 datasets.setdefault(f"{server.name} {found.label}", found)
-    overhead = (SESSION_S + PLAN_CHECK_S * comparisons) * load_factor(items, assumed) if items else 0.0
-    return PlanEstimate(tuple(items), overhead, datasets=tuple(datasets.values()))
+    overhead, source = overhead_price(settings, comparisons, items, assumed) if items else (0.0, "assumed")
+    return PlanEstimate(tuple(items), overhead, datasets=tuple(datasets.values()), overhead_source=source)
+
+
+def overhead_price(
+    settings: Settings, comparisons: int, items: Sequence[KindEstimate], assumed: Sequence[float]
+) -> tuple[float, str]:
+    """The invocation's time before its first run and after its last (:mod:`harness.pipeline.overhead`):
+    measured on this runner, else the assumed shape scaled by :func:`load_factor`."""
+    found = measured(settings.cache_dir)
+    if found.measured:
+        return found.seconds(comparisons), found.source
+    return shape(comparisons) * load_factor(items, assumed), "assumed"
 
 
 def line(found: PlanEstimate) -> str:
@@ -307,7 +316,8 @@ def line(found: PlanEstimate) -> str:
             how = "partly assumed"
         parts.append(f"{len(found.datasets)} dataset(s) to prepare, about {duration(found.datasets_s)[1:]} ({how})")
     if found.overhead_s:
-        parts.append(f"session and plan checks {duration(found.overhead_s)[1:]}")
+        how = "measured" if found.overhead_source != "assumed" else "assumed"
+        parts.append(f"session and plan checks {duration(found.overhead_s)[1:]} ({how})")
     return f"estimate: about {duration(found.seconds)[1:]} in all ({'; '.join(parts)})"
 
 

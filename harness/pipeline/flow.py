@@ -302,6 +302,7 @@ def compare(
         for metrics in (tuple(m for m in CAPACITY_METRICS if m in s.scenario.gate_metrics),)
         if metrics
     ]
+    session.ledger.comparisons += len(specs)  # each has its query-plan check
     looks = math.ceil(max(pairs, options.max_pairs or pairs) / pairs)
     first_alpha = stats.alpha_spending(options.alpha, 1, looks) if looks > 1 else options.alpha
     sides = [Case(side, s.scenario) for s in specs for side in (s.base, s.head)]

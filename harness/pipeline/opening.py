@@ -17,6 +17,7 @@ from harness.measure.fallback import Saver, call_within, waiting_notice
 from harness.measure.session import Ledger, Reporter, Session
 from harness.model import RunResult, Server
 from harness.model.history import uncommitted_note
+from harness.pipeline.overhead import opened
 from harness.store import open_store
 from harness.store.check import open_checked
 from harness.store.location import is_lake
@@ -65,7 +66,7 @@ def open_session(
             store = open_checked(settings.store)
     ledger = Ledger(warnings=list(warnings))
     save = Saver(store.save, settings.store, reporter.phase, ledger.unsaved, limit_s=limit if lake else None)
-    return Session(
+    session = Session(
         cache=DatasetCache(settings.cache_dir),
         testbed=testbed,
         git_sha=git_sha,
@@ -74,6 +75,7 @@ def open_session(
         sysbench_version=version,
         ledger=ledger,
     )
+    return opened(session)  # its runs are this invocation's: their overhead is measured (pipeline/overhead.py)
 
 
 def shared_session(

@@ -10,11 +10,14 @@ import json
 import re
 import shutil
 import statistics
+import time
 from pathlib import Path
 
 import duckdb
 import pytest
 from support import REPO
+
+from harness.pipeline.overhead import LEDGER, measured
 
 pytestmark = pytest.mark.integration
 
@@ -186,7 +189,7 @@ def test_read_write_is_counted_from_a_purged_history(dbperf, store_path, tmp_pat
     assert any("tables rebuilt" in note for note in run["notes"])  # type: ignore[union-attr]
 
 
-def test_an_aa_compare_passes_and_side_by_side_runs_count_what_one_at_a_time_counts(dbperf, tmp_path):
+def test_an_aa_compare_passes_and_side_by_side_runs_count_what_one_at_a_time_counts(dbperf, tmp_path, cache_dir):
     """An A/A cost comparison passes, and its plans are checked before measuring (the point select, the same
     plan on both sides). Its cost runs go two at once (one server per core) and count as runs one after
     another do: every count within 0.1 % of the committed point-select baseline, whose samples were counted
@@ -198,14 +201,21 @@ def test_an_aa_compare_passes_and_side_by_side_runs_count_what_one_at_a_time_cou
     baseline = json.loads((REPO / "baselines/cost/mariadb-local/oltp_point_select/quick/1t.json").read_text())
     one_at_a_time = baseline["samples"]["instr_per_txn"]
     store = tmp_path / "slots2.duckdb"
+    began = time.time()
     out = dbperf.run(
         "compare", "--cost", "--base", "mariadb-local", "--head", "mariadb-local", *POINT, "--seed", "5",
         "--store", store, "--json", timeout_s=1200, env={"DBPERF_COST_SLOTS": "2"},
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
+    ended = time.time()
     doc = json.loads(out.stdout)
     metric = doc["verdicts"][0]["metrics"][0]
     assert metric["metric"] == "instr_per_txn" and metric["outcome"] == "pass"
+    # its time outside the runs is kept on the runner (the cache folder), and the next estimate reads it
+    ledger = [json.loads(line) for line in (cache_dir / LEDGER).read_text().splitlines()]
+    mine = [e for e in ledger if began <= e["at"] <= ended and e["command"] == "compare" and e["runs"] == 6]
+    assert mine and all(e["comparisons"] == 1 and 0 < e["overhead_s"] < e["wall_s"] for e in mine), ledger[-5:]
+    assert measured(cache_dir).measured
     (plans,) = doc["plans"]  # checked before measuring: the point select, the same plan on both sides
     assert [(s["template"], s["changes"]) for s in plans["statements"]] == [("SELECT c FROM sbtest# WHERE id=?", [])]
     runs = cost_runs(dbperf, store)

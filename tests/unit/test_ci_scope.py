@@ -29,6 +29,7 @@ def cli_env(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for var in ("DBPERF_SERVER", "DBPERF_SCENARIO", "DBPERF_PROFILE", "DBPERF_REPETITIONS", "DBPERF_COST"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("DBPERF_STORE", str(repo / "none.duckdb"))
+    monkeypatch.setenv("DBPERF_CACHE_DIR", str(repo / "cache"))  # no overhead measured: the assumed figures
     return repo
 
 

@@ -19,6 +19,7 @@ from harness.dataset import snapshot_key
 from harness.model import MetricVerdict, Outcome, Verdict, stable_hash
 from harness.pipeline import estimates
 from harness.pipeline.estimates import GAP_S, History, Work, dataset_price, line, per_run
+from harness.pipeline.overhead import LEDGER, shape
 from harness.plugin import Runner
 
 pytest_plugins = ["pytester"]
@@ -61,7 +62,21 @@ def test_a_head_with_no_runs_of_its_own_is_priced_like_its_base(tmp_path: Path, 
     reps = case.scenario.cost.repetitions
     assert found.runs == 2 * reps
     assert sum(i.seconds for i in found.items) == 2 * reps * (30.0 + GAP_S)
-    assert found.overhead_s > estimates.SESSION_S + estimates.PLAN_CHECK_S  # slower than assumed: scaled
+    assert found.overhead_s > shape(1) and found.overhead_source == "assumed"  # slower than assumed: scaled
+
+
+def test_a_measured_overhead_replaces_the_assumed_one(tmp_path: Path) -> None:
+    """With this runner's invocations in the ledger, the overhead is theirs (not scaled by the load) and says so."""
+    given = settings(tmp_path, cost=True)
+    case = pipeline.resolve(given, "oltp_point_select", "mariadb-local")
+    spec = pipeline.ComparisonSpec(case.server, case.server.with_variables({"thread_cache_size": "64"}), case.scenario)
+    history = History({("mariadb-local", "oltp_point_select", "cost", 1): [(0, 0, 30.0)]})
+    given.cache_dir.mkdir(parents=True, exist_ok=True)
+    entry = {"host": platform.node(), "command": "compare", "overhead_s": shape(1) / 4, "comparisons": 1, "runs": 6}
+    (given.cache_dir / LEDGER).write_text(json.dumps(entry) + "\n")
+    found = estimates.estimate(given, estimates.of_specs([spec], ("cost",), 6), history, comparisons=1)
+    assert found.overhead_s == shape(1) / 4 and found.overhead_source == "measured (1 invocation)"
+    assert "session and plan checks 4 s (measured)" in line(found)
 
 
 def test_cost_runs_side_by_side_are_priced_at_the_runners_slot_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
