@@ -40,7 +40,6 @@ KEEP = 200
 LEDGER = "invocations.jsonl"
 
 
-
 @dataclass(frozen=True)
 class _Opened:
     """What an opened session tells about its runs (not the session: its store may hold a connection)."""
