@@ -50,7 +50,7 @@ def cost_warnings(baseline: Baseline, runs: Sequence[RunResult]) -> list[str]:
     run = runs[0]
     if baseline.kind != "cost":
         return []
-    command = record_command(baseline.scenario, baseline.server, baseline.profile, cost=True)
+    command = record_command(baseline.scenario, baseline.server, baseline.profile, kind="cost")
     unjudged = []
     if baseline.work is None:
         unjudged.append(

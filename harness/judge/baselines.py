@@ -30,15 +30,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness import bounded_json
 from harness.errors import BaselineError
-from harness.model import METRICS, RunKind, Testbed
+from harness.model import METRICS, Kind, RunKind, Testbed
 from harness.model.ids import volatile
 from harness.model.operation_stats import is_operation_metric
 from harness.model.work import WORK
@@ -151,10 +153,28 @@ def cost_baseline_path(root: Path, server: str, scenario: str, profile: str, thr
     return root / COST_FOLDER / server / scenario / profile / f"{threads}t.json"
 
 
-def record_command(scenario: str, server: str, profile: str, *, cost: bool = False) -> str:
-    return f"dbperf baseline record --scenario {scenario} --server {server} --profile {profile}" + (
-        " --cost" if cost else ""
-    )
+def record_command(
+    scenarios: str | Sequence[str],
+    server: str,
+    profile: str,
+    *,
+    kind: Kind | Literal["both"] = "both",
+    repetitions: int | None = None,
+    flags: Sequence[str] = (),
+) -> str:
+    """The one way dbperf words the command that records a baseline: ``dbperf baseline record --scenario S
+    --server T --profile P``, with ``--cost`` (cost runs at their scenario's ``[cost] repetitions``) or
+    ``--no-cost`` for one kind, ``--repetitions N`` for the timing runs, then ``flags`` (the invocation's
+    own settings a user must carry over)."""
+    names = [scenarios] if isinstance(scenarios, str) else list(dict.fromkeys(scenarios))
+    argv = ["dbperf", "baseline", "record", "--scenario", ",".join(names), "--server", server, "--profile", profile]
+    if kind == "cost":
+        argv.append("--cost")
+    elif kind == "time":
+        argv.append("--no-cost")
+    if kind != "cost" and repetitions is not None:
+        argv += ["--repetitions", str(repetitions)]
+    return shlex.join([*argv, *flags])
 
 
 def _read(path: Path) -> dict[str, object]:

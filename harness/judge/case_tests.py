@@ -128,7 +128,8 @@ def no_baseline_verdict(
 ) -> Verdict:
     """No comparable baseline: the runs are stored, and the sentence says how to record one (``command``,
     else the bare recording of this scenario, server and profile)."""
-    command = command or record_command(scenario.name, server, scenario.profile, cost=kind == "cost")
+    recorded: Kind | Literal["both"] = "cost" if kind == "cost" else "both"
+    command = command or record_command(scenario.name, server, scenario.profile, kind=recorded)
     advice = f"{reason}; record one with: {command}"
     metric = MetricVerdict(
         metric="baseline", higher_is_worse=False, outcome="no_baseline", reason=advice, summary=advice, gating=False

@@ -17,16 +17,14 @@ labelled as assumed. docs/method.md
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from harness.config.option_table import OPTIONS_BY_NAME
 from harness.config.settings import Settings
 from harness.judge import design
-from harness.judge.baselines import Baseline
+from harness.judge.baselines import Baseline, record_command
 from harness.model import Kind
 from harness.pipeline.cases import Case, for_kind, kind_threads
 from harness.pipeline.design_check import Planned, baseline_runs, gating_metrics, seconds_per_run, tests_of
@@ -59,29 +57,6 @@ def carried_flags(settings: Settings) -> list[str]:
     if isinstance(settings.store, Path):
         out += _given_path(settings, "store", settings.store)
     return out
-
-
-def record_command(
-    settings: Settings,
-    scenarios: Sequence[str],
-    server: str,
-    profile: str,
-    *,
-    kind: Kind | Literal["both"],
-    repetitions: int | None = None,
-) -> str:
-    """``dbperf baseline record --scenario S --server T --profile P ...``: one kind (``--no-cost`` and
-    ``--repetitions N`` for timing, ``--cost`` for cost runs at their scenario's ``[cost] repetitions``)
-    or both (``--repetitions`` then sets the timing runs)."""
-    argv = ["dbperf", "baseline", "record", "--scenario", ",".join(dict.fromkeys(scenarios))]
-    argv += ["--server", server, "--profile", profile]
-    if kind == "cost":
-        argv.append("--cost")
-    elif kind == "time":
-        argv.append("--no-cost")
-    if kind != "cost" and repetitions is not None:
-        argv += ["--repetitions", str(repetitions)]
-    return shlex.join(argv + carried_flags(settings))
 
 
 def cost_only(settings: Settings, unit: str) -> str:
@@ -131,12 +106,13 @@ def record_hints(settings: Settings, cases: Sequence[Case], timing_runs: int) ->
     if not cases:
         return out
     server, profile = cases[0].server.name, cases[0].scenario.profile
+    flags = carried_flags(settings)
     for case in cases:
         name = case.scenario.name
-        out[("time", name)] = record_command(settings, [name], server, profile, kind="time", repetitions=timing_runs)
-        out[("cost", name)] = record_command(settings, [name], server, profile, kind="cost")
+        out[("time", name)] = record_command([name], server, profile, kind="time", repetitions=timing_runs, flags=flags)
+        out[("cost", name)] = record_command([name], server, profile, kind="cost", flags=flags)
     names = [c.scenario.name for c in cases]
-    out[("time", "")] = record_command(settings, names, server, profile, kind="time", repetitions=timing_runs)
+    out[("time", "")] = record_command(names, server, profile, kind="time", repetitions=timing_runs, flags=flags)
     return out
 
 
@@ -220,7 +196,12 @@ def too_few(settings: Settings, case: Case, recorded: int) -> list[str]:
     with_recorded = [dataclasses.replace(p, n_base=recorded) if p.kind == "time" else p for p in plan]
     needed = design.repetitions_needed(tests_of(with_recorded), settings.alpha)
     command = record_command(
-        settings, [case.scenario.name], case.server.name, case.scenario.profile, kind="time", repetitions=enough
+        [case.scenario.name],
+        case.server.name,
+        case.scenario.profile,
+        kind="time",
+        repetitions=enough,
+        flags=carried_flags(settings),
     )
     gate_needs = f"{needed} candidate runs" if needed is not None else "more candidate runs than it can run"
     return [

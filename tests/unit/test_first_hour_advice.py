@@ -15,6 +15,7 @@ from harness.cli.gate_cmds import same_settings
 from harness.config.settings import resolve_settings
 from harness.errors import ConfigError
 from harness.judge import design
+from harness.judge.baselines import record_command
 from harness.model import Server
 from harness.pipeline import advice, design_check
 from harness.pipeline.cases import Case
@@ -94,7 +95,8 @@ def test_the_suggested_recording_carries_what_the_gate_was_told(tmp_path: Path):
         tmp_path,
         **{"baselines-dir": str(tmp_path / "b x"), "store": str(tmp_path / "s.duckdb"), "time": "2", "threads": "4"},
     )
-    command = advice.record_command(given, ["oltp_point_select"], "mariadb-local", "quick", kind="time", repetitions=6)
+    flags = advice.carried_flags(given)
+    command = record_command(["oltp_point_select"], "mariadb-local", "quick", kind="time", repetitions=6, flags=flags)
     argv = shlex.split(command)
     assert argv[:3] == ["dbperf", "baseline", "record"]
     for pair in (
@@ -117,7 +119,8 @@ def test_the_suggested_recording_carries_what_the_gate_was_told(tmp_path: Path):
     _, leaf, args = record.resolve_command(baseline, rest)  # type: ignore[attr-defined]
     leaf.make_context("record", args, parent=baseline)
     # defaults are not repeated; a cost recording has no --repetitions
-    plain = advice.record_command(settings(tmp_path), ["a", "b"], "mariadb-local", "ci", kind="cost")
+    carried = advice.carried_flags(settings(tmp_path))
+    plain = record_command(["a", "b"], "mariadb-local", "ci", kind="cost", flags=carried)
     assert plain == "dbperf baseline record --scenario a,b --server mariadb-local --profile ci --cost"
 
 
