@@ -43,6 +43,7 @@ from harness.errors import BaselineError
 from harness.model import METRICS, Kind, RunKind, Testbed
 from harness.model.ids import volatile
 from harness.model.operation_stats import is_operation_metric
+from harness.model.validation import first_problem
 from harness.model.work import WORK
 
 FORMAT = "dbperf-baseline"
@@ -214,9 +215,7 @@ def load_baseline(path: Path) -> Baseline:
     try:
         spec = _BaselineFile.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise BaselineError(f"{path}: field '{where}': {err['msg']}; fix it or record the baseline again") from None
+        raise BaselineError(f"{path}: {first_problem(exc)}; fix it or record the baseline again") from None
     unknown = sorted(m for m in set(spec.samples) - set(METRICS) - _LEGACY_SAMPLES if not is_operation_metric(m))
     if unknown:
         raise BaselineError(f"{path}: unknown metric(s) {unknown} in samples; allowed: {', '.join(METRICS)}")

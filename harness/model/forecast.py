@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal
 
 from harness import bounded_json
 from harness.errors import HarnessError
+from harness.model.validation import first_problem
 
 CALIBRATION_FORMAT = 2
 """The version of a calibration file; raised when a field changes meaning or goes away (2: a server's CPU
@@ -190,11 +191,7 @@ def read_calibration(text: str, source: str = "calibration.json") -> Calibration
     try:
         return TypeAdapter(Calibration).validate_json(text)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-        said = first["msg"][:1].lower() + first["msg"][1:]
-        got = "" if isinstance(first["input"], dict | list) else f", got {str(first['input'])[:40]!r}"
-        raise CalibrationFileError(f"{source}: {where or 'the file'}: {said}{got}; {again}") from None
+        raise CalibrationFileError(f"{source}: {first_problem(exc)}; {again}") from None
 
 
 @dataclass(frozen=True)

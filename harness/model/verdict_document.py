@@ -22,6 +22,7 @@ from harness.model.definition_change import DefinitionChange
 from harness.model.outcome import DOCUMENT_FORMAT, Outcome
 from harness.model.query_plan import PlanCheck
 from harness.model.run import RunResult
+from harness.model.validation import first_problem
 from harness.model.verdict import Verdict
 
 
@@ -93,10 +94,6 @@ def read_document(text: str, source: str = "verdicts.json") -> VerdictDocument:
     try:
         return TypeAdapter(VerdictDocument).validate_json(text)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise DocumentError(
-            f"{source}: {where or 'the document'}: {first['msg'].lower()}, got {str(first['input'])[:40]!r}{more}; "
-            "give the verdicts.json of a dbperf run of this version"
+            f"{source}: {first_problem(exc, 'the document')}; give the verdicts.json of a dbperf run of this version"
         ) from None

@@ -57,7 +57,7 @@ def test_recording_refuses_failed_runs(tmp_path: Path):
         (lambda d: {**d, "format_version": 0}, "older than this dbperf reads"),
         (lambda d: {**d, "format_version": 9}, "newer than this dbperf"),
         (lambda d: {**d, "format": "other"}, "not a dbperf baseline"),
-        (lambda d: {**d, "threads": "many"}, "field 'threads'"),
+        (lambda d: {**d, "threads": "many"}, "threads: input should be a valid integer"),
         (lambda d: {**d, "samples": {**d["samples"], "qps": []}}, "field 'samples.qps' is an empty list"),
         (lambda d: {**d, "samples": {k: v for k, v in d["samples"].items() if k != "qps"}}, "'samples.qps' is missing"),
         (lambda d: {**d, "samples": {**d["samples"], "p95_ms": [1.0, float("nan")]}}, "'samples.p95_ms[1]' is nan"),
