@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,19 +18,42 @@ from harness.store import open_store
 if TYPE_CHECKING:
     from harness.imports.runs import ImportedRun
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 
 @click.group("import")
 def import_group() -> None:
     """Bring existing results into the store."""
 
 
+def imported_as(
+    scenario: str, scenario_help: str = "scenario name to file them under", *more: Callable[[Any], Any]
+) -> Callable[[F], F]:
+    """What every import command takes: the files, the scenario (``scenario``, its default) and server to
+    file the runs under, then the command's ``more`` options, the server's version, ``--json`` and the store."""
+
+    def decorate(func: F) -> F:
+        for option in reversed(
+            (
+                click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path)),
+                click.option("--scenario", "-s", default=scenario, show_default=True, help=scenario_help),
+                click.option(
+                    "--server", "server", default="imported", show_default=True, help="server name to file them under"
+                ),
+                *more,
+                click.option("--server-version", default="", help="server version, if known (logs do not say)"),
+                json_option,
+                shared("store"),
+            )
+        ):
+            func = option(func)
+        return func
+
+    return decorate
+
+
 @import_group.command("sysbench-log")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--scenario", "-s", default="imported", show_default=True, help="scenario name to file them under")
-@click.option("--server", "server", default="imported", show_default=True, help="server name to file them under")
-@click.option("--server-version", default="", help="server version, if known (logs do not say)")
-@json_option
-@shared("store")
+@imported_as("imported")
 def import_sysbench_log(
     files: tuple[Path, ...], scenario: str, server: str, server_version: str, as_json: bool, **kwargs: Any
 ) -> int:
@@ -55,18 +78,16 @@ def import_sysbench_log(
 
 
 @import_group.command("go-tpc")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--scenario", "-s", default="go-tpc", show_default=True, help="scenario name to file them under")
-@click.option("--server", "server", default="imported", show_default=True, help="server name to file them under")
-@click.option(
-    "--threads",
-    type=click.IntRange(min=1),
-    required=True,
-    help="the threads go-tpc ran with (its -T/--threads; the log does not say)",
+@imported_as(
+    "go-tpc",
+    "scenario name to file them under",
+    click.option(
+        "--threads",
+        type=click.IntRange(min=1),
+        required=True,
+        help="the threads go-tpc ran with (its -T/--threads; the log does not say)",
+    ),
 )
-@click.option("--server-version", default="", help="server version, if known (logs do not say)")
-@json_option
-@shared("store")
 def import_go_tpc_cmd(
     files: tuple[Path, ...], scenario: str, server: str, threads: int, server_version: str, as_json: bool, **kwargs: Any
 ) -> int:
@@ -94,18 +115,7 @@ def import_go_tpc_cmd(
 
 
 @import_group.command("go-ycsb")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--scenario",
-    "-s",
-    default="go-ycsb",
-    show_default=True,
-    help="scenario name to file run phases under (load phases: <scenario>-load)",
-)
-@click.option("--server", "server", default="imported", show_default=True, help="server name to file them under")
-@click.option("--server-version", default="", help="server version, if known (logs do not say)")
-@json_option
-@shared("store")
+@imported_as("go-ycsb", "scenario name to file run phases under (load phases: <scenario>-load)")
 def import_go_ycsb_cmd(
     files: tuple[Path, ...], scenario: str, server: str, server_version: str, as_json: bool, **kwargs: Any
 ) -> int:
