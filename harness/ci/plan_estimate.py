@@ -22,6 +22,7 @@ from harness.config.servers import load_server
 from harness.config.settings import Settings, apply_overrides
 from harness.errors import HarnessError
 from harness.measure.cost_slots import slots_for
+from harness.measure.provision import readable_setups
 from harness.model import RunKind
 from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate
 from harness.pipeline.cases import Case, cost_repetitions
@@ -31,7 +32,6 @@ from harness.pipeline.estimates import (
     History,
     assumed_run,
     bare,
-    builds,
     dataset_price,
     overhead_price,
     per_run,
@@ -109,11 +109,13 @@ def _datasets(settings: Settings, the_plan: CiPlan) -> tuple[DatasetEstimate, ..
         except HarnessError:
             continue
         cases.append(Case(server, apply_overrides(scenario, settings)))
-    found = builds([c.server for c in cases])
+    setups = readable_setups([(c.server, c.scenario) for c in cases], version)
     out: dict[str, DatasetEstimate] = {}
     for case in cases:
-        if case.server.name in found:
-            price = dataset_price(settings.cache_dir, case.server, found[case.server.name], case.scenario, version)
+        setup = setups.get((case.server.name, case.scenario.name))
+        if setup is not None:
+            key = setup.snapshot_key
+            price = dataset_price(settings.cache_dir, case.server, setup.build_id, case.scenario, version, key)
             if price is not None:
                 out.setdefault(f"{case.server.name} {price.label}", price)
     return tuple(out.values())

@@ -179,7 +179,7 @@ def ci_group() -> None:
 @ci_group.command("plan")
 @_plan_options
 @json_option
-@shared("repetitions", "cost", "store")
+@shared("repetitions", "cost", "cache-dir", "store")
 def plan_cmd(base: str, head: str, servers: tuple[str, ...], as_json: bool, **kwargs: Any) -> int:
     """Show which A/B comparisons the change from BASE to HEAD needs.
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.dataset import DatasetCache, Snapshot, snapshot_key
+from harness.errors import HarnessError
 from harness.measure.context import CostIdentity
 from harness.model import Scenario, Server, stable_hash
 from harness.servers import provider_for
@@ -66,6 +67,28 @@ def resolve_setup(server: Server, scenario: Scenario, sysbench_version: str) -> 
         parts,
         "" if parts is None else stable_hash(parts, 16),
     )
+
+
+def readable_setups(
+    cases: Iterable[tuple[Server, Scenario]],
+    sysbench_version: str,
+    resolve: Callable[[Server, Scenario], ServerSetup] | None = None,
+) -> dict[tuple[str, str], ServerSetup]:
+    """Each (server, scenario)'s setup by their names, through ``resolve`` (a session's, memoised) or
+    :func:`resolve_setup` when no session is open (an estimate, a pre-run check); one that cannot be
+    read (an engine that is down, a binary not installed, a refused setting) is left out: the runs
+    meet the same failure and say it."""
+    out: dict[tuple[str, str], ServerSetup] = {}
+    for server, scenario in cases:
+        if (server.name, scenario.name) in out:
+            continue
+        try:
+            out[(server.name, scenario.name)] = (
+                resolve(server, scenario) if resolve else resolve_setup(server, scenario, sysbench_version)
+            )
+        except (HarnessError, OSError):
+            continue
+    return out
 
 
 def cost_identity(setup: ServerSetup) -> CostIdentity:

@@ -44,6 +44,7 @@ from harness.config.settings import Settings
 from harness.dataset import snapshot_key
 from harness.errors import HarnessError
 from harness.measure.cost_slots import slots_for
+from harness.measure.provision import readable_setups
 from harness.measure.session import Session
 from harness.model import Kind, RunKind, Scenario, Server, stable_hash
 from harness.model.time_estimate import DatasetEstimate, KindEstimate, PlanEstimate, duration
@@ -321,23 +322,6 @@ def line(found: PlanEstimate) -> str:
     return f"estimate: about {duration(found.seconds)[1:]} in all ({'; '.join(parts)})"
 
 
-def builds(servers: Sequence[Server]) -> dict[str, str]:
-    """Each server's build identity as its dataset snapshots are keyed ("" entries left out when it
-    cannot be read: a container engine that is down, a binary not installed)."""
-    from harness.servers import provider_for
-
-    out = {}
-    for server in {s.name: s for s in servers}.values():
-        if server.provider == "external":
-            out[server.name] = ""
-            continue
-        try:
-            out[server.name] = provider_for(server).build_id()
-        except (HarnessError, OSError):
-            continue
-    return out
-
-
 def of_work(
     settings: Settings,
     work: Sequence[Work],
@@ -346,36 +330,30 @@ def of_work(
     comparisons: int = 0,
     session: Session | None = None,
 ) -> PlanEstimate:
-    """:func:`estimate` with the datasets found in the cache: sysbench's version and the servers' builds from
-    the ``session``'s server setups when there is one (resolved once there, and used again by the runs),
-    else read here; a read that fails leaves the datasets (or that server's) out."""
+    """:func:`estimate` with the datasets found in the cache: sysbench's version and each server's setup (its
+    build and snapshot key) from the ``session`` when there is one (resolved once there, and used again by
+    the runs), else resolved here the same way (:func:`harness.measure.provision.readable_setups`); a
+    server whose setup cannot be read is left out of the datasets."""
     if session is not None:
-        found: dict[str, str] = {}
-        keys: dict[tuple[str, str], str] = {}
-        for w in work:
-            server, scenario = w.case.server, w.case.scenario
-            with contextlib.suppress(HarnessError, OSError):  # its runs meet the same failure and store it
-                setup = session.setup(server, scenario)
-                found.setdefault(server.name, setup.build_id)
-                keys[(server.name, scenario.name)] = setup.snapshot_key
         version = session.sysbench_version
-        return estimate(
-            settings,
-            work,
-            history,
-            comparisons=comparisons,
-            sysbench_version=version,
-            build_id=found,
-            snapshot_keys=keys,
-        )
-    from harness.sysbench.driver import check_version
+    else:
+        from harness.sysbench.driver import check_version
 
-    try:
-        version = check_version()
-    except (HarnessError, OSError):
-        version = ""
-    builds_found = builds([w.case.server for w in work]) if version else None
-    return estimate(settings, work, history, comparisons=comparisons, sysbench_version=version, build_id=builds_found)
+        try:
+            version = check_version()
+        except (HarnessError, OSError):
+            version = ""
+    cases = [(w.case.server, w.case.scenario) for w in work]
+    setups = readable_setups(cases, version, session.setup if session else None) if version else {}
+    return estimate(
+        settings,
+        work,
+        history,
+        comparisons=comparisons,
+        sysbench_version=version,
+        build_id={server: setup.build_id for (server, _), setup in setups.items()},
+        snapshot_keys={key: setup.snapshot_key for key, setup in setups.items()},
+    )
 
 
 def of_cases(settings: Settings, cases: Sequence[Case], kinds: Sequence[Kind]) -> list[Work]:

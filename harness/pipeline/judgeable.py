@@ -97,8 +97,8 @@ def of_session(settings: Settings, cases: Sequence[tuple[Case, Kind]]) -> list[U
     case x kind (a pytest item measures one kind), its baselines found as a gate finds them (timing: this
     testbed's), with the recordings a gate would suggest (:func:`of_gate`)."""
     from harness.judge.baselines import find_baseline
+    from harness.measure.provision import readable_setups
     from harness.pipeline import advice, design_check
-    from harness.servers import provider_for
     from harness.sysbench.driver import check_version
     from harness.testbed import fingerprint
 
@@ -113,13 +113,11 @@ def of_session(settings: Settings, cases: Sequence[tuple[Case, Kind]]) -> list[U
         s = case.scenario
         return find_baseline(settings.baselines_dir, testbed, case.server.name, s.name, s.profile, threads, kind)
 
-    builds: dict[str, str] = {}
+    setups = readable_setups([(c.server, c.scenario) for c, _ in cases], version)
 
     def build(case: Case) -> str:
-        server = case.server
-        if server.name not in builds:
-            builds[server.name] = provider_for(server).server_build()
-        return builds[server.name]
+        setup = setups.get((case.server.name, case.scenario.name))
+        return setup.server_build if setup is not None else ""
 
     out: list[Unjudged] = []
     for kind in dict.fromkeys(k for _, k in cases):

@@ -56,11 +56,13 @@ def test_the_estimate_before_and_after_one_measured_run(dbperf, settings_factory
 
     before = priced()
     assert {i.source for i in before.items} == {"assumed"} and len(before.datasets) == 1
+    assert before.overhead_source == "assumed"  # no invocation measured in this cache folder yet
     first, said_first = timed(before.seconds)
     assert "none measured on this machine yet" in said_first and "1 dataset(s) to prepare" in said_first
 
     after = priced()
     assert not after.datasets  # the snapshot is cached now
+    assert after.overhead_source == "measured (1 invocation)"  # the first run's time outside its runs
     runs = Store(store).runs()
     for item in after.items:
         threads = int(item.label.split()[-1].removesuffix("t"))

@@ -45,6 +45,21 @@ def test_only_provision_starts_servers_and_prepares_datasets() -> None:
     assert not strays, f"start servers and prepare datasets in measure/provision.py only: {strays}"
 
 
+def test_only_provision_asks_for_a_servers_provider() -> None:
+    """A server's build, build-id and snapshot key are resolved in one place (``resolve_setup``, with or
+    without a session): nothing else outside ``harness/servers/`` calls ``provider_for``."""
+    strays = []
+    for path in sorted(HARNESS.rglob("*.py")):
+        if path == THE_PATH or path.is_relative_to(HARNESS / "servers"):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        calls = [
+            n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "provider_for"
+        ]
+        strays += [f"{path.relative_to(HARNESS)}:{line}" for line in calls]
+    assert not strays, f"resolve a server's setup through measure/provision.py: {strays}"
+
+
 def test_provision_does_all_three() -> None:
     calls = " ".join(_provisioning_calls(ast.parse(THE_PATH.read_text())))
     assert ".serve(" in calls and "prepare(" in calls and ".ensure(" in calls
