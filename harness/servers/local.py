@@ -293,7 +293,7 @@ class LocalProvider:
             yield LocalInstance(endpoint, process, version, log_path, control)
         finally:
             if process is not None:
-                # a counted server's datadir is a throwaway copy: no clean shutdown to wait for
-                stop_process(process, grace_s=5.0 if callgrind else 60.0)
+                # a counted server's datadir is a throwaway copy and its counts are dumped: no shutdown to wait for
+                stop_process(process, grace_s=0.0 if callgrind else 60.0)
                 space.untrack(process.pid)
             shutil.rmtree(run_dir, ignore_errors=True)
