@@ -13,6 +13,7 @@ import itertools
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from types import FrameType
 from typing import cast
@@ -186,6 +187,7 @@ def _reader_gone() -> None:
 
 
 def _main(argv: list[str] | None) -> None:
+    entered = time.time()
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _terminate)
     try:
@@ -205,15 +207,15 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(130)
     except HarnessError as exc:
         click.echo(f"dbperf: error: {exc}", err=True)
-        _note_overhead(argv)
+        _note_overhead(argv, entered)
         sys.exit(EXIT_ERROR)
     except PerformanceRegression as exc:
         click.echo(f"dbperf: regression: {exc}", err=True)
-        _note_overhead(argv)
+        _note_overhead(argv, entered)
         sys.exit(EXIT_REGRESSION)
     except InconclusiveVerdict as exc:
         click.echo(f"dbperf: inconclusive (--strict): {exc}", err=True)
-        _note_overhead(argv)
+        _note_overhead(argv, entered)
         sys.exit(EXIT_REGRESSION)
     except KeyboardInterrupt:
         _interrupted()
@@ -224,14 +226,14 @@ def _main(argv: list[str] | None) -> None:
 
         click.echo(crash_line(exc), err=True)
         sys.exit(EXIT_CRASH)
-    _note_overhead(argv)
+    _note_overhead(argv, entered)
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _note_overhead(argv: list[str] | None) -> None:
+def _note_overhead(argv: list[str] | None, entered: float) -> None:
     """Keep this invocation's time outside its runs on this runner, when it opened a session and ran
     something (:mod:`harness.pipeline.overhead`; the next estimates read it)."""
     overhead = sys.modules.get("harness.pipeline.overhead")  # imported only by a command that opens a session
     if overhead is not None:
         words = argv if argv is not None else sys.argv[1:]
-        overhead.note(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), words[:2])))
+        overhead.note(" ".join(itertools.takewhile(lambda w: not w.startswith("-"), words[:2])), entered)

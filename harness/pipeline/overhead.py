@@ -38,6 +38,8 @@ RECENT = 5
 #: The ledger keeps this many lines (the oldest go when it grows past twice as many).
 KEEP = 200
 LEDGER = "invocations.jsonl"
+#: A process that started longer than this before its command line was entered is another program's.
+STARTUP_MAX_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -107,15 +109,20 @@ def outside(
     return max(0.0, total)
 
 
-def note(command: str, *, ended: float | None = None) -> None:
+def note(command: str, entered: float, *, ended: float | None = None) -> None:
     """Append this invocation's overhead to its cache folder's ledger (nothing when it ran no run); never
-    fails the command: a ledger that cannot be written is left as it is."""
+    fails the command: a ledger that cannot be written is left as it is.
+
+    ``entered``: when the command line was entered. The invocation starts with its process when that
+    started at most :data:`STARTUP_MAX_S` before (Python's start and imports are the invocation's), else
+    there (a program that calls the CLI in its own process)."""
     sessions, _opened[:] = list(_opened), []
     runs = [span for s in sessions for span in s.ledger.spans]
     if not runs or any(s.ledger.interrupted for s in sessions):
         return
     end = time.time() if ended is None else ended
-    begun = process_started()
+    started = process_started()
+    begun = started if entered - STARTUP_MAX_S <= started <= entered else entered
     prepared = [p for s in sessions for p in s.prepared]
     line = {
         "host": platform.node(),

@@ -64,3 +64,33 @@ def test_process_started_is_before_now() -> None:
     import time
 
     assert time.time() - 3600 < overhead.process_started() <= time.time()
+
+
+class _Session:
+    """What :func:`overhead.opened` reads of a session: its ledger, its dataset look-ups and its cache."""
+
+    def __init__(self, cache: Path, spans: list[tuple[float, float]]) -> None:
+        from harness.dataset import DatasetCache
+        from harness.measure.session import Ledger
+
+        self.ledger = Ledger(spans=spans, comparisons=1)
+        self.prepared: list[tuple[float, float]] = []
+        self.cache = DatasetCache(cache)
+
+
+def test_an_invocation_is_noted_from_its_process_start_or_its_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dbperf process counts from its start (Python's start and imports are the invocation's); a program
+    that started long before it called the CLI counts from the command line; no run, nothing noted."""
+    monkeypatch.setattr(overhead, "_opened", [])
+    overhead.note("runs", 100.0, ended=110.0)  # opened no session
+    assert not (tmp_path / overhead.LEDGER).exists()
+    for started in (99.0, 10.0):
+        monkeypatch.setattr(overhead, "process_started", lambda started=started: started)
+        overhead.opened(_Session(tmp_path, [(104.0, 106.0)]))  # type: ignore[arg-type]
+        overhead.note("compare", 100.0, ended=110.0)
+    first, second = (json.loads(t) for t in (tmp_path / overhead.LEDGER).read_text().splitlines())
+    assert (first["overhead_s"], first["wall_s"]) == (5.0 + 4.0, 11.0)  # from the process start, 1 s earlier
+    assert (second["overhead_s"], second["wall_s"]) == (4.0 + 4.0, 10.0)  # from the command line
+    assert first["comparisons"] == 1 and first["runs"] == 1 and first["command"] == "compare"
