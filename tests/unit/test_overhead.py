@@ -94,3 +94,18 @@ def test_an_invocation_is_noted_from_its_process_start_or_its_command_line(
     assert (first["overhead_s"], first["wall_s"]) == (5.0 + 4.0, 11.0)  # from the process start, 1 s earlier
     assert (second["overhead_s"], second["wall_s"]) == (4.0 + 4.0, 10.0)  # from the command line
     assert first["comparisons"] == 1 and first["runs"] == 1 and first["command"] == "compare"
+
+
+def test_a_ledger_that_cannot_be_written_or_read_never_fails_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache folder is a file (or unreadable): the invocation ends as it would have, nothing is written,
+    and the next estimate's overhead is the assumed one."""
+    blocked = tmp_path / "cache"
+    blocked.write_text("not a folder")
+    monkeypatch.setattr(overhead, "_opened", [])
+    monkeypatch.setattr(overhead, "process_started", lambda: 99.0)
+    overhead.opened(_Session(blocked, [(104.0, 106.0)]))  # type: ignore[arg-type]
+    overhead.note("compare", 100.0, ended=110.0)  # no exception
+    assert blocked.read_text() == "not a folder" and overhead._opened == []
+    assert measured(blocked) == Overhead()  # <file>/invocations.jsonl cannot be read: assumed
