@@ -6,8 +6,9 @@ instructions each one executes under callgrind. The instructions per transaction
 from the committed cost baseline of the scenario (``baselines/cost/mariadb-local/<scenario>/quick/1t.json``,
 shipped with the package) read as :mod:`harness.judge.baselines` reads it, scaled for a server family other
 than MariaDB by how many more instructions it executes for the same transaction. A scenario with no
-committed baseline is priced at :data:`ASSUMED_INSTR_PER_TXN`. Every figure here is an idle machine's; the
-measurements behind them: docs/usage.md, "Estimates: an unmeasured cost run".
+committed baseline is priced at :data:`ASSUMED_INSTR_PER_TXN`. Every figure here is an idle machine's: the
+middle of two runners of one VM type that measured about 1.7x apart (docs/usage.md, "Estimates: an
+unmeasured cost run").
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ from harness.model import Scenario, Server
 REFERENCE_SERVER = "mariadb-local"
 REFERENCE_PROFILE = "quick"
 #: Per run, by server family, on a local server: start under valgrind (+ prewarm), dump, stop, save (docs/usage.md).
-FIXED_S = {"mariadb": 6.0, "mysql": 15.5}
+FIXED_S = {"mariadb": 4.0, "mysql": 13.5}
 #: Added per run by a container server: the container's start and removal (docs/usage.md, "Estimates").
 CONTAINER_S = 4.5
 #: The measured window, per transaction and per instruction it executes under callgrind (docs/usage.md).
-WINDOW_TXN_S = 0.002
-WINDOW_INSTR_S = 22e-9
+WINDOW_TXN_S = 0.0014
+WINDOW_INSTR_S = 15e-9
 #: The warm-up, which callgrind does not count (instrumentation off): per transaction and per instruction.
-WARMUP_TXN_S = 0.001
-WARMUP_INSTR_S = 5e-9
+WARMUP_TXN_S = 0.0007
+WARMUP_INSTR_S = 3.5e-9
 #: A family's instructions per transaction over MariaDB's, same scenario and dataset (docs/usage.md).
 FAMILY_INSTR = {"mariadb": 1.0, "mysql": 1.25}
 #: A scenario with no committed cost baseline: about the catalogue's median transaction.

@@ -29,10 +29,11 @@ from pathlib import Path
 
 from harness.measure.session import Ledger, Session
 
-#: Per invocation, assumed: sweep, testbed fingerprint, store, the reports and the charts.
-SESSION_S = 10.0
+#: Per invocation, assumed: sweep, testbed fingerprint, store, the reports and the charts (with
+#: :data:`PLAN_CHECK_S`, two runners' measured overheads, docs/usage.md "An unmeasured cost run").
+SESSION_S = 3.0
 #: Per A/B comparison, assumed: the query-plan check (both servers started once, every statement EXPLAINed).
-PLAN_CHECK_S = 6.0
+PLAN_CHECK_S = 3.0
 #: How many of this runner's newest invocations price the overhead.
 RECENT = 5
 #: The ledger keeps this many lines (the oldest go when it grows past twice as many).

@@ -43,12 +43,12 @@ def test_a_cost_run_is_priced_by_the_instructions_its_baseline_counts(tmp_path: 
     root = _baselines(tmp_path, "priced", [120_000.0, 100_000.0, 110_000.0])
     assert instructions_per_txn("priced", "mariadb", root) == 110_000.0  # the median of the three runs
     scenario = _scenario("priced", warmup=500, events=1000)
-    # 6 s fixed + 500 x (1 ms + 110,000 x 5 ns) + 1,000 x (2 ms + 110,000 x 22 ns) = 6 + 0.775 + 4.42
-    assert cost_run_seconds(scenario, root=root) == pytest.approx(11.195)
+    # 4 s fixed + 500 x (0.7 ms + 110,000 x 3.5 ns) + 1,000 x (1.4 ms + 110,000 x 15 ns) = 4 + 0.5425 + 3.05
+    assert cost_run_seconds(scenario, root=root) == pytest.approx(7.5925)
     local = load_server("mariadb-local", REPO / "servers")
-    assert cost_run_seconds(scenario, local, root) == pytest.approx(11.195)
+    assert cost_run_seconds(scenario, local, root) == pytest.approx(7.5925)
     base_side = dataclasses.replace(scenario, name="priced@base")  # a plan's side of a changed scenario
-    assert cost_run_seconds(base_side, local, root) == pytest.approx(11.195)
+    assert cost_run_seconds(base_side, local, root) == pytest.approx(7.5925)
 
 
 def test_mysql_pays_its_start_and_prewarm_and_its_longer_transactions(tmp_path: Path) -> None:
@@ -56,14 +56,14 @@ def test_mysql_pays_its_start_and_prewarm_and_its_longer_transactions(tmp_path: 
     mysql = load_server("mysql-9.7", REPO / "servers")  # a container
     assert mysql.flavour == "mysql" and mysql.provider == "container"
     assert instructions_per_txn("priced", "mysql", root) == pytest.approx(137_500.0)  # 110,000 x 1.25
-    # 15.5 s + 4.5 s (container) + 500 x (1 ms + 137,500 x 5 ns) + 1,000 x (2 ms + 137,500 x 22 ns)
-    assert cost_run_seconds(_scenario("priced", 500, 1000), mysql, root) == pytest.approx(20 + 0.84375 + 5.025)
+    # 13.5 s + 4.5 s (container) + 500 x (0.7 ms + 137,500 x 3.5 ns) + 1,000 x (1.4 ms + 137,500 x 15 ns)
+    assert cost_run_seconds(_scenario("priced", 500, 1000), mysql, root) == pytest.approx(18 + 0.590625 + 3.4625)
 
 
 def test_a_scenario_without_a_committed_baseline_is_assumed_a_median_transaction(tmp_path: Path) -> None:
     assert instructions_per_txn("not_in_the_catalogue", "mariadb", tmp_path) == cost_price.ASSUMED_INSTR_PER_TXN
-    # 6 s + 200 x (1 ms + 200,000 x 5 ns) + 100 x (2 ms + 200,000 x 22 ns) = 6 + 0.4 + 0.64
-    assert cost_run_seconds(_scenario("not_in_the_catalogue", 200, 100), root=tmp_path) == pytest.approx(7.04)
+    # 4 s + 200 x (0.7 ms + 200,000 x 3.5 ns) + 100 x (1.4 ms + 200,000 x 15 ns) = 4 + 0.28 + 0.44
+    assert cost_run_seconds(_scenario("not_in_the_catalogue", 200, 100), root=tmp_path) == pytest.approx(4.72)
 
 
 def test_the_catalogue_prices_a_heavy_transaction_above_a_light_one() -> None:
@@ -72,4 +72,4 @@ def test_the_catalogue_prices_a_heavy_transaction_above_a_light_one() -> None:
     tpcc, point = (load_scenario(name, scenarios, "quick") for name in ("tpcc", "oltp_point_select"))
     assert instructions_per_txn("tpcc", "mariadb") > 50 * instructions_per_txn("oltp_point_select", "mariadb")
     assert seconds_per_run(tpcc, "cost") > 2 * seconds_per_run(point, "cost")
-    assert seconds_per_run(point, "cost") == 10  # 6 + 500 x 1.21 ms + 1,000 x 2.93 ms = 9.54, rounded up
+    assert seconds_per_run(point, "cost") == 7  # 4 + 500 x 0.85 ms + 1,000 x 2.04 ms = 6.46, rounded up

@@ -76,7 +76,7 @@ def test_a_measured_overhead_replaces_the_assumed_one(tmp_path: Path) -> None:
     (given.cache_dir / LEDGER).write_text(json.dumps(entry) + "\n")
     found = estimates.estimate(given, estimates.of_specs([spec], ("cost",), 6), history, comparisons=1)
     assert found.overhead_s == shape(1) / 4 and found.overhead_source == "measured (1 invocation)"
-    assert "session and plan checks 4 s (measured)" in line(found)
+    assert "session and plan checks 2 s (measured)" in line(found)
 
 
 def test_cost_runs_side_by_side_are_priced_at_the_runners_slot_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -29,7 +29,7 @@ def entry(seconds: float, comparisons: int, host: str = "runner") -> dict[str, o
 
 def test_no_ledger_is_assumed(tmp_path: Path) -> None:
     found = measured(tmp_path, "runner")
-    assert found == Overhead() and not found.measured and found.seconds(2) == shape(2) == 22.0
+    assert found == Overhead() and not found.measured and found.seconds(2) == shape(2) == 9.0
 
 
 def test_the_scale_is_the_median_of_this_runners_newest_invocations(tmp_path: Path) -> None:
