@@ -31,6 +31,13 @@ What is counted:
   invocation of ``LocalProvider.serve`` calling ``Workspace.make``, ``track`` and ``untrack`` enters
   ``workspace.py`` once); **stage re-entries** = stage entries minus files entered.
 
+* **pipeline stages** (docs/provisioning.md, "Each stage once"): a file's stage is its package under
+  ``harness/`` (``servers``, ``measure``, ...) or its top-level module (``dataset``); the records and this
+  process's registry (``SHARED``) are not stages. A call from one stage into another counts once per
+  (caller frame, stage entered); re-entries = stage entries minus stages entered. Printed for the
+  provisioning window, the first measured run's own start (its last ``Provisioner.started`` call) and the
+  whole window.
+
 Once the first run's server is up, the profiler raises an interrupt that ends the compare (the harness
 reaps its server as on Ctrl-C). Prints the figures and the visit sequences. Needs mariadbd and sysbench
 on PATH; takes about a minute.
@@ -53,6 +60,19 @@ import harness
 HARNESS = str(Path(harness.__file__).resolve().parent) + "/"  # the harness on PYTHONPATH (main or a worktree)
 
 
+#: Modules every stage uses and that are not stages themselves: the records (layer 1 of docs/architecture.md)
+#: and this process's registry of folders and processes, which every process start asks.
+SHARED = ("model/", "errors.py", "crash.py", "bounded_json.py", "workspace.py")
+
+
+def stage_of(rel: str) -> str | None:
+    """The pipeline stage a harness file belongs to: its package (``servers``, ``measure``, ...) or its
+    top-level module (``dataset``); None for a shared module."""
+    if rel.startswith(SHARED):
+        return None
+    return rel.split("/", 1)[0].removesuffix(".py")
+
+
 class TraceDone(KeyboardInterrupt):
     """Raised in the traced run once it holds a started server: ends the compare (its server is reaped)."""
 
@@ -70,13 +90,20 @@ class Trace:
         self.edges: dict[int, set[Any]] = {}  # per live caller frame: callee code objects it has entered
         self.entries_at_provisioning = 0
         self.entries_at_served = 0
+        self.layer_entries: list[tuple[str, str]] = []  # (stage entered, "caller stage:function > callee")
+        self.layer_edges: dict[int, set[str]] = {}  # per live caller frame: the stages it has entered
+        self.layers_at_provisioning = 0
+        self.layers_at_served = 0
+        self.layers_at_last_start = 0  # the last Provisioner.started call: the first measured run's own
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event == "return" and frame is self.first and not self.first_served:
             self.first_served = len(self.visits)
             self.entries_at_served = len(self.entries)
+            self.layers_at_served = len(self.layer_entries)
         if event == "return":
             self.edges.pop(id(frame), None)
+            self.layer_edges.pop(id(frame), None)
         if event != "call" or self.done:
             return
         path = frame.f_code.co_filename
@@ -92,7 +119,10 @@ class Trace:
         if self.first is None and rel == "measure/session.py" and name == "instance":
             self.provisioning = len(self.visits)
             self.entries_at_provisioning = len(self.entries)
+            self.layers_at_provisioning = len(self.layer_entries)
             self.first = frame
+        if rel == "measure/provision.py" and frame.f_code.co_qualname == "Provisioner.started":
+            self.layers_at_last_start = len(self.layer_entries)
         if rel == "measure/context.py" and name == "read" and "Served" in frame.f_code.co_qualname:
             self.done = True
             sys.setprofile(None)
@@ -100,6 +130,29 @@ class Trace:
         if not self.visits or self.visits[-1] != rel:
             self.visits.append(rel)
         self.enter(frame, rel)
+        self.enter_stage(frame, rel)
+
+    def enter_stage(self, frame: FrameType, rel: str) -> None:
+        """A call into another pipeline stage, once per (caller frame, stage entered)."""
+        stage = stage_of(rel)
+        if stage is None:
+            return
+        caller = frame.f_back
+        while caller is not None:
+            path = caller.f_code.co_filename
+            if path.startswith(HARNESS) and stage_of(path[len(HARNESS) :]) is not None:
+                break
+            caller = caller.f_back
+        if caller is None:
+            return
+        caller_stage = stage_of(caller.f_code.co_filename[len(HARNESS) :])
+        if caller_stage == stage:
+            return
+        seen = self.layer_edges.setdefault(id(caller), set())
+        if stage in seen:
+            return
+        seen.add(stage)
+        self.layer_entries.append((stage, f"{caller_stage}:{caller.f_code.co_qualname} > {frame.f_code.co_qualname}"))
 
     def enter(self, frame: FrameType, rel: str) -> None:
         caller = frame.f_back
@@ -188,6 +241,24 @@ def main() -> int:
         for path, n in stages.most_common():
             if n > 1:
                 print(f"    {path}: entered {n} times")
+    layer_windows = (
+        ("provisioning", range(trace.layers_at_provisioning, trace.layers_at_served or len(trace.layer_entries))),
+        (
+            "the first measured run's start (snapshot found)",
+            range(trace.layers_at_last_start, len(trace.layer_entries)),
+        ),
+        ("whole window", range(len(trace.layer_entries))),
+    )
+    for title, window in layer_windows:
+        entries = [trace.layer_entries[i] for i in window]
+        entered = Counter(stage for stage, _ in entries)
+        print(
+            f"{title}: pipeline stages entered {len(entered)}, entries {len(entries)}, "
+            f"re-entries {len(entries) - len(entered)}"
+        )
+        for stage, n in entered.most_common():
+            edges = sorted({edge for s, edge in entries if s == stage})
+            print(f"    {stage}: entered {n} time(s): " + "; ".join(edges))
     return 0
 
 

@@ -1,5 +1,10 @@
 """The dataset stage: prepare once, snapshot the stopped server's datadir, restore a copy per run.
 
+It loads every row a run starts from: a snapshot's, on a server started here for it (initialised, served,
+prepared by sysbench, stopped), and an external server's tables, prepared in place once per invocation.
+``measure/provision.py`` asks for a restored copy (:meth:`DatasetCache.restored`) and starts the run's
+server on it; nothing calls back into it (docs/provisioning.md).
+
 Preparing rows takes far longer than copying the datadir they end up in, so a dataset is prepared once per
 (server build, dataset shape, script, sysbench version, datadir-shaping variables) and every repetition starts
 from a fresh copy. Writes never leak from one repetition into the next, and purge lag never carries over.
@@ -29,8 +34,8 @@ from harness import workspace
 from harness.config.scenarios import DATASET_LOADER
 from harness.errors import HarnessError, ServerError
 from harness.model import Scenario, Server, stable_hash
-from harness.servers.provider import DatasetCredentials, Provider
-from harness.servers.variables import size_bytes
+from harness.servers.provider import DatasetCredentials, Launch, Provider, ServerInstance, run_sql
+from harness.sysbench.driver import prepare
 from harness.workspace import child_environment
 
 #: Server variables that change what a prepared datadir contains (so they belong in the key).
@@ -56,6 +61,19 @@ class Snapshot:
     credentials: DatasetCredentials
     prepare_s: float
     key_parts: dict[str, object]
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What a snapshot is made from, as the setup resolved it (``measure/provision.py``): the server's
+    provider and variables, the scenario, the snapshot's key parts and the redo log's configured size in
+    bytes (0: the server's default), which sizes the space check."""
+
+    provider: Provider
+    scenario: Scenario
+    variables: Mapping[str, str]
+    parts: Mapping[str, object]
+    redo_log_bytes: int = 0
 
 
 def snapshot_key(server: Server, build_id: str, scenario: Scenario, sysbench_version: str) -> dict[str, object]:
@@ -84,17 +102,13 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
-def snapshot_bytes(requested: Mapping[str, str], scenario: Scenario) -> int:
+def snapshot_bytes(redo_log_bytes: int, scenario: Scenario) -> int:
     """About how much disk a prepared snapshot takes: InnoDB's redo log, system files, and the rows.
 
-    ``requested``: the server's settings as asked (:func:`harness.servers.variables.requested_values`).
     The redo log's configured size (100 MB when the server sets none), 40 MB of system tablespace and
     tables, and 1,100 bytes per row with sysbench's secondary index (a margin over what was measured).
     """
-    log = size_bytes(requested.get("innodb_log_file_size", "")) or size_bytes(
-        requested.get("innodb_redo_log_capacity", "")
-    )
-    return (log or 100 * 2**20) + 40 * 2**20 + scenario.tables * scenario.table_size * 1100
+    return (redo_log_bytes or 100 * 2**20) + 40 * 2**20 + scenario.tables * scenario.table_size * 1100
 
 
 def _check_space(root: Path, need: int, scenario: Scenario, server: Server, *, failed: str = "") -> None:
@@ -173,10 +187,14 @@ def _verify(datadir: Path, files: dict[str, tuple[int, str]], *, full: bool) -> 
 
 
 class DatasetCache:
-    """Prepared datadir snapshots under one cache folder."""
+    """Prepared datadir snapshots under one cache folder, and what one invocation has looked up there
+    (snapshots by folder name, external servers' tables prepared, look-up and build times)."""
 
     def __init__(self, cache_dir: Path) -> None:
         self.root = cache_dir / "snapshots"
+        self.found: dict[str, Snapshot] = {}
+        self.external: set[tuple[str, str]] = set()
+        self.prepared: list[tuple[float, float]] = []  # snapshot look-ups and builds (epoch s)
 
     def _load(self, folder: Path, *, verify: bool = True) -> Snapshot | None:
         """The snapshot in ``folder``; None when there is none; :class:`DamagedSnapshotError` when it is damaged."""
@@ -200,22 +218,47 @@ class DatasetCache:
             _VERIFIED.add(snapshot.key)
         return snapshot
 
-    def ensure(
-        self,
-        provider: Provider,
-        scenario: Scenario,
-        parts: Mapping[str, object],
-        load: Callable[[Path, DatasetCredentials], float],
-        *,
-        requested: Mapping[str, str],
-        say: Callable[[str], None] = lambda _msg: None,
-        force: bool = False,
-    ) -> Snapshot:
-        """The snapshot keyed by ``parts`` (:func:`snapshot_key`, resolved by the caller), built if needed:
-        a datadir initialised here, its rows loaded by ``load`` (which serves it and prepares the tables,
-        returning the seconds it took: :mod:`harness.measure.provision`), then kept. ``requested``: the
-        server's settings as asked (its redo log size sizes the space check)."""
-        server, parts = provider.server, dict(parts)
+    def snapshot(self, spec: DatasetSpec, *, say: Callable[[str], None] = lambda _msg: None) -> Snapshot:
+        """The snapshot keyed by ``spec.parts`` (:func:`snapshot_key`), built once if the cache lacks it
+        (:meth:`_build`); looked up once per invocation and cache (each look-up and build timed in
+        ``prepared``)."""
+        name = f"{spec.provider.server.flavour}-{stable_hash(dict(spec.parts), 16)}"
+        found = self.found.get(name)
+        if found is None:
+            begun = time.time()
+            found = self.found[name] = self._ensure(spec, say)
+            self.prepared.append((begun, time.time()))
+        return found
+
+    @contextmanager
+    def restored(
+        self, spec: DatasetSpec, *, say: Callable[[str], None] = lambda _msg: None
+    ) -> Iterator[tuple[Path, Snapshot]]:
+        """A private copy of the snapshot's datadir, and the snapshot (for its account): the snapshot built
+        first if the cache lacks it; the copy removed on leaving."""
+        snapshot = self.snapshot(spec, say=say)
+        with self.restore(snapshot) as copy:
+            yield copy, snapshot
+
+    def fill_external(
+        self, instance: ServerInstance, scenario: Scenario, server: str, say: Callable[[str], None]
+    ) -> None:
+        """An external server's tables (it has no snapshot of ours), dropped and prepared once per invocation."""
+        key = (server, stable_hash(scenario.dataset_key()))
+        if key in self.external:
+            return
+        say(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {server}")
+        database = instance.endpoint.database.replace("`", "``")
+        run_sql(
+            instance.endpoint,
+            [f"DROP TABLE IF EXISTS `{database}`.`{table}`" for table in scenario.created_tables],
+        )
+        prepare(scenario, instance.endpoint, threads=2)
+        self.external.add(key)
+
+    def _ensure(self, spec: DatasetSpec, say: Callable[[str], None]) -> Snapshot:
+        """The snapshot in the cache, or built (under the cache's lock for its key) when it is missing or damaged."""
+        server, scenario, parts = spec.provider.server, spec.scenario, dict(spec.parts)
         key = stable_hash(parts, 16)
         folder = self.root / f"{server.flavour}-{key}"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -230,64 +273,72 @@ class DatasetCache:
                 )
                 fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                existing = None if force else self._load(folder)
+                existing = self._load(folder)
             except DamagedSnapshotError as exc:
                 say(f"warning: the dataset snapshot {folder} is damaged: {exc}; preparing it again")
                 existing = None
             if existing is not None:
                 return existing
-            shutil.rmtree(folder, ignore_errors=True)
-            for stale in self.root.glob(f"tmp-{key}-*"):  # a builder that died (a live one would hold the lock)
-                shutil.rmtree(stale, ignore_errors=True)
-            need = snapshot_bytes(requested, scenario)
-            _check_space(self.root, need, scenario, server)
-            outdated = self.outdated(scenario)
-            if outdated:
-                size = sum(folder_bytes(f) for f in outdated)
-                say(
-                    f"note: {len(outdated)} dataset snapshot(s) in {self.root} ({_mb(size)}) hold the rows of an "
-                    "earlier dbperf loader and are never restored again; `dbperf cache clear` removes them"
-                )
+            return self._build(spec, key, folder, say)
+
+    def _build(self, spec: DatasetSpec, key: str, folder: Path, say: Callable[[str], None]) -> Snapshot:
+        """A new snapshot: a datadir initialised, served on a server started for it, its tables prepared by
+        sysbench, the server stopped and the datadir kept (caller holds the key's lock)."""
+        provider, scenario, parts = spec.provider, spec.scenario, dict(spec.parts)
+        server = provider.server
+        shutil.rmtree(folder, ignore_errors=True)
+        for stale in self.root.glob(f"tmp-{key}-*"):  # a builder that died (a live one would hold the lock)
+            shutil.rmtree(stale, ignore_errors=True)
+        need = snapshot_bytes(spec.redo_log_bytes, scenario)
+        _check_space(self.root, need, scenario, server)
+        outdated = self.outdated(scenario)
+        if outdated:
+            size = sum(folder_bytes(f) for f in outdated)
             say(
-                f"preparing dataset {scenario.tables} x {scenario.table_size:,} rows for {server.flavour} "
-                f"({scenario.script}); it is kept as a snapshot and reused"
+                f"note: {len(outdated)} dataset snapshot(s) in {self.root} ({_mb(size)}) hold the rows of an "
+                "earlier dbperf loader and are never restored again; `dbperf cache clear` removes them"
             )
-            building = time.monotonic()  # the whole preparation, kept as build_s: estimates price it
-            stamp = workspace.current().stamp(f"tmp-{key}-")
-            work = Path(tempfile.mkdtemp(prefix=stamp, dir=self.root))
-            try:
-                credentials = DatasetCredentials.generate()
-                datadir = work / "datadir"
-                provider.initialize(datadir, credentials)
-                prepare_s = load(datadir, credentials)
-                meta = {
-                    "key": key,
-                    "key_parts": parts,
-                    "user": credentials.user,
-                    "password": credentials.password,
-                    "prepare_s": prepare_s,
-                    "build_s": round(time.monotonic() - building, 1),
-                    "created": time.time(),
-                    "files": manifest(datadir),
-                }
-                (work / "meta.json").write_text(json.dumps(meta, indent=2))
-                work.rename(folder)
-            except HarnessError as exc:
-                if _out_of_space(self.root, need, exc):  # checked before the half-built folder goes
-                    try:
-                        _check_space(self.root, need, scenario, server, failed=str(exc))
-                    finally:
-                        shutil.rmtree(work, ignore_errors=True)
-                shutil.rmtree(work, ignore_errors=True)
-                raise
-            except BaseException:
-                shutil.rmtree(work, ignore_errors=True)
-                raise
-            say(f"dataset prepared in {prepare_s:.1f} s")
-            snapshot = self._load(folder, verify=False)
-            _VERIFIED.add(key)
-            assert snapshot is not None
-            return snapshot
+        say(
+            f"preparing dataset {scenario.tables} x {scenario.table_size:,} rows for {server.flavour} "
+            f"({scenario.script}); it is kept as a snapshot and reused"
+        )
+        building = time.monotonic()  # the whole preparation, kept as build_s: estimates price it
+        stamp = workspace.current().stamp(f"tmp-{key}-")
+        work = Path(tempfile.mkdtemp(prefix=stamp, dir=self.root))
+        try:
+            credentials = DatasetCredentials.generate()
+            datadir = work / "datadir"
+            provider.initialize(datadir, credentials)
+            with provider.serve(Launch(datadir, credentials, spec.variables)) as instance:
+                prepare_s = prepare(scenario, instance.endpoint, threads=2)
+            meta = {
+                "key": key,
+                "key_parts": parts,
+                "user": credentials.user,
+                "password": credentials.password,
+                "prepare_s": prepare_s,
+                "build_s": round(time.monotonic() - building, 1),
+                "created": time.time(),
+                "files": manifest(datadir),
+            }
+            (work / "meta.json").write_text(json.dumps(meta, indent=2))
+            work.rename(folder)
+        except HarnessError as exc:
+            if _out_of_space(self.root, need, exc):  # checked before the half-built folder goes
+                try:
+                    _check_space(self.root, need, scenario, server, failed=str(exc))
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+        say(f"dataset prepared in {prepare_s:.1f} s")
+        snapshot = self._load(folder, verify=False)
+        _VERIFIED.add(key)
+        assert snapshot is not None
+        return snapshot
 
     @contextmanager
     def restore(self, snapshot: Snapshot) -> Iterator[Path]:
@@ -316,7 +367,7 @@ class DatasetCache:
             try:
                 parts = json.loads(meta_path.read_text()).get("key_parts")
             except (OSError, ValueError, AttributeError):
-                continue  # damaged: ensure() says so and prepares it again when its key is asked for
+                continue  # damaged: snapshot() says so and prepares it again when its key is asked for
             if not isinstance(parts, dict):
                 continue
             dataset = parts.get("dataset")

@@ -4,29 +4,26 @@ What a server and a scenario need derived from the settings (provider, server va
 dataset snapshot's key, the cost identity) is resolved once per invocation into a :class:`ServerSetup`
 (:meth:`Provisioner.setup`), which every stage after it reads. Every front end reaches a server through
 here (via :meth:`harness.measure.session.Session.record` and ``Session.instance``, which plan capture and
-the timing probes use): a local or container server restored from its dataset snapshot (the snapshot
-built here once per server build and dataset shape, on a server started for it), or an external server
-with its tables prepared once per invocation. Nothing else starts a server for a run or prepares a
-dataset (``tests/unit/test_provision_path.py``)."""
+the timing probes use): a local or container server started on a copy of its dataset snapshot (which the
+dataset stage builds once per server build and dataset shape, on a server of its own), or an external
+server whose tables the dataset stage prepares once per invocation. Nothing else starts a server for a
+run (``tests/unit/test_provision_path.py``)."""
 
 from __future__ import annotations
 
 import platform
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
-from harness.dataset import DatasetCache, Snapshot, snapshot_key
+from harness.dataset import DatasetCache, DatasetSpec, Snapshot, snapshot_key
 from harness.errors import HarnessError
 from harness.measure.context import CostIdentity
 from harness.model import Scenario, Server, stable_hash
 from harness.servers import provider_for
 from harness.servers.callgrind import Callgrind, server_environment
-from harness.servers.provider import DatasetCredentials, Launch, Provider, ServerInstance, run_sql
-from harness.servers.variables import effective_variables, requested_values
-from harness.sysbench.driver import prepare
+from harness.servers.provider import Launch, Provider, ServerInstance
+from harness.servers.variables import effective_variables, requested_values, size_bytes
 
 
 @dataclass(frozen=True)
@@ -44,6 +41,13 @@ class ServerSetup:
     snapshot_parts: Mapping[str, object] | None  # the dataset snapshot's key (None: external, no snapshot)
     snapshot_key: str  # its hash, the snapshot cache's folder key ("" for an external server)
     cost: CostIdentity | None = None  # what a cost count depends on (resolved when a cost run asks)
+    redo_log_bytes: int = 0  # the redo log's configured size (0: the server's default), for the snapshot's space
+
+    def dataset(self) -> DatasetSpec | None:
+        """What the dataset stage builds this setup's snapshot from (None: an external server, no snapshot)."""
+        if self.snapshot_parts is None:
+            return None
+        return DatasetSpec(self.provider, self.scenario, self.variables, self.snapshot_parts, self.redo_log_bytes)
 
 
 def resolve_setup(server: Server, scenario: Scenario, sysbench_version: str) -> ServerSetup:
@@ -56,6 +60,9 @@ def resolve_setup(server: Server, scenario: Scenario, sysbench_version: str) -> 
     external = server.provider == "external"
     build = "" if external else provider.build_id()
     parts = None if external else snapshot_key(server, build, scenario, sysbench_version)
+    redo = size_bytes(requested.get("innodb_log_file_size", "")) or size_bytes(
+        requested.get("innodb_redo_log_capacity", "")
+    )
     return ServerSetup(
         server,
         scenario,
@@ -66,6 +73,7 @@ def resolve_setup(server: Server, scenario: Scenario, sysbench_version: str) -> 
         provider.server_build(),
         parts,
         "" if parts is None else stable_hash(parts, 16),
+        redo_log_bytes=redo or 0,
     )
 
 
@@ -112,13 +120,10 @@ def _setup_key(server: Server, scenario: Scenario) -> tuple[object, ...]:
 
 @dataclass
 class ProvisionMemo:
-    """What one invocation has resolved and provisioned so far: setups, snapshots in use, external servers
-    prepared. Mutable and owned by the session's memo; not a record passed between stages."""
+    """The setups one invocation has resolved so far (what it provisioned, the dataset cache keeps).
+    Mutable and owned by the session's memo; not a record passed between stages."""
 
     setups: dict[tuple[object, ...], ServerSetup] = field(default_factory=dict)
-    snapshots: dict[str, Snapshot] = field(default_factory=dict)
-    external_prepared: set[tuple[str, str]] = field(default_factory=set)
-    prepared: list[tuple[float, float]] = field(default_factory=list)  # snapshot look-ups and builds (epoch s)
 
 
 @dataclass(frozen=True)
@@ -143,61 +148,21 @@ class Provisioner:
 
     @contextmanager
     def started(self, setup: ServerSetup, *, callgrind: Callgrind | None = None) -> Iterator[ServerInstance]:
-        """A fresh server for one run, reaped on leaving: restored dataset for local/container, prepared
-        tables for external; under ``callgrind`` for a cost run."""
-        provider, scenario, variables = setup.provider, setup.scenario, setup.variables
-        snapshot = self.snapshot(setup)
-        if snapshot is None:
-            credentials = provider.credentials()
-            with provider.serve(Launch(None, credentials, variables, callgrind)) as instance:
-                key = (setup.server.name, stable_hash(scenario.dataset_key()))
-                if key not in self.done.external_prepared:
-                    self.say(f"preparing {scenario.tables} x {scenario.table_size:,} rows on {setup.server.name}")
-                    _cleanup_external(instance, scenario)
-                    prepare(scenario, instance.endpoint, threads=2)
-                    self.done.external_prepared.add(key)
+        """A fresh server for one run, reaped on leaving: on a restored copy of its dataset snapshot for
+        local/container, with its tables prepared for external; under ``callgrind`` for a cost run."""
+        provider, variables, spec = setup.provider, setup.variables, setup.dataset()
+        if spec is None:
+            with provider.serve(Launch(None, provider.credentials(), variables, callgrind)) as instance:
+                self.cache.fill_external(instance, setup.scenario, setup.server.name, self.say)
                 yield instance
             return
         with (
-            self.cache.restore(snapshot) as datadir,
+            self.cache.restored(spec, say=self.say) as (datadir, snapshot),
             provider.serve(Launch(datadir, snapshot.credentials, variables, callgrind)) as instance,
         ):
             yield instance
 
     def snapshot(self, setup: ServerSetup) -> Snapshot | None:
         """The dataset snapshot this server starts from (built once if the cache lacks it); None for external."""
-        if setup.snapshot_parts is None:
-            return None
-        key = setup.server.flavour + "-" + setup.snapshot_key
-        if key not in self.done.snapshots:
-            begun = time.time()
-            self.done.snapshots[key] = self.cache.ensure(
-                setup.provider,
-                setup.scenario,
-                setup.snapshot_parts,
-                _loader(setup),
-                requested=setup.requested,
-                say=self.say,
-            )
-            self.done.prepared.append((begun, time.time()))
-        return self.done.snapshots[key]
-
-
-def _loader(setup: ServerSetup) -> Callable[[Path, DatasetCredentials], float]:
-    """How a new snapshot's rows are loaded: its initialised datadir served, the scenario's tables prepared
-    (the seconds it took); the cache stops the server and keeps the datadir."""
-
-    def load(datadir: Path, credentials: DatasetCredentials) -> float:
-        with setup.provider.serve(Launch(datadir, credentials, setup.variables)) as instance:
-            return prepare(setup.scenario, instance.endpoint, threads=2)
-
-    return load
-
-
-def _cleanup_external(instance: ServerInstance, scenario: Scenario) -> None:
-    """Drop the sysbench tables in the target's database (names qualified: the connection has none)."""
-    database = instance.endpoint.database.replace("`", "``")
-    run_sql(
-        instance.endpoint,
-        [f"DROP TABLE IF EXISTS `{database}`.`{table}`" for table in scenario.created_tables],
-    )
+        spec = setup.dataset()
+        return None if spec is None else self.cache.snapshot(spec, say=self.say)

@@ -215,7 +215,7 @@ class Session:
     @property
     def prepared(self) -> list[tuple[float, float]]:
         """When the invocation looked up or built its dataset snapshots (epoch seconds, start and end)."""
-        return self._memo.provisioned.prepared
+        return self.cache.prepared
 
     def provisioner(self) -> Provisioner:
         """The invocation's one way to a started server with its dataset (what it provisioned is shared)."""

@@ -1,7 +1,8 @@
 """One way to provision: outside ``harness/servers/`` (the providers themselves), only
-``harness/measure/provision.py`` starts a server (``provider.serve``), prepares a dataset (sysbench's
-``prepare``) or asks the dataset cache for a snapshot (``cache.ensure``). Before it, ``dataset.py`` and
-``measure/session.py`` each had their own start-and-prepare sequence (docs/architecture.md, "The pipeline").
+``harness/measure/provision.py`` starts a run's server (``provider.serve``) on the copy the dataset cache
+restores (``cache.restored``), and only ``harness/dataset.py`` loads rows (sysbench's ``prepare``), on a
+snapshot's own server (its one other ``serve``) or an external server's tables. The dataset stage takes
+no callback from a higher stage: provisioning goes down the layers and back once (docs/provisioning.md).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from harness.model import Scenario, Server
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 THE_PATH = HARNESS / "measure" / "provision.py"
+DATASET = HARNESS / "dataset.py"
 
 
 def _provisioning_calls(tree: ast.AST) -> list[str]:
@@ -27,22 +29,42 @@ def _provisioning_calls(tree: ast.AST) -> list[str]:
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in ("serve", "ensure"):
+        if isinstance(func, ast.Attribute) and func.attr in ("serve", "restored"):
             found.append(f"line {node.lineno}: .{func.attr}(...)")
         elif isinstance(func, ast.Name) and func.id == "prepare":
             found.append(f"line {node.lineno}: prepare(...)")
     return found
 
 
-def test_only_provision_starts_servers_and_prepares_datasets() -> None:
+def test_only_provision_starts_servers_and_only_the_dataset_stage_loads_rows() -> None:
     strays = {}
     for path in sorted(HARNESS.rglob("*.py")):
-        if path == THE_PATH or path.is_relative_to(HARNESS / "servers"):
+        if path in (THE_PATH, DATASET) or path.is_relative_to(HARNESS / "servers"):
             continue
         calls = _provisioning_calls(ast.parse(path.read_text(), str(path)))
         if calls:
             strays[str(path.relative_to(HARNESS))] = calls
-    assert not strays, f"start servers and prepare datasets in measure/provision.py only: {strays}"
+    assert not strays, f"start a run's server in measure/provision.py, load rows in dataset.py: {strays}"
+    in_provision = " ".join(_provisioning_calls(ast.parse(THE_PATH.read_text())))
+    assert "prepare(" not in in_provision, f"measure/provision.py loads rows itself: {in_provision}"
+    in_dataset = _provisioning_calls(ast.parse(DATASET.read_text()))
+    assert len([c for c in in_dataset if ".serve(" in c]) == 1, f"dataset.py starts servers: {in_dataset}"
+    assert not [c for c in in_dataset if ".restored(" in c], in_dataset
+
+
+def test_the_dataset_stage_takes_no_callback() -> None:
+    """Before, ``DatasetCache.ensure`` took a loader from ``measure/provision.py`` that started the snapshot's
+    server and prepared it: the dataset stage called back up into the stage that called it. Now only
+    ``say`` (progress lines) is a callable parameter there."""
+    tree = ast.parse(DATASET.read_text())
+    callbacks = [
+        f"line {arg.lineno}: {arg.arg}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for arg in [*node.args.args, *node.args.kwonlyargs]
+        if arg.annotation is not None and "Callable" in ast.unparse(arg.annotation) and arg.arg != "say"
+    ]
+    assert not callbacks, f"dataset.py takes callbacks: {callbacks}"
 
 
 def test_only_provision_asks_for_a_servers_provider() -> None:
@@ -60,9 +82,10 @@ def test_only_provision_asks_for_a_servers_provider() -> None:
     assert not strays, f"resolve a server's setup through measure/provision.py: {strays}"
 
 
-def test_provision_does_all_three() -> None:
+def test_provision_starts_servers_on_restored_copies() -> None:
     calls = " ".join(_provisioning_calls(ast.parse(THE_PATH.read_text())))
-    assert ".serve(" in calls and "prepare(" in calls and ".ensure(" in calls
+    assert ".serve(" in calls and ".restored(" in calls
+    assert " prepare(" in " " + " ".join(_provisioning_calls(ast.parse(DATASET.read_text())))
 
 
 def test_ci_execute_goes_through_the_pipeline() -> None:
