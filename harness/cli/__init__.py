@@ -187,9 +187,23 @@ def _reader_gone() -> None:
 
 
 def _main(argv: list[str] | None) -> None:
+    """One invocation under dbperf's own SIGINT/SIGTERM handling, counted from its first signal; the handlers
+    it replaced are put back when it ends, so an in-process caller (the test suite, a benchmark) keeps its own
+    and its next invocation's first interrupt unwinds again."""
+    _signals.clear()
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    for signum in previous:
+        signal.signal(signum, _terminate)
+    try:
+        _invoke(argv)
+    finally:
+        for signum, handler in previous.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+
+
+def _invoke(argv: list[str] | None) -> None:
     entered = time.time()
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, _terminate)
     try:
         code = cli.main(args=argv, prog_name="dbperf", standalone_mode=False)
     except click.exceptions.Exit as exc:

@@ -154,3 +154,26 @@ def test_conflicting_flags_are_errors(tmp_path: Path):
         result = dbperf(*args, tmp=tmp_path)
         assert result.returncode == 2, args
         assert needle in result.stderr, (args, result.stderr)
+
+
+def test_an_invocation_puts_back_the_signal_handlers_it_replaced() -> None:
+    """In process (the test suite, a benchmark), an invocation's SIGINT/SIGTERM handling ends with it: the
+    caller's handlers come back, and an interrupt an earlier invocation saw does not make the next one's
+    first interrupt a "second" (noted, not raised: a run that cannot be stopped)."""
+    import signal
+
+    from harness import cli
+
+    def mine(signum: int, frame: object) -> None:
+        del signum, frame
+
+    previous = {s: signal.signal(s, mine) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        cli._signals.append(signal.SIGINT)  # an earlier invocation's interrupt
+        with pytest.raises(SystemExit):
+            cli.main(["--version"])
+        assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) is mine
+        assert cli._signals == []
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

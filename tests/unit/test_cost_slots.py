@@ -89,6 +89,7 @@ def test_one_slot_runs_them_one_after_another(tmp_path: Path, monkeypatch: pytes
 
 def test_an_interrupt_stops_both_slots_and_is_stored_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     import _thread
+    import signal
 
     saved: list[RunResult] = []
     session = Session(DatasetCache(tmp_path / "cache"), TESTBED, "sha", saved.append, reporter=Said())  # type: ignore[arg-type]
@@ -106,8 +107,14 @@ def test_an_interrupt_stops_both_slots_and_is_stored_once(tmp_path: Path, monkey
     monkeypatch.setattr(cost_slots, "run_cost", fake)
     contexts = [RunContext(SERVER, scenario(), 1, n, TESTBED, "sha", "g1", kind="cost") for n in range(1, 5)]
     threading.Thread(target=lambda: (started.wait(timeout=10), _thread.interrupt_main())).start()
-    with pytest.raises(KeyboardInterrupt):
-        cost_slots.run_side_by_side(session, contexts, slots=2)
+    # Python's own SIGINT handler, whatever an earlier test in this process left (else the interrupt may
+    # never raise and the slots run forever)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cost_slots.run_side_by_side(session, contexts, slots=2)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sorted(stopped) == [1, 2]  # both in flight stopped before it returned; none started after
     (interrupted,) = saved
     assert "interrupted" in str(interrupted.failure) and "g1 is incomplete" in str(interrupted.failure)
