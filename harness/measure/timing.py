@@ -32,7 +32,7 @@ from harness.model import (
     Testbed,
     Totals,
 )
-from harness.servers.provider import ServerInstance, held_status
+from harness.servers.provider import ServerInstance, gone, held_status
 from harness.sysbench.command_lines import run_argv, workdir
 from harness.sysbench.driver import run
 
@@ -115,7 +115,7 @@ def _time(live: Live) -> RunResult:
         crowd = crowd or _crowding(live)
         command = " ".join(outcome.argv)
         failure = outcome.failure.message() if outcome.failure is not None else None
-        if failure is not None and not instance.alive():
+        if failure is not None and gone(instance):
             failure = f"server died during the run ({instance.error_log_tail()}{_kept_log(live)}); {failure}"
         failure = failure or _post_run_check(live)  # the workload's own check of its writes (tpcc)
         if failure:

@@ -197,6 +197,24 @@ def wait_until_ready(
     raise ServerError(f"{what} did not answer on {host}:{port} within {timeout_s:.0f} s ({last}); log: {log_tail()}")
 
 
+def gone(instance: ServerInstance, *, within_s: float = 30.0) -> bool:
+    """Whether a server has died, asked after a run failed: its process has ended, or it stops answering and
+    its process then ends. A server killed with SIGKILL closes its sockets before its process is reaped, and
+    on a loaded machine the exit of a large process takes a while: until it has ended or the server answers
+    again (``within_s`` at most; then it is taken for alive), the question stays open."""
+    deadline = time.monotonic() + within_s
+    while instance.alive():
+        endpoint = instance.endpoint
+        try:
+            connect(endpoint.host, endpoint.port, endpoint.user, endpoint.password, timeout=2.0).close()
+        except pymysql.err.MySQLError:
+            if time.monotonic() < deadline:
+                time.sleep(0.2)
+                continue
+        return False
+    return True
+
+
 def bootstrap_sql(flavour: str, credentials: DatasetCredentials, database: str = "sbtest") -> list[str]:
     """SQL run as root on a fresh datadir: drop anonymous users, create the benchmark user and db."""
     user, pw = credentials.user, credentials.password.replace("'", "''")
