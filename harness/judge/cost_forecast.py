@@ -9,7 +9,9 @@ Each side's time per transaction at one client is the sum, over the work it coun
                         for a redo sync, an fsync for a data         per redo sync; a data file's
                         file's, + the excess after the idle time    beyond them (its flush setting);
                         before it)                                  the rest of T per sync
-      + page reads   x (read of a page not in cache)                sys_pread, else Innodb_buffer_pool_reads
+      + page reads   x (the server's time per page read its         sys_pread, else Innodb_buffer_pool_reads
+                        pool missed, else a bare read of a page
+                        not in cache)
       + writes       x (pwrite latency)                             sys_pwrite
 
 The syncs counted in dispatch are the redo log's and the data files' (a tablespace's extension, a binary
@@ -125,13 +127,6 @@ def commit_syncs(variables: Mapping[str, str]) -> bool | None:
     return value in {"1", "3"} if value in {"0", "1", "2", "3"} else None
 
 
-def query_cache_on(variables: Mapping[str, str]) -> bool:
-    """Whether a server's variables turn the query cache on (a type other than OFF and a size over 0)."""
-    kind = variables.get("query_cache_type", "OFF").strip().upper()
-    size = variables.get("query_cache_size", "0").strip()
-    return kind not in {"OFF", "0", ""} and size.isdigit() and int(size) > 0
-
-
 def _sync(side: SideWork, values: Mapping[str, float], idle_us: float | None = None) -> float:
     """The mean time of one of the side's syncs: a redo sync at its bytes, a data file's (a tablespace's
     extension: a journal commit, as an fsync's) at the fsync unit, weighted by their counts, each with the
@@ -156,6 +151,8 @@ def _variables(base: SideWork, head: SideWork, calibration: Calibration) -> dict
         out[f"{key}:instruction"] = side.units.instruction
         out[f"{key}:cpu_statement"] = side.units.cpu_statement
         out[f"{key}:statement"] = side.units.statement
+        if side.units.page_read is not None:
+            out[f"{key}:page_read"] = side.units.page_read
     data_syncs = ("fsync",) if base.data_syncs > 0 or head.data_syncs > 0 else ()
     syncs = (*data_syncs, *(n for _, n in SYNC_SIZES), *(n for _, n in SYNC_IDLE))
     for name in (*syncs, *(n for _, _, n in IO_COMPONENTS)):
@@ -186,12 +183,20 @@ def _time(side: SideWork, values: Mapping[str, float], io: Sequence[tuple[str, f
     return rest + syncs * _sync(side, values, _idle(rest, syncs)) if syncs > 0 else rest
 
 
+def _unit_name(side: SideWork, name: str, names: Mapping[str, UnitTime]) -> str:
+    """The unit a side's count of ``name`` is priced at: a page read at its server's own page read where the
+    calibration measured one, else the runner's unit."""
+    own = f"{side.units.build_id or side.units.server}:{name}"
+    return own if name == "page_read" and own in names else name
+
+
 def _io(side: SideWork, names: Mapping[str, UnitTime]) -> list[tuple[str, float]]:
     out = []
     for _, keys, name in IO_COMPONENTS:
         count = _count(side.work, keys)
-        if count is not None and name in names:
-            out.append((name, count))
+        unit = _unit_name(side, name, names)
+        if count is not None and unit in names:
+            out.append((unit, count))
     return out
 
 
@@ -225,7 +230,8 @@ def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tup
             b_unit, h_unit = _sync(base, medians, b_idle), _sync(head, medians, h_idle)
             terms.append(ForecastTerm(label, b or 0.0, h or 0.0, b_unit, h_unit))
         else:
-            terms.append(ForecastTerm(label, b or 0.0, h or 0.0, unit.value_us, unit.value_us))
+            b_unit, h_unit = (medians[_unit_name(side, name, names)] for side in (base, head))
+            terms.append(ForecastTerm(label, b or 0.0, h or 0.0, b_unit, h_unit))
     return tuple(terms)
 
 
@@ -269,6 +275,13 @@ def forecast(
     missing = [label for label, _, name in IO_COMPONENTS if name not in units]
     if (_syncs(base_io) or _syncs(head_io)) and not any(name in units for _, name in SYNC_IDLE):
         missing.append("syncs after idle time")
+    bare = [
+        side.units.page_read_note or "a calibration from before it"
+        for side, io in ((base, base_io), (head, head_io))
+        if any(name == "page_read" and count > 0 for name, count in io)
+    ]
+    if bare:  # priced at the runner's bare read: the server's own was not measured
+        missing.append(f"the server's page read ({bare[0]}; a bare read used)")
     note = f"not calibrated: {', '.join(missing)}" if missing else ""
     return Forecast(
         base_us=t_base,

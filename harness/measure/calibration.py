@@ -13,7 +13,9 @@
   instruction, solved from the two (server CPU, not wall time: the wall time also holds the client and the
   loopback, which the per-statement unit outside the server carries, and the waits for syncs and reads are
   off the CPU, so nothing is counted twice), and per statement the wall time the server's CPU does not
-  explain.
+  explain. Then a page read as the server does it: point selects on a dataset larger than a small buffer
+  pool, whose time beyond what those units give, per page the pool missed, is the server's time per page
+  read (the read and what the pool does for it: finding a free page, evicting one).
 
 Each unit keeps its mean (throughput follows the mean time, tail included) and, as its spread, the lowest
 and highest mean of 5 batches taken one after another (for the server's units: of its runs), beside the
@@ -324,6 +326,43 @@ def server_units(scenarios: Sequence[Runs]) -> ServerUnits:
         scenarios=works,
         fallback=fallback,
         run_ids=tuple(r.run_id for _, timed, counted in measured for r in (*timed, *counted)),
+    )
+
+
+#: The buffer pool (bytes) the page-read scenario runs with: too small for its dataset, so most point
+#: selects miss (6 MiB: above every supported server's minimum).
+SMALL_POOL = 6 * 1024 * 1024
+#: Fewer page reads per transaction than this in the page-read runs, and the unit is not solved (the pool
+#: held the data: too few reads to divide the time by).
+MIN_READS_PER_TXN = 0.2
+
+
+def page_read_unit(timing: Sequence[RunResult], cost: Sequence[RunResult], units: ServerUnits) -> UnitTime | str:
+    """The server's time per page read that its buffer pool missed, from timing runs at one client and a
+    cost run of point selects with a small pool (:data:`SMALL_POOL`): each run's wall time per transaction
+    less what the server's other units give for its statements and counted instructions, over the page
+    reads per transaction the run's own status counters saw (``bp_reads``); the mean of the runs, their
+    lowest and highest as its spread. A reason (text) instead when it cannot be solved."""
+    work, timed, _ = _scenario(timing, cost)
+    rest = work.statements_per_txn * (units.cpu_statement.value_us + units.statement.value_us)
+    rest += work.instr_per_txn * units.instruction.value_us
+    reads = [float(r.metrics.work.get("bp_reads", 0.0)) for r in timed]
+    if min(reads) < MIN_READS_PER_TXN:
+        return f"{min(reads):.2f} page reads per transaction at a {SMALL_POOL >> 20} MiB pool: too few to time"
+    per_run = [(1e6 / float(r.metrics.tps or 1.0) - rest) / n for r, n in zip(timed, reads, strict=True)]
+    value = (work.wall_us - rest) / statistics.fmean(reads)
+    if value <= 0:
+        return f"the page-read runs took {work.wall_us:,.1f} µs per transaction, no more than the other units give"
+    return UnitTime(
+        "page_read_server",
+        value,
+        max(0.0, min(*per_run, value)),
+        max(*per_run, value),
+        len(per_run),
+        how=(
+            f"server time per page read its pool missed ({work.scenario} at a {SMALL_POOL >> 20} MiB pool, "
+            f"1 client, {statistics.fmean(reads):.2f} reads per transaction: wall time less the other units)"
+        ),
     )
 
 

@@ -10,6 +10,7 @@ measurement: reports label it so, and it decides nothing unless the ``forecast-g
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
@@ -51,10 +52,25 @@ SYNC_IDLE: tuple[tuple[float, str], ...] = (
     (8000.0, "fdatasync_idle_8ms"),
 )
 
-#: A cost run's keys are fresh (a short window after a warm-up), so a query cache never hits in it.
+#: A write workload's cost window asks fresh keys (a short window after a warm-up): a query cache never
+#: hits in it.
 QUERY_CACHE_CAVEAT = (
     "query cache on: the cost window's keys are fresh, so its hits are not seen, only its overhead (docs/forecast.md)"
 )
+#: A read-only workload's cost window asks a cache filled with its own keys (harness.measure.cost).
+QUERY_CACHE_FILLED_CAVEAT = (
+    "query cache on: the cost window's keys were asked once before it, so it counts a warm cache's hits; "
+    "a run too short to repeat its keys, or writes that empty the cache, gain less (docs/forecast.md)"
+)
+#: A cost run's note when it filled the query cache with its window's keys before the window.
+QUERY_CACHE_FILLED_NOTE = "query cache filled with the measured window's own keys before the window"
+
+
+def query_cache_on(variables: Mapping[str, str]) -> bool:
+    """Whether a server's variables turn the query cache on (a type other than OFF and a size over 0)."""
+    kind = variables.get("query_cache_type", "OFF").strip().upper()
+    size = variables.get("query_cache_size", "0").strip()
+    return kind not in {"OFF", "0", ""} and size.isdigit() and int(size) > 0
 
 
 class CalibrationFileError(HarnessError):
@@ -119,7 +135,10 @@ class ServerUnits:
     network system calls, parsing, the wake-up) and per instruction counted in statement dispatch, solved
     from the two, and the time each statement adds outside the server's CPU (``statement``: the client, the
     loopback: wall time minus server CPU, per statement). ``fallback`` says why the solve was not used
-    (a negative unit): then the CPU per statement is 0 and the CPU per instruction is the first scenario's."""
+    (a negative unit): then the CPU per statement is 0 and the CPU per instruction is the first scenario's.
+    ``page_read`` is the server's time per page read its buffer pool missed, measured with a small pool (the
+    read and what the pool does for it); without it (not solved, or a calibration from before it) page reads
+    are priced at the runner's bare page read, and ``page_read_note`` says why."""
 
     server: str
     build_id: str
@@ -130,6 +149,8 @@ class ServerUnits:
     scenarios: tuple[ScenarioWork, ...]
     fallback: str = ""
     run_ids: tuple[str, ...] = ()
+    page_read: UnitTime | None = None  # microseconds per page read the server's pool missed, in the server
+    page_read_note: str = ""  # why there is no page_read
 
 
 @dataclass(frozen=True)

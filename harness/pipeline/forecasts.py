@@ -19,10 +19,19 @@ from pathlib import Path
 from harness.config.scenarios import load_scenario
 from harness.config.settings import Settings
 from harness.errors import HarnessError
-from harness.judge.cost_forecast import SideWork, commit_syncs, forecast, holds_for, query_cache_on
+from harness.judge.cost_forecast import SideWork, commit_syncs, forecast, holds_for
 from harness.measure.calibration import load_calibration
 from harness.model import RunResult, Testbed, Verdict
-from harness.model.forecast import ONE_CLIENT, QUERY_CACHE_CAVEAT, Calibration, OldCalibrationError, ServerUnits
+from harness.model.forecast import (
+    ONE_CLIENT,
+    QUERY_CACHE_CAVEAT,
+    QUERY_CACHE_FILLED_CAVEAT,
+    QUERY_CACHE_FILLED_NOTE,
+    Calibration,
+    OldCalibrationError,
+    ServerUnits,
+    query_cache_on,
+)
 from harness.model.outcome import EXIT_OK, EXIT_REGRESSION, Outcome
 
 #: TPS by client count of a scenario on a server, from stored timing runs (empty: no sweep stored).
@@ -90,7 +99,7 @@ def forecast_verdict(
         note = f"no forecast: the calibration has no units for {missing}; run `dbperf calibrate --server {server}`"
         return dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
     base, head = _work(verdict, "base"), _work(verdict, "head")
-    caveat = QUERY_CACHE_CAVEAT if any(query_cache_on(r.variables) for r in (*base_runs, *head_runs)) else ""
+    caveat = _query_cache_caveat([*base_runs, *head_runs])
     if statements is None or "instr_per_txn" not in base or "instr_per_txn" not in head:
         return verdict
     made = forecast(
@@ -105,13 +114,24 @@ def forecast_verdict(
     return dataclasses.replace(verdict, forecast=made)
 
 
+def _query_cache_caveat(runs: Sequence[RunResult]) -> str:
+    """What a comparison's counts see of a query cache that is on: a warm cache's hits where its cost runs
+    filled it with their window's keys (a read-only workload), only its overhead where they could not."""
+    if not any(query_cache_on(r.variables) for r in runs):
+        return ""
+    cached = [r for r in runs if query_cache_on(r.variables)]
+    filled = all(QUERY_CACHE_FILLED_NOTE in r.notes for r in cached)
+    return QUERY_CACHE_FILLED_CAVEAT if filled else QUERY_CACHE_CAVEAT
+
+
 def with_caveat(verdict: Verdict, runs: Sequence[RunResult]) -> Verdict:
-    """A cost verdict that says what its counts cannot see: with a query cache on, the cost window's fresh
-    keys never hit it, so only its overhead is counted (the verdict's sign may be wrong)."""
-    sides = [*_runs(runs, verdict, verdict.base), *_runs(runs, verdict, verdict.head)]
-    if not any(query_cache_on(r.variables) for r in sides):
+    """A cost verdict that says what its counts cannot see of a query cache that is on: with fresh keys in
+    the cost window (a write workload) only its overhead is counted (the verdict's sign may be wrong); with
+    the window's keys asked before it, a warm cache's hits (a short run gains less)."""
+    caveat = _query_cache_caveat([*_runs(runs, verdict, verdict.base), *_runs(runs, verdict, verdict.head)])
+    if not caveat:
         return verdict
-    note = f"cost verdict: {QUERY_CACHE_CAVEAT}"
+    note = f"cost verdict: {caveat}"
     return verdict if note in verdict.warnings else dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
 
 

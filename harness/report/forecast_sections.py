@@ -10,7 +10,14 @@ import dataclasses
 from collections.abc import Sequence
 
 from harness.model import Verdict
-from harness.model.forecast import ONE_CLIENT, QUERY_CACHE_CAVEAT, Calibration, Forecast, UnitTime
+from harness.model.forecast import (
+    ONE_CLIENT,
+    QUERY_CACHE_CAVEAT,
+    QUERY_CACHE_FILLED_CAVEAT,
+    Calibration,
+    Forecast,
+    UnitTime,
+)
 
 LABEL = "forecast (from counts x this runner's calibration; not measured)"
 EXPLAINED = (
@@ -144,6 +151,9 @@ def calibration_rows(calibration: Calibration) -> list[tuple[str, str, str, str,
         rows[-1] = (f"{s.server}: CPU per statement", *rows[-1][1:])
         rows.append(_unit_row(s.statement))
         rows[-1] = (f"{s.server}: per statement outside", *rows[-1][1:])
+        if s.page_read is not None:
+            rows.append(_unit_row(s.page_read))
+            rows[-1] = (f"{s.server}: page read in the server", *rows[-1][1:])
     return rows
 
 
@@ -170,6 +180,11 @@ def calibration_notes(calibration: Calibration) -> list[str]:
                 f"{s.server}: server CPU per statement and per instruction solved from the scenarios above; "
                 "per statement outside: wall time minus server CPU"
             )
+        if s.page_read is not None:
+            out.append(f"{s.server}: page read in the server: {s.page_read.how}")
+        else:
+            why = s.page_read_note or "measured before dbperf calibrated it"
+            out.append(f"{s.server}: no page read in the server ({why}): page reads are priced at the bare read")
     return out
 
 
@@ -189,5 +204,5 @@ def checked_forecast(forecast: Forecast | None, where: str) -> Forecast | None:
         if t.component not in _COMPONENTS:
             raise ValueError(f"{where}.terms[{i}]: not a term dbperf writes")
     holds = ONE_CLIENT if forecast.holds == ONE_CLIENT else "where it holds: see the full report"
-    caveat = QUERY_CACHE_CAVEAT if forecast.caveat == QUERY_CACHE_CAVEAT else ""
+    caveat = forecast.caveat if forecast.caveat in {QUERY_CACHE_CAVEAT, QUERY_CACHE_FILLED_CAVEAT} else ""
     return dataclasses.replace(forecast, holds=holds, calibrated="", note="", caveat=caveat)

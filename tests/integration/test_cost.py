@@ -81,23 +81,28 @@ def test_compare_detects_a_one_percent_cost_and_names_the_functions(dbperf, stor
     assert any("timer" in n or "queue" in n for n in names[:4]), names
 
 
-def test_the_query_cache_is_judged_on_fresh_statements(dbperf, store_path):
-    """The measured window has its own seed: its point selects miss the query cache and pay for inserting
-    into it (+50 %). When it replayed the warm-up's statements, half of them were cache hits and the
-    query cache read as a 10 % improvement."""
+def test_a_query_cache_is_judged_warm_on_a_read_only_workload(dbperf, store_path):
+    """The measured window has its own seed, and on a server whose query cache is on a read-only workload
+    asks the window's statements once before the window: the window counts a warm cache's hits, as a run
+    long enough to repeat its keys finds it (the clock: 18-38 % more point selects a second at one client).
+    Counted on fresh statements, the cache read as a +50 % regression: only its overhead (docs/forecast.md)."""
     out = dbperf.run(
         "compare", "--cost", "--base", "mariadb-local", "--head-var", "query_cache_type=1",
         "--head-var", "query_cache_size=16M", *POINT, "--seed", "3", "--store", store_path, "--json", timeout_s=900,
     )  # fmt: skip
-    assert out.returncode == 1, out.stderr
-    metric = next(m for m in json.loads(out.stdout)["verdicts"][0]["metrics"] if m["metric"] == "instr_per_txn")
-    assert metric["outcome"] == "regression" and metric["estimate_pct"] > 20, metric["reason"]
+    assert out.returncode == 0, out.stderr
+    (verdict,) = json.loads(out.stdout)["verdicts"]
+    metric = next(m for m in verdict["metrics"] if m["metric"] == "instr_per_txn")
+    assert metric["outcome"] == "improvement" and metric["estimate_pct"] < -30, metric["reason"]
+    assert any("the cost window's keys were asked once before it" in w for w in verdict["warnings"])
     with duckdb.connect(str(store_path), read_only=True) as con:
-        stored = con.sql("SELECT options FROM runs WHERE kind = 'cost'").fetchall()
+        stored = con.sql("SELECT server, options, notes FROM runs WHERE kind = 'cost'").fetchall()
     assert len(stored) == 6
-    for (text,) in stored:
+    for server, text, notes in stored:
         options = json.loads(text)
         assert (options["warmup_seed"], options["seed"]) == ("1", "2") and "--rand-seed=2" in options["argv"]
+        filled = "query cache filled with the measured window's own keys before the window" in json.loads(notes)
+        assert filled == ("query_cache_type=1" in server), (server, notes)
 
 
 def test_pytest_defaults_fail_on_a_server_cost_regression(dbperf, inner_pytest, tmp_path, store_path, recorded):

@@ -19,27 +19,31 @@ from harness.judge.cost_forecast import (
     holds_for,
     idle_excess,
     outcome_of,
-    query_cache_on,
     sync_unit,
 )
 from harness.measure.calibration import (
     load_calibration,
     merged,
+    page_read_unit,
     read_mode,
     save_calibration,
     server_units,
     spread,
 )
+from harness.measure.cost import fill_query_cache
 from harness.model import MetricVerdict, RunResult, Verdict
 from harness.model.forecast import (
     ONE_CLIENT,
     QUERY_CACHE_CAVEAT,
+    QUERY_CACHE_FILLED_CAVEAT,
+    QUERY_CACHE_FILLED_NOTE,
     Calibration,
     CalibrationFileError,
     OldCalibrationError,
     ScenarioWork,
     ServerUnits,
     UnitTime,
+    query_cache_on,
     read_calibration,
 )
 from harness.model.outcome import Outcome
@@ -199,6 +203,55 @@ def test_a_negative_solve_falls_back_to_the_first_scenario_and_says_so() -> None
     assert units.instruction.value_us == pytest.approx(10.0 / 40_000)
     only = server_units([point])
     assert "one scenario" in only.fallback and only.statement.value_us == pytest.approx(20.0)
+
+
+def _with_reads(runs: list[RunResult], reads: list[float]) -> list[RunResult]:
+    return [
+        dataclasses.replace(r, metrics=dataclasses.replace(r.metrics, work={"bp_reads": n}))
+        for r, n in zip(runs, reads, strict=True)
+    ]
+
+
+def test_page_read_in_the_server_solves_back_to_a_known_time() -> None:
+    point = _scenario_runs("oltp_point_select", 1, 40_000.0, [_cpu(1, 40_000)] * 2, [_cpu(1, 40_000) + C] * 2)
+    ro_cpu = _cpu(16, 3_600_000)
+    read_only = _scenario_runs("oltp_read_only", 16, 3_600_000.0, [ro_cpu] * 2, [ro_cpu + 16 * C] * 2)
+    units = server_units([point, read_only])
+    # point selects at a small pool: 48,000 instructions, 1.0 and 1.5 page reads of 150 µs each
+    rest = A + 48_000 * B + C
+    timed, counted = _scenario_runs("oltp_point_select", 1, 48_000.0, [rest] * 2, [rest + 150.0, rest + 225.0])
+    unit = page_read_unit(_with_reads(timed, [1.0, 1.5]), counted, units)
+    assert isinstance(unit, UnitTime) and unit.name == "page_read_server"
+    # the mean wall time less the other units, over the mean reads: 187.5 / 1.25
+    assert unit.value_us == pytest.approx(150.0)
+    assert (unit.low_us, unit.high_us) == (pytest.approx(150.0), pytest.approx(150.0))
+    assert "1.25 reads per transaction" in unit.how
+    few = page_read_unit(_with_reads(timed, [0.05, 0.1]), counted, units)
+    assert isinstance(few, str) and "too few to time" in few
+    fast = _scenario_runs("oltp_point_select", 1, 48_000.0, [rest] * 2, [rest - 5.0, rest - 5.0])[0]
+    none = page_read_unit(_with_reads(fast, [1.0, 1.0]), counted, units)
+    assert isinstance(none, str) and "no more than the other units give" in none
+
+
+def test_a_read_only_workload_fills_the_query_cache_before_its_cost_window() -> None:
+    cache = {"query_cache_type": "ON", "query_cache_size": "67108864"}
+    assert fill_query_cache(False, cache)
+    assert not fill_query_cache(True, cache)  # a write workload's window would apply its writes twice
+    assert not fill_query_cache(False, {"query_cache_type": "ON", "query_cache_size": "0"})
+
+
+def test_page_reads_are_priced_at_the_servers_own_read_where_it_was_measured() -> None:
+    own = dataclasses.replace(UNITS, page_read=_unit("page_read_server", 120.0, 100.0, 140.0))
+    base = {"instr_per_txn": 3_600_000.0, "sys_pread": 0.0}
+    head = {"instr_per_txn": 3_600_000.0, "sys_pread": 20.0}
+    f = forecast(SideWork(base, 16.0, own), SideWork(head, 16.0, own), CALIBRATION)
+    assert f.head_us - f.base_us == pytest.approx(20 * 120.0)  # not the bare read's 50 µs
+    assert (f.delta_low_us, f.delta_high_us) == (pytest.approx(2000.0), pytest.approx(2800.0))
+    (reads,) = [t for t in f.terms if t.component == "page reads"]
+    assert reads.head_unit_us == 120.0 and "page read" not in f.note
+    bare = forecast(SideWork(base, 16.0, UNITS), SideWork(head, 16.0, UNITS), CALIBRATION)
+    assert bare.head_us - bare.base_us == pytest.approx(20 * 50.0)
+    assert "the server's page read" in bare.note and "a bare read used" in bare.note
 
 
 def test_sync_unit_follows_the_bytes_per_commit() -> None:
@@ -463,6 +516,15 @@ def test_a_query_cache_on_is_said_by_the_forecast_and_the_cost_verdict(tmp_path:
     assert checked_forecast(verdict.forecast, "f").caveat == QUERY_CACHE_CAVEAT  # type: ignore[union-attr]
     forged = dataclasses.replace(verdict.forecast, caveat="<b>anything</b>")
     assert checked_forecast(forged, "f").caveat == ""  # type: ignore[union-attr]
+    # cost runs that filled the cache with their window's keys count its hits: said so instead
+    filled = _outcome(variables=cache)
+    filled = dataclasses.replace(
+        filled, runs=tuple(dataclasses.replace(r, notes=(QUERY_CACHE_FILLED_NOTE,)) for r in filled.runs)
+    )
+    (warm,) = with_forecasts(filled, TESTBED, _settings(tmp_path)).verdicts
+    assert warm.forecast is not None and warm.forecast.caveat == QUERY_CACHE_FILLED_CAVEAT
+    assert f"cost verdict: {QUERY_CACHE_FILLED_CAVEAT}" in warm.warnings and QUERY_CACHE_CAVEAT not in warm.warnings
+    assert checked_forecast(warm.forecast, "f").caveat == QUERY_CACHE_FILLED_CAVEAT  # type: ignore[union-attr]
 
 
 def test_a_forecast_read_from_an_untrusted_file_keeps_numbers_and_drops_free_text() -> None:
