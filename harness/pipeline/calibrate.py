@@ -4,9 +4,8 @@ One server per call: its timing runs at one client (``repetitions`` of them, the
 durations) and one cost run of each of two CPU-bound scenarios of different weight give its server CPU
 time per statement and per instruction (solved from the two) and its time per statement outside the server;
 the same of point selects on ci's dataset with a 6 MiB buffer pool give its time per page read the pool
-missed. The I/O and loopback units are measured beside them in ``$TMPDIR``, where
-servers keep their datadirs, the way the server's own variables say it syncs, writes and reads. Every run is
-stored as usual.
+missed. The I/O and loopback units are measured beside them in ``$TMPDIR``, where servers keep their
+datadirs, the way the server's own variables say it syncs, writes and reads. Every run is stored as usual.
 """
 
 from __future__ import annotations
