@@ -15,10 +15,12 @@ left over from a process that died.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import shutil
 import tarfile
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,10 +63,16 @@ def docker_client() -> Any:
         client = docker.from_env()
         client.ping()
     except docker.errors.DockerException as exc:
-        raise ServerError(
-            f"the Docker engine is not reachable ({exc.__class__.__name__}); start it with tools/start-docker.sh"
-        ) from exc
-    return client
+        failure = exc.__class__.__name__
+    else:
+        return client
+    # docker-py leaves the socket of its first request open when the engine does not answer (in its
+    # constructor, before there is a client to close); outside the except block nothing holds it any more:
+    # collected here, not during some later test or command
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+    raise ServerError(f"the Docker engine is not reachable ({failure}); start it with tools/start-docker.sh")
 
 
 def remove_containers(ids: list[str], owner_pid: int) -> list[str]:
