@@ -274,7 +274,7 @@ def _count(live: Live) -> RunResult:
         deltas = status_deltas(mark, read)
     profile = read_dump(dump, binary_extents(ctx.server))
     clock.lap("dump")
-    probes = Probes(status_deltas=deltas, syscalls=profile.syscalls)
+    probes = Probes(status_deltas=deltas, syscalls=profile.syscalls, cache_misses=profile.cache_misses)
     totals = measured.totals
     assert totals is not None  # checked by _sysbench
     result = build_result(

@@ -17,6 +17,8 @@ The format (valgrind's "Callgrind Format Specification", version 1) in the parts
   started with ``--collect-systime=yes`` (``events: Ir sysCount sysTime``), reads ``sysCount``: the
   system calls made inside the collected code, booked as self cost to the libc function that made them
   (``fdatasync``, ``pwrite64``, ``__libc_recv``...). :func:`syscall_kind` groups those names by kind.
+  With ``--cache-sim=yes`` it also counts a simulated cache's misses (:data:`CACHE_EVENTS`); dbperf reads
+  their totals for the window.
 
 Functions a stripped binary does not name come as addresses (``fn=(7) 0x0000000000de0b60``). With the
 server's binaries at hand (this machine's, or a container image's), :func:`name_by_extent` renames each after the
@@ -32,6 +34,7 @@ hand-computed dump in ``tests/data/callgrind/``.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import re
 import shutil
@@ -75,6 +78,9 @@ _SUFFIXES = re.compile(r"(?:_nocancel|_syscall|@@?GLIBC\S*|\(.*)$")
 #: glibc 2.41+ makes every cancellable system call (send, recv, pread, pwrite, fdatasync, futex waits, ...)
 #: through these trampolines, so the call is booked to them; dbperf books it to the function that called
 #: the first trampoline instead (the wrapper whose name says what the call was).
+#: The simulated caches' miss events dbperf keeps (window totals): level-1 instruction reads, data reads and
+#: writes, and the last level's of each.
+CACHE_EVENTS: tuple[str, ...] = ("I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 TRAMPOLINES = frozenset(("__syscall_cancel", "__internal_syscall_cancel", "__syscall_cancel_arch"))
 
 
@@ -113,6 +119,8 @@ class _Parser:
         self.summary: int | None = None
         self.sys_column: int | None = None  # index of sysCount among the events, when collected
         self.sys_totals: int | None = None
+        self.event_names: list[str] = []
+        self.cache_totals: dict[str, int] = {}  # the window's simulated cache misses, when collected
         #: system calls made under a trampoline (inclusive), by the function that called into it
         self.trampoline_calls: dict[str, int] = defaultdict(int)
         #: caller → callee → inclusive Ir of those calls (the call graph, :func:`call_graph`)
@@ -181,6 +189,12 @@ class _Parser:
             if column is not None:
                 counts = value.split()
                 self.sys_totals = int(counts[column]) if len(counts) > column else 0
+            counts = value.split()
+            self.cache_totals = {
+                name: int(counts[i]) if i < len(counts) else 0
+                for i, name in enumerate(self.event_names)
+                if name in CACHE_EVENTS
+            }
         elif key == "summary":
             self.summary = int(value.split()[0])
 
@@ -191,6 +205,7 @@ class _Parser:
                 "by dbperf's callgrind recipe; run the cost measurement again"
             )
         self.sys_column = names.index("sysCount") if "sysCount" in names else None
+        self.event_names = names
 
 
 def _syscalls(parser: _Parser) -> dict[str, int]:
@@ -245,7 +260,7 @@ def call_graph(dump: bytes) -> CallGraph:
 
 def parse_dump(text: str) -> CostProfile:
     """The total instructions of a dump (its ``totals:`` line), every function's self and inclusive cost,
-    and, when collected, the system calls by kind (:func:`syscall_kind`)."""
+    and, when collected, the system calls by kind (:func:`syscall_kind`) and the simulated cache misses."""
     parser = _parsed(text)
     assert parser.totals is not None
     functions = tuple(
@@ -258,7 +273,9 @@ def parse_dump(text: str) -> CostProfile:
             key=lambda f: (-f.self_ir, f.name),
         )
     )
-    return CostProfile(total_ir=parser.totals, functions=functions, syscalls=_syscalls(parser))
+    return CostProfile(
+        total_ir=parser.totals, functions=functions, syscalls=_syscalls(parser), cache_misses=parser.cache_totals
+    )
 
 
 #: Free space under which a cut-short dump is blamed on a full disk.
@@ -338,4 +355,4 @@ def read_dump(path: Path, extents_for: Callable[[str], Extents] | None = None) -
                 "at a disk with room"
             ) from None
         raise
-    return CostProfile(total_ir=profile.total_ir, functions=profile.functions, dump=packed, syscalls=profile.syscalls)
+    return dataclasses.replace(profile, dump=packed)

@@ -47,9 +47,10 @@ class Metric:
     ``bmf`` / ``bmf_unit`` its Bencher measure; ``trend`` the runs the trend site charts it from
     (``timing`` or ``cost``), with ``chart_title`` and ``chart_format`` (d3). ``prior_noise`` is the SD
     of per-pair log ratios the design check assumes without history; ``sweep_limit`` the change across
-    a thread sweep worth a note. ``syscall`` / ``counters`` collect a work-vector component: a system
-    call kind (callgrind's ``sysCount``), or status counters summed (lower case; for each, the first of
-    its ``|``-separated alternatives the server has: MariaDB and MySQL name some differently).
+    a thread sweep worth a note. ``syscall`` / ``counters`` / ``event`` collect a work-vector component: a
+    system call kind (callgrind's ``sysCount``), status counters summed (lower case; for each, the first of
+    its ``|``-separated alternatives the server has: MariaDB and MySQL name some differently), or one of
+    callgrind's simulated cache events (``I1mr``).
     """
 
     name: str
@@ -72,11 +73,12 @@ class Metric:
     sweep_limit: float | None = None
     syscall: str = ""
     counters: tuple[str, ...] = ()
+    event: str = ""
 
     @property
     def work(self) -> bool:
-        """A component of the work vector (collected from system calls or status counters)."""
-        return bool(self.syscall or self.counters)
+        """A component of the work vector (collected from system calls, status counters or cache events)."""
+        return bool(self.syscall or self.counters or self.event)
 
     @property
     def per_operation(self) -> bool:
@@ -158,6 +160,9 @@ CATALOGUE: tuple[Metric, ...] = (
     _work("sys_futex", "futex/txn", _SYS, 0.05, False, syscall="futex"),
     _work("sys_clock", "clock_gettime/txn", _SYS, 0.5, False, syscall="clock"),
     _work("sys_other", "other syscalls/txn", _SYS, 0.5, False, syscall="other"),
+    # ... the simulated 32 KiB L1 instruction cache's misses (cost runs only): the code a transaction fetches,
+    # which the forecast prices (docs/forecast.md); shown, never gating: instructions already judge the code
+    _work("icache_misses", "L1i misses/txn (simulated)", _SYS, 50.0, False, event="I1mr"),
     # ... and server counters (SHOW GLOBAL STATUS deltas around the window; cost and timing runs).
     # background flushes (once a second with flush=2) follow wall time: 0.004-0.3 per transaction in cost
     # runs, so a floor of a quarter fsync per transaction; one more fsync per commit is still far beyond it

@@ -110,6 +110,8 @@ class Probes:
     status_deltas: Mapping[str, int] = field(default_factory=dict)
     #: System calls in the window by kind and their ``total`` (cost runs: callgrind's sysCount).
     syscalls: Mapping[str, int] = field(default_factory=dict)
+    #: The window's simulated cache misses by callgrind event (``I1mr``, ...: cost runs with ``--cache-sim``).
+    cache_misses: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,7 @@ class Metrics:
             cpu_per_txn=cpu,
             instr_per_txn=instr,
             instr_per_query=per_query,
-            work=work_vector(events, probes.status_deltas, probes.syscalls),
+            work=work_vector(events, probes.status_deltas, probes.syscalls, probes.cache_misses),
         )
 
     @staticmethod
@@ -168,7 +170,7 @@ class Metrics:
         return Metrics(
             instr_per_txn=instructions / totals.events if totals.events > 0 else None,
             instr_per_query=instructions / totals.queries if totals.queries > 0 else None,
-            work=work_vector(totals.events, probes.status_deltas, probes.syscalls),
+            work=work_vector(totals.events, probes.status_deltas, probes.syscalls, probes.cache_misses),
         )
 
 
@@ -198,6 +200,8 @@ class CostProfile:
     #: System calls in the window by kind (``fsync``, ``pwrite``, ``pread``, ``net``, ``futex``, ``clock``,
     #: ``other``) and their ``total``; empty when the dump has no ``sysCount`` event.
     syscalls: Mapping[str, int] = field(default_factory=dict)
+    #: The window's simulated cache misses by callgrind event (``I1mr``, ``D1mr``...); empty without them.
+    cache_misses: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def unnamed_ir(self) -> int:

@@ -6,6 +6,8 @@ vector counts those dimensions deterministically instead, in the same cost runs:
 
 * **system calls by kind** (``sys_*``), from callgrind's ``sysCount`` event (``--collect-systime=yes``),
   booked to the libc function that made them: cost runs only;
+* **simulated instruction-cache misses** (``icache_misses``), from callgrind's cache simulation
+  (``--cache-sim=yes``, ``I1mr``): the code a transaction fetches; cost runs only;
 * **server counters** (``SHOW GLOBAL STATUS`` deltas around the measured window): fsyncs of data and
   log, buffer-pool reads and read requests, pages and bytes written, row-lock and log waits, temporary
   tables on disk, sort merge passes, handler reads and writes, rows read: cost and timing runs.
@@ -38,13 +40,22 @@ def _counter(deltas: Mapping[str, int], names: str) -> int | None:
     return next((deltas[n] for n in names.split("|") if n in deltas), None)
 
 
-def work_vector(events: int, deltas: Mapping[str, int], syscalls: Mapping[str, int]) -> dict[str, float]:
+def work_vector(
+    events: int,
+    deltas: Mapping[str, int],
+    syscalls: Mapping[str, int],
+    cache_misses: Mapping[str, int] | None = None,
+) -> dict[str, float]:
     """Every component the run measured, per transaction (a component whose counters the server lacks is
-    left out, as are system calls in runs without ``sysCount``)."""
+    left out, as are system calls in runs without ``sysCount`` and cache misses in runs without them)."""
     if events <= 0:
         return {}
     out: dict[str, float] = {}
     for w in WORK_METRICS:
+        if w.event:
+            if cache_misses and w.event in cache_misses:
+                out[w.name] = cache_misses[w.event] / events
+            continue
         if w.syscall:
             if w.syscall in syscalls:
                 out[w.name] = syscalls[w.syscall] / events

@@ -106,6 +106,7 @@ def _run_row(run: RunResult, memo: dict[int, str]) -> dict[str, object]:
         probe_instructions_note=probes.instructions_note,
         status_deltas=_once(memo, probes.status_deltas, _json),
         syscalls=_json(probes.syscalls) if probes.syscalls else None,
+        cache_misses=_json(probes.cache_misses) if probes.cache_misses else None,
         kind=run.kind,
         notes=json.dumps(list(run.notes)),
     )
@@ -237,6 +238,7 @@ def run_from_row(
         instructions_note=row["probe_instructions_note"] or "",
         status_deltas=json.loads(row["status_deltas"] or "{}"),
         syscalls=json.loads(row.get("syscalls") or "{}"),
+        cache_misses=json.loads(row.get("cache_misses") or "{}"),
     )
     text = {name: row.get(name) or "" for name in _TEXT_FIELDS}
     who = RunIdentity(
@@ -270,7 +272,9 @@ def run_from_row(
         probes=probes,
         metrics=Metrics(
             **{m.name: row.get(m.store_column) for m in STORED},
-            work=work_vector(totals.events if totals else 0, probes.status_deltas, probes.syscalls),
+            work=work_vector(
+                totals.events if totals else 0, probes.status_deltas, probes.syscalls, probes.cache_misses
+            ),
         ),
         notes=tuple(json.loads(row.get("notes") or "[]")),
         cost_profile=profile,

@@ -22,7 +22,7 @@ from harness.model.metrics import STORE_COLUMNS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 #: Every column of ``runs`` in the current version, with its DuckDB type.
 RUN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -101,6 +101,8 @@ RUN_COLUMNS: tuple[tuple[str, str], ...] = (
     # --- migration block: issue 20 work vector (version 6) ---
     ("syscalls", "VARCHAR"),  # JSON object: system calls by kind + total (cost runs); NULL otherwise
     # --- end of the issue 20 block ---
+    # added in version 8 (issue 38): the window's simulated cache misses by callgrind event (cost runs)
+    ("cache_misses", "VARCHAR"),  # JSON object: {"I1mr": n, ...}; NULL otherwise
 )
 
 INTERVAL_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -192,6 +194,7 @@ METRICS_TABLE_KEYS: tuple[str, ...] = (
     "totals_events",
     "status_deltas",  # JSON object text: the kept status counters' change over the measured window
     "syscalls",  # JSON object text (cost runs)
+    "cache_misses",  # JSON object text (cost runs since version 8)
 )
 #: The metric columns, after those: every catalogue metric with a store column (harness.model.metrics);
 #: a new one also needs its migration, and its place in :data:`RUN_COLUMNS`.
@@ -201,6 +204,7 @@ _V2_ADDED = ("group_id", "label", "server_cpuset", "client_cpuset", "cpu_per_txn
 _V3_ADDED = ("kind", "backend", "build_id", "requested_hash", "tool", "arch", "notes", "instr_per_query")
 _V4_ADDED = ("testbed_class",)
 _V6_ADDED = ("syscalls",)  # issue 20 work vector (version 6)
+_V8_ADDED = ("cache_misses",)  # issue 38: simulated cache misses (version 8)
 #: Columns renamed since version 1 (current name -> the name in older files and Parquet folders).
 RENAMED: dict[str, str] = {"server": "target"}  # version 3: one name, "server", for a server definition
 
@@ -273,6 +277,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # --- issue 37: per-operation read misses ---
     6: ("ALTER TABLE operations ADD COLUMN IF NOT EXISTS misses BIGINT",),
     # --- end of the issue 37 block ---
+    7: tuple(
+        f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}" for name, kind in RUN_COLUMNS if name in _V8_ADDED
+    ),
 }
 
 

@@ -1,10 +1,10 @@
 """The work vector over time, for the trend site: counts per transaction of cost runs, per commit.
 
-A cost run keeps its server counters (``status_deltas``) and system calls (``syscalls``) over the
-measured window; :func:`harness.model.work.work_vector` turns them into counts per transaction (fsyncs,
-page reads, rows read, handler calls, system calls by kind: docs/work-vector.md). Here they are put in
-long form, one row per scenario x server x threads x testbed x commit x component, the median of the
-repetitions, and only the components that are not 0 everywhere in their scenario, so the chart draws
+A cost run keeps its server counters (``status_deltas``), system calls (``syscalls``) and simulated cache
+misses (``cache_misses``) over the measured window; :func:`harness.model.work.work_vector` turns them into
+counts per transaction (fsyncs, page reads, rows read, handler calls, system calls by kind: docs/work-vector.md).
+Here they are put in long form, one row per scenario x server x threads x testbed x commit x component, the
+median of the repetitions, and only the components that are not 0 everywhere in their scenario, so the chart draws
 what moved and what a transaction does, not a wall of zeros. Timing runs' counters are left out, like
 their instructions: their windows include other work (docs/reports.md, "The trend site").
 """
@@ -21,6 +21,8 @@ from harness.model.work import WORK, work_vector
 from harness.store.trend_queries import _connect
 
 _COLUMNS = ("run_id", "totals_events", "status_deltas", "syscalls", "kind", "status")
+#: Read when present: stores and Parquet folders written before version 8 lack it.
+_OPTIONAL = ("cache_misses",)
 
 
 def _per_run(table: pa.Table) -> pa.Table:
@@ -28,15 +30,17 @@ def _per_run(table: pa.Table) -> pa.Table:
     run_ids: list[str] = []
     names: list[str] = []
     values: list[float] = []
-    for row in table.select(list(_COLUMNS)).to_pylist():
+    columns = [*_COLUMNS, *(c for c in _OPTIONAL if c in table.column_names)]
+    for row in table.select(columns).to_pylist():
         if row["kind"] != "cost" or row["status"] != "ok" or not row["totals_events"]:
             continue
         try:
             deltas = json.loads(row["status_deltas"] or "{}")
             calls = json.loads(row["syscalls"] or "{}")
+            misses = json.loads(row.get("cache_misses") or "{}")
         except ValueError:
             continue
-        for name, value in work_vector(int(row["totals_events"]), deltas, calls).items():
+        for name, value in work_vector(int(row["totals_events"]), deltas, calls, misses).items():
             run_ids.append(str(row["run_id"]))
             names.append(name)
             values.append(float(value))

@@ -10,6 +10,7 @@ import pytest
 
 from harness.errors import SysbenchError
 from harness.measure.cost_dump import parse_dump, read_dump, syscall_kind
+from harness.model.work import work_vector
 from harness.servers.callgrind import COUNTED_VARIABLES, Callgrind, server_environment
 
 DATA = Path(__file__).parents[1] / "data" / "callgrind"
@@ -85,6 +86,31 @@ def test_real_insert_dump_with_systime():
         "other": 1,
         "total": 7051,
     }
+
+
+def test_real_dump_with_the_cache_simulation():
+    """A real oltp_point_select cost run whose query cache was filled before the window (mariadb-local
+    10.11.19, 1,000 transactions, ``--cache-sim=yes`` with the pinned caches): the simulated caches' misses
+    are the window's ``totals:``, next to Ir and sysCount; a dump without them has none."""
+    profile = read_dump(DATA / "mariadb-10.11.19-local-point_select-qc-t1-cachesim.callgrind.gz")
+    assert profile.total_ir == 11_194_101
+    assert dict(profile.cache_misses) == {
+        "I1mr": 320_626,
+        "D1mr": 162_307,
+        "D1mw": 28_520,
+        "ILmr": 1_821,
+        "DLmr": 8_320,
+        "DLmw": 605,
+    }
+    assert profile.syscalls["total"] == 5031  # sysCount still read, after the cache events
+    assert work_vector(1000, {}, profile.syscalls, profile.cache_misses)["icache_misses"] == 320.626
+    assert parse_dump((DATA / "handmade-systime.callgrind").read_text()).cache_misses == {}
+
+
+def test_counted_servers_simulate_pinned_caches():
+    argv = Callgrind().argv("/out")
+    assert "--cache-sim=yes" in argv
+    assert {"--I1=32768,8,64", "--D1=32768,8,64", "--LL=33554432,16,64"} <= set(argv)
 
 
 @pytest.mark.parametrize(
