@@ -27,9 +27,10 @@ from harness.model.forecast import Calibration
 def calibrate_cmd(samples: int, repetitions: int, **kwargs: Any) -> int:
     """Measure this runner's calibration for forecasts and keep it with its testbed.
 
-    Timing runs at 1 client and one cost run each of oltp_point_select and oltp_read_only on the server
-    give its server CPU time per statement and per instruction (solved from the two) and the time each
-    statement adds outside the server's CPU; the same of point selects on ci's dataset with a 6 MiB buffer
+    Timing runs at 1 client and one cost run each of oltp_point_select, oltp_read_only and BEGIN and COMMIT
+    alone on the server give its server CPU time per statement, per instruction and per miss of a simulated
+    instruction cache (the code fetched; solved from the three) and the time each statement adds outside
+    the server's CPU; the same of point selects on ci's dataset with a 6 MiB buffer
     pool give its time per page read the pool missed. fsync, fdatasync (after 4, 16 and 64 KiB, and after
     0.5, 2 and 8 ms idle), a bare page read not in cache (O_DIRECT when the server reads so), a write and a
     loopback round trip are measured in $TMPDIR, where servers keep their datadirs. Written to

@@ -3,8 +3,9 @@
 Each side's time per transaction at one client is the sum, over the work it counted, of count x unit time::
 
     T = instructions x (server CPU per instruction)                the server build's own units,
-      + statements   x (server CPU per statement + time per        solved from two scenarios
-                        statement outside its CPU)                  (the client, the loopback, the wake-ups)
+      + L1i misses   x (server CPU per instruction-cache miss)     solved from three scenarios
+      + statements   x (server CPU per statement + time per        (harness.measure.server_units): the
+                        statement outside its CPU)                  code fetched, the client, the loopback
       + syncs        x (fdatasync of the bytes a commit writes      sys_fsync: redo syncs, redo_written
                         for a redo sync, an fsync for a data         per redo sync; a data file's
                         file's, + the excess after the idle time    beyond them (its flush setting);
@@ -25,6 +26,12 @@ the calibration's fdatasync after 0.5, 2 and 8 ms idle, less the back-to-back on
 from 0 at no idle time, held at the last above it), read at the idle time of the side's own transaction:
 the rest of its time per transaction (everything but the syncs) over its syncs.
 
+The L1i misses are the cost runs' simulated 32 KiB instruction cache's (``icache_misses``): the code a
+transaction fetches, which costs beyond its instructions when it is passed through once (parsing, opening
+tables, a cache's lookup) and next to nothing when it is looped over. A calibration without that unit (from
+before it, or whose three-unknown solve was negative) prices instructions alone and the note says so;
+cost runs without the count cannot be priced by a calibration with it (:mod:`harness.pipeline.forecasts`).
+
 The change of single-client TPS is ``T_base / T_head - 1`` (QPS alike: the statements per transaction are
 the workload's), and each transaction's latency, so its p95 while the spread stays, moves by
 ``T_head - T_base``. Each unit's value is its mean; the interval spans every combination of the
@@ -40,6 +47,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.model.forecast import (
+    ICACHE,
+    ICACHE_TERM,
     ONE_CLIENT,
     SYNC_IDLE,
     SYNC_SIZES,
@@ -153,6 +162,8 @@ def _variables(base: SideWork, head: SideWork, calibration: Calibration) -> dict
         out[f"{key}:statement"] = side.units.statement
         if side.units.page_read is not None:
             out[f"{key}:page_read"] = side.units.page_read
+        if side.units.icache_miss is not None:
+            out[f"{key}:icache_miss"] = side.units.icache_miss
     data_syncs = ("fsync",) if base.data_syncs > 0 or head.data_syncs > 0 else ()
     syncs = (*data_syncs, *(n for _, n in SYNC_SIZES), *(n for _, n in SYNC_IDLE))
     for name in (*syncs, *(n for _, _, n in IO_COMPONENTS)):
@@ -166,6 +177,7 @@ def _rest(side: SideWork, values: Mapping[str, float], io: Sequence[tuple[str, f
     """The time per transaction of everything but its syncs."""
     key = side.units.build_id or side.units.server
     cpu = side.work.get("instr_per_txn", 0.0) * values[f"{key}:instruction"]
+    cpu += side.work.get(ICACHE, 0.0) * values.get(f"{key}:icache_miss", 0.0)
     per_statement = side.statements * (values[f"{key}:cpu_statement"] + values[f"{key}:statement"])
     return cpu + per_statement + sum(count * values[name] for name, count in io if name != "fdatasync")
 
@@ -210,6 +222,19 @@ def _terms(base: SideWork, head: SideWork, names: Mapping[str, UnitTime]) -> tup
             head.work.get("instr_per_txn", 0.0),
             base.units.instruction.value_us,
             head.units.instruction.value_us,
+        ),
+        *(
+            [
+                ForecastTerm(
+                    ICACHE_TERM,
+                    base.work.get(ICACHE, 0.0),
+                    head.work.get(ICACHE, 0.0),
+                    base.units.icache_miss.value_us if base.units.icache_miss else 0.0,
+                    head.units.icache_miss.value_us if head.units.icache_miss else 0.0,
+                )
+            ]
+            if base.units.icache_miss or head.units.icache_miss
+            else []
         ),
         ForecastTerm(
             "statements",
@@ -282,6 +307,9 @@ def forecast(
     ]
     if bare:  # priced at the runner's bare read: the server's own was not measured
         missing.append(f"the server's page read ({bare[0]}; a bare read used)")
+    unfetched = [s.units.icache_note or "a calibration from before it" for s in (base, head) if not s.units.icache_miss]
+    if unfetched:  # instructions priced alone: code fetched once costs as much as code looped over
+        missing.append(f"the code fetched ({unfetched[0]}; one price per instruction used)")
     note = f"not calibrated: {', '.join(missing)}" if missing else ""
     return Forecast(
         base_us=t_base,

@@ -8,14 +8,11 @@
   the read of a 16 KiB page that is in no cache, as InnoDB reads it: O_DIRECT when
   ``innodb_flush_method`` says so, else buffered after the file was evicted from the page cache.
 * **Loopback**: a one-byte TCP round trip over 127.0.0.1 to a child process.
-* **The server's units**, from timing runs and a cost run of two CPU-bound scenarios of different weight at
-  one client (a point select, a read-only transaction): server CPU per statement and per counted
-  instruction, solved from the two (server CPU, not wall time: the wall time also holds the client and the
-  loopback, which the per-statement unit outside the server carries, and the waits for syncs and reads are
-  off the CPU, so nothing is counted twice), and per statement the wall time the server's CPU does not
-  explain. Then a page read as the server does it: point selects on a dataset larger than a small buffer
-  pool, whose time beyond what those units give, per page the pool missed, is the server's time per page
-  read (the read and what the pool does for it: finding a free page, evicting one).
+* **The server's units** (:mod:`harness.measure.server_units`), from timing runs and cost runs of CPU-bound
+  scenarios at one client: server CPU per statement, per counted instruction and per instruction-cache
+  miss (server CPU, not wall time: the wall time also holds the client and the loopback, which the
+  per-statement unit outside the server carries, and the waits for syncs and reads are off the CPU, so
+  nothing is counted twice), and the server's time per page read its buffer pool missed.
 
 Each unit keeps its mean (throughput follows the mean time, tail included) and, as its spread, the lowest
 and highest mean of 5 batches taken one after another (for the server's units: of its runs), beside the
@@ -25,7 +22,6 @@ The calibration is kept per testbed in ``<baselines-dir>/<testbed fingerprint>/c
 
 from __future__ import annotations
 
-import itertools
 import json
 import mmap
 import os
@@ -40,14 +36,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.model import RunResult
 from harness.model.forecast import (
     IO_UNITS,
     SYNC_IDLE,
     SYNC_SIZES,
     Calibration,
-    ScenarioWork,
-    ServerUnits,
     UnitTime,
     read_calibration,
 )
@@ -215,154 +208,6 @@ def measure_io(folder: Path, *, samples: int, direct_reads: bool, direct_writes:
         spread("page_read", reads, f"{IO_UNITS['page_read']} ({mode})"),
         spread("write", syncs["write"], f"{IO_UNITS['write']} ({writes})"),
         spread("loopback", _loopback(samples * 4), IO_UNITS["loopback"]),
-    )
-
-
-Runs = tuple[Sequence[RunResult], Sequence[RunResult]]
-"""One calibration scenario's timing runs at one client and its cost runs."""
-
-
-def _scenario(
-    timing: Sequence[RunResult], cost: Sequence[RunResult]
-) -> tuple[ScenarioWork, list[RunResult], list[RunResult]]:
-    timed = [r for r in timing if r.ok and r.threads == 1 and r.metrics.tps and r.metrics.cpu_per_txn]
-    counted = [r for r in cost if r.ok and r.metrics.instr_per_txn and r.totals is not None and r.totals.events]
-    if not timed or not counted:
-        raise CalibrationError(
-            "the calibration needs timing runs at 1 client with server CPU time and a cost run of each scenario; "
-            "a run failed or the server's CPU time could not be read (see `dbperf runs`)"
-        )
-    work = ScenarioWork(
-        scenario=timed[0].scenario,
-        instr_per_txn=statistics.median(float(r.metrics.instr_per_txn or 0.0) for r in counted),
-        statements_per_txn=statistics.median(r.totals.queries / r.totals.events for r in counted if r.totals),
-        cpu_us=statistics.fmean(float(r.metrics.cpu_per_txn or 0.0) for r in timed),
-        wall_us=statistics.fmean(1e6 / float(r.metrics.tps or 1.0) for r in timed),
-    )
-    return work, timed, counted
-
-
-def _per_run(timed: Sequence[RunResult], work: ScenarioWork) -> tuple[list[float], list[float]]:
-    """Each timing run's server CPU per transaction and time outside the server per statement (µs)."""
-    cpu = [float(r.metrics.cpu_per_txn or 0.0) for r in timed]
-    outside = [
-        max(0.0, 1e6 / float(r.metrics.tps or 1.0) - c) / work.statements_per_txn
-        for r, c in zip(timed, cpu, strict=True)
-    ]
-    return cpu, outside
-
-
-def solve(first: ScenarioWork, second: ScenarioWork, cpu1: float, cpu2: float) -> tuple[float, float]:
-    """Server CPU per statement and per instruction (microseconds) that give both scenarios' CPU time per
-    transaction: ``cpu = statements x per_statement + instructions x per_instruction``."""
-    n1, i1, n2, i2 = first.statements_per_txn, first.instr_per_txn, second.statements_per_txn, second.instr_per_txn
-    det = n1 * i2 - n2 * i1
-    if det == 0:
-        raise CalibrationError("the two calibration scenarios have the same shape of work: no solve")
-    return (cpu1 * i2 - cpu2 * i1) / det, (n1 * cpu2 - n2 * cpu1) / det
-
-
-def _unit(name: str, value: float, corners: Sequence[float], samples: int, how: str) -> UnitTime:
-    return UnitTime(name, value, max(0.0, min(*corners, value)), max(*corners, value), samples, how=how)
-
-
-def server_units(scenarios: Sequence[Runs]) -> ServerUnits:
-    """A server build's units from two scenarios' timing runs at one client and cost runs (docs/forecast.md):
-    the CPU per statement and per instruction solved from the two (at the means of their runs; the spread
-    spans every corner of each scenario's lowest and highest run), the time outside the server per statement
-    the mean of the scenarios'. A negative solve (noise), or one scenario alone, falls back to the first
-    scenario's CPU per instruction and no CPU per statement, and says so."""
-    measured = [_scenario(timing, cost) for timing, cost in scenarios]
-    works = tuple(w for w, _, _ in measured)
-    runs = [_per_run(timed, w) for w, timed, _ in measured]
-    first = measured[0][1][0]
-    count = sum(len(cpu) for cpu, _ in runs)
-    outside = statistics.fmean((w.wall_us - w.cpu_us) / w.statements_per_txn for w in works)
-    ranges = [(min(o), max(o)) for _, o in runs]
-    statement = _unit(
-        "statement",
-        max(0.0, outside),
-        [statistics.fmean(c) for c in itertools.product(*ranges)],
-        count,
-        f"wall time minus server CPU, per statement ({', '.join(w.scenario for w in works)}, 1 client)",
-    )
-    fallback = "one scenario measured" if len(works) < 2 else ""
-    if not fallback:
-        per_statement, per_instruction = solve(works[0], works[1], works[0].cpu_us, works[1].cpu_us)
-        if per_statement < 0 or per_instruction <= 0:
-            fallback = (
-                f"the two-scenario solve gave {per_statement:.1f} µs per statement and "
-                f"{per_instruction * 1000:.3f} ns per instruction (noise)"
-            )
-    if fallback:
-        w = works[0]
-        cpu = runs[0][0]
-        instruction = _unit(
-            "instruction",
-            w.cpu_us / w.instr_per_txn,
-            [min(cpu) / w.instr_per_txn, max(cpu) / w.instr_per_txn],
-            len(cpu),
-            f"server CPU per instruction counted in dispatch ({w.scenario} alone, 1 client)",
-        )
-        cpu_statement = UnitTime("cpu_statement", 0.0, 0.0, 0.0, 0, how="not solved: " + fallback)
-        fallback = f"{fallback}: CPU per instruction from {w.scenario} alone, none per statement"
-    else:
-        cpu_ranges = [(min(c), max(c)) for c, _ in runs[:2]]
-        corners = [solve(works[0], works[1], c1, c2) for c1, c2 in itertools.product(*cpu_ranges)]
-        how = f"solved from {works[0].scenario} and {works[1].scenario}, 1 client"
-        instruction = _unit(
-            "instruction", per_instruction, [b for _, b in corners], count, f"server CPU per instruction ({how})"
-        )
-        cpu_statement = _unit(
-            "cpu_statement", per_statement, [a for a, _ in corners], count, f"server CPU per statement ({how})"
-        )
-    return ServerUnits(
-        server=first.server,
-        build_id=first.build_id,
-        version=first.server_version,
-        instruction=instruction,
-        cpu_statement=cpu_statement,
-        statement=statement,
-        scenarios=works,
-        fallback=fallback,
-        run_ids=tuple(r.run_id for _, timed, counted in measured for r in (*timed, *counted)),
-    )
-
-
-#: The buffer pool (bytes) the page-read scenario runs with: too small for its dataset, so most point
-#: selects miss (6 MiB: above every supported server's minimum).
-SMALL_POOL = 6 * 1024 * 1024
-#: Fewer page reads per transaction than this in the page-read runs, and the unit is not solved (the pool
-#: held the data: too few reads to divide the time by).
-MIN_READS_PER_TXN = 0.2
-
-
-def page_read_unit(timing: Sequence[RunResult], cost: Sequence[RunResult], units: ServerUnits) -> UnitTime | str:
-    """The server's time per page read that its buffer pool missed, from timing runs at one client and a
-    cost run of point selects with a small pool (:data:`SMALL_POOL`): each run's wall time per transaction
-    less what the server's other units give for its statements and counted instructions, over the page
-    reads per transaction the run's own status counters saw (``bp_reads``); the mean of the runs, their
-    lowest and highest as its spread. A reason (text) instead when it cannot be solved."""
-    work, timed, _ = _scenario(timing, cost)
-    rest = work.statements_per_txn * (units.cpu_statement.value_us + units.statement.value_us)
-    rest += work.instr_per_txn * units.instruction.value_us
-    reads = [float(r.metrics.work.get("bp_reads", 0.0)) for r in timed]
-    if min(reads) < MIN_READS_PER_TXN:
-        return f"{min(reads):.2f} page reads per transaction at a {SMALL_POOL >> 20} MiB pool: too few to time"
-    per_run = [(1e6 / float(r.metrics.tps or 1.0) - rest) / n for r, n in zip(timed, reads, strict=True)]
-    value = (work.wall_us - rest) / statistics.fmean(reads)
-    if value <= 0:
-        return f"the page-read runs took {work.wall_us:,.1f} µs per transaction, no more than the other units give"
-    return UnitTime(
-        "page_read_server",
-        value,
-        max(0.0, min(*per_run, value)),
-        max(*per_run, value),
-        len(per_run),
-        how=(
-            f"server time per page read its pool missed ({work.scenario} at a {SMALL_POOL >> 20} MiB pool, "
-            f"1 client, {statistics.fmean(reads):.2f} reads per transaction: wall time less the other units)"
-        ),
     )
 
 

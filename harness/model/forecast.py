@@ -25,6 +25,10 @@ per statement beside its CPU per instruction, from two scenarios; fdatasync at s
 #: Where a forecast holds when the sweep gives no limit of its own (harness.judge.cost_forecast.holds_for).
 ONE_CLIENT = "1 client only: concurrency, lock waits and background work are outside the model"
 
+#: The work-vector component of the code a transaction fetched (a simulated 32 KiB L1i's misses), and the
+#: label of its forecast term.
+ICACHE, ICACHE_TERM = "icache_misses", "L1i misses"
+
 #: The runner's unit times that do not depend on the server, in report order, and what each one is.
 IO_UNITS: dict[str, str] = {
     "fsync": "fsync of 4 KiB just written to a file on the data folder's file system",
@@ -119,22 +123,27 @@ class UnitTime:
 @dataclass(frozen=True)
 class ScenarioWork:
     """What one calibration scenario's runs measured per transaction at one client: its cost run's
-    instructions and statements, and its timing runs' server CPU and wall time (mean over the runs)."""
+    instructions, statements and simulated instruction-cache misses (None: not counted), and its timing
+    runs' server CPU and wall time (mean over the runs)."""
 
     scenario: str
     instr_per_txn: float
     statements_per_txn: float
     cpu_us: float
     wall_us: float
+    icache_per_txn: float | None = None
 
 
 @dataclass(frozen=True)
 class ServerUnits:
-    """What one server build's work costs on this runner, from timing and cost runs of two CPU-bound
-    scenarios of different weight at one client: server CPU time per statement (``cpu_statement``: the
-    network system calls, parsing, the wake-up) and per instruction counted in statement dispatch, solved
-    from the two, and the time each statement adds outside the server's CPU (``statement``: the client, the
-    loopback: wall time minus server CPU, per statement). ``fallback`` says why the solve was not used
+    """What one server build's work costs on this runner, from timing and cost runs of CPU-bound scenarios
+    at one client (harness.measure.server_units): server CPU time per statement (``cpu_statement``: the
+    network system calls, the wake-up), per instruction counted in statement dispatch and per miss of a
+    simulated 32 KiB L1 instruction cache (``icache_miss``: code fetched), solved from three scenarios, and
+    the time each statement adds outside the server's CPU (``statement``: the client, the loopback: wall
+    time minus server CPU, per statement). Without ``icache_miss`` (a calibration from before it, or a
+    three-unknown solve that came out negative: ``icache_note`` says which) the CPU per statement and per
+    instruction are solved from the first two scenarios; ``fallback`` says why that solve was not used
     (a negative unit): then the CPU per statement is 0 and the CPU per instruction is the first scenario's.
     ``page_read`` is the server's time per page read its buffer pool missed, measured with a small pool (the
     read and what the pool does for it); without it (not solved, or a calibration from before it) page reads
@@ -151,6 +160,8 @@ class ServerUnits:
     run_ids: tuple[str, ...] = ()
     page_read: UnitTime | None = None  # microseconds per page read the server's pool missed, in the server
     page_read_note: str = ""  # why there is no page_read
+    icache_miss: UnitTime | None = None  # microseconds of server CPU per simulated L1i miss
+    icache_note: str = ""  # why there is no icache_miss
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from harness.judge.cost_forecast import SideWork, commit_syncs, forecast, holds_
 from harness.measure.calibration import load_calibration
 from harness.model import RunResult, Testbed, Verdict
 from harness.model.forecast import (
+    ICACHE,
     ONE_CLIENT,
     QUERY_CACHE_CAVEAT,
     QUERY_CACHE_FILLED_CAVEAT,
@@ -102,6 +103,12 @@ def forecast_verdict(
     caveat = _query_cache_caveat([*base_runs, *head_runs])
     if statements is None or "instr_per_txn" not in base or "instr_per_txn" not in head:
         return verdict
+    if (base_units.icache_miss or head_units.icache_miss) and (ICACHE not in base or ICACHE not in head):
+        note = (
+            "no forecast: these cost runs did not count the code they fetched (instruction-cache misses, "
+            "counted since store version 8), which the calibration prices; run the comparison again"
+        )
+        return dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
     made = forecast(
         SideWork(base, statements, base_units, _commit_syncs(base_runs)),
         SideWork(head, statements, head_units, _commit_syncs(head_runs)),

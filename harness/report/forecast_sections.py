@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from harness.model import Verdict
 from harness.model.forecast import (
+    ICACHE_TERM,
     ONE_CLIENT,
     QUERY_CACHE_CAVEAT,
     QUERY_CACHE_FILLED_CAVEAT,
@@ -151,6 +152,9 @@ def calibration_rows(calibration: Calibration) -> list[tuple[str, str, str, str,
         rows[-1] = (f"{s.server}: CPU per statement", *rows[-1][1:])
         rows.append(_unit_row(s.statement))
         rows[-1] = (f"{s.server}: per statement outside", *rows[-1][1:])
+        if s.icache_miss is not None:
+            rows.append(_unit_row(s.icache_miss, 1000.0, "ns"))
+            rows[-1] = (f"{s.server}: CPU per L1i miss", *rows[-1][1:])
         if s.page_read is not None:
             rows.append(_unit_row(s.page_read))
             rows[-1] = (f"{s.server}: page read in the server", *rows[-1][1:])
@@ -168,17 +172,25 @@ def calibration_notes(calibration: Calibration) -> list[str]:
     ]
     for s in calibration.servers:
         for w in s.scenarios:
+            misses = f", {w.icache_per_txn:,.0f} L1i misses" if w.icache_per_txn is not None else ""
             out.append(
-                f"{s.server} {s.version}, {w.scenario}: {w.instr_per_txn:,.0f} instructions and "
+                f"{s.server} {s.version}, {w.scenario}: {w.instr_per_txn:,.0f} instructions{misses} and "
                 f"{w.statements_per_txn:g} statements per transaction, {w.cpu_us:,.1f} µs server CPU of "
                 f"{w.wall_us:,.1f} µs wall"
             )
         if s.fallback:
             out.append(f"{s.server}: FALLBACK, {s.fallback}")
-        else:
+        elif s.icache_miss is not None:
             out.append(
-                f"{s.server}: server CPU per statement and per instruction solved from the scenarios above; "
-                "per statement outside: wall time minus server CPU"
+                f"{s.server}: server CPU per statement, per instruction and per L1i miss (a simulated 32 KiB "
+                "instruction cache's: code fetched) solved from the scenarios above; per statement outside: "
+                "wall time minus server CPU"
+            )
+        else:
+            why = s.icache_note or "measured before dbperf calibrated it"
+            out.append(
+                f"{s.server}: server CPU per statement and per instruction solved from the first two scenarios "
+                f"above, no price for code fetched ({why}); per statement outside: wall time minus server CPU"
             )
         if s.page_read is not None:
             out.append(f"{s.server}: page read in the server: {s.page_read.how}")
@@ -188,7 +200,7 @@ def calibration_notes(calibration: Calibration) -> list[str]:
     return out
 
 
-_COMPONENTS = frozenset({"instructions", "statements", "syncs", "page reads", "writes"})
+_COMPONENTS = frozenset({"instructions", ICACHE_TERM, "statements", "syncs", "page reads", "writes"})
 
 
 def checked_forecast(forecast: Forecast | None, where: str) -> Forecast | None:

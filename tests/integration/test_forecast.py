@@ -53,12 +53,19 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
     assert calibration["read_mode"] == "O_DIRECT"  # MariaDB 10.11's default innodb_flush_method
     assert calibration["format"] == 2
     (server,) = calibration["servers"]
-    point, read_only = server["scenarios"]
+    point, read_only, empty = server["scenarios"]
     assert server["server"] == "mariadb-local" and point["statements_per_txn"] == 1.0
     assert read_only["scenario"] == "oltp_read_only" and read_only["statements_per_txn"] == 16.0
+    assert empty["scenario"] == "calibration_begin_commit" and empty["statements_per_txn"] == 2.0
     assert read_only["instr_per_txn"] > 10 * point["instr_per_txn"]
+    # the simulated L1i's misses: a read-only statement fetches about what a point select does (2,950),
+    # BEGIN or COMMIT a tenth of it; the solve's unit then prices code fetched
+    fetched = [s["icache_per_txn"] / s["statements_per_txn"] for s in (point, read_only, empty)]
+    assert 1000 < fetched[0] < 10_000 and 0.5 < fetched[1] / fetched[0] < 2 and fetched[2] < fetched[0] / 3
     assert 0 < server["instruction"]["value_us"] < 0.1  # well under 100 ns of server CPU per instruction
-    # solved from the two, or (noise on a loaded machine) the point select's alone, said in `calibration show`
+    # solved from the three, or (noise on a loaded machine) from two or the point select's alone, said in
+    # `calibration show`
+    assert server["icache_miss"] is not None or "(noise)" in server["icache_note"]
     assert server["cpu_statement"]["value_us"] > 0 or server["fallback"]
     # a 6 MiB pool on ci's dataset misses about one page per point select: the server's page read is solved
     page_read = server["page_read"]
@@ -67,7 +74,7 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
     reads = float(re.search(r"([\d.]+) reads per transaction", page_read["how"]).group(1))  # type: ignore[union-attr]
     assert 0.5 < reads < 5
     assert "page read in the server" in dbperf.run("calibration", "show", "--baselines-dir", baselines).stdout
-    kinds = ("instruction", "cpu_statement", "statement", "page_read")
+    kinds = ("instruction", "cpu_statement", "statement", "icache_miss", "page_read")
     print("units:", json.dumps({k: (server[k] or {}).get("value_us") for k in kinds}))
     print("load:", calibration["load"], "fallback:", server["fallback"] or "none")
 
@@ -95,6 +102,9 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
     assert forecast["tps_high_pct"] < 0 < forecast["delta_low_us"]  # one more fdatasync per commit: slower
     terms = {t["component"]: t for t in forecast["terms"]}
     assert terms["syncs"]["base_count"] < 0.05 and 0.95 < terms["syncs"]["head_count"] < 1.05
+    assert metrics["icache_misses"]["base_median"] > 1000 and not metrics["icache_misses"]["gating"]
+    if server["icache_miss"] is not None:  # the code fetched is priced beside the instructions
+        assert terms["L1i misses"]["base_count"] == metrics["icache_misses"]["base_median"]
     assert "1 client" in forecast["holds"]
 
     group = doc["group_id"]
