@@ -46,6 +46,9 @@ class Check:
     head: dict[str, str]
     base: dict[str, str] = dataclasses.field(default_factory=dict)
     profile: str = "quick"  # the dataset: quick's is small; read_only needs ci's so that 6 MB of pool misses
+    #: the timing runs' warm-up seconds when the case needs more than ``--warmup`` to reach the state the
+    #: forecast describes (a query cache that holds every key: its cost window asks a warm cache)
+    warmup: int | None = None
 
 
 CHECKS: tuple[Check, ...] = (
@@ -65,6 +68,7 @@ CHECKS: tuple[Check, ...] = (
         "query cache on (64 MB), oltp_point_select",
         "oltp_point_select",
         {"query_cache_type": "1", "query_cache_size": "67108864"},
+        warmup=10,  # 20,000 keys at 10,000 selects a second: over 99 % of them cached before the measured part
     ),
     Check(
         "binlog_minimal",
@@ -118,7 +122,7 @@ def run_check(settings: Settings, session: Session, check: Check, args: argparse
         repetitions=args.pairs,
         threads=(1,),
         time=args.time,
-        warmup=args.warmup,
+        warmup=args.warmup if check.warmup is None else max(args.warmup, check.warmup),
         gate_metrics=("qps",),
     )
     timed = pipeline.compare(
