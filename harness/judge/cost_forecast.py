@@ -281,8 +281,10 @@ def forecast(
     holds: str = ONE_CLIENT,
     gating: bool = False,
     caveat: str = "",
+    unseen: Sequence[str] = (),
 ) -> Forecast:
-    """Each side's time per transaction at one client and the change it implies (module docstring)."""
+    """Each side's time per transaction at one client and the change it implies (module docstring);
+    ``unseen`` names counts a side lacks that the forecast took from the other, said in its note."""
     units = _variables(base, head, calibration)
     names = list(units)
     base_io, head_io = _io(base, units), _io(head, units)
@@ -310,7 +312,11 @@ def forecast(
     unfetched = [s.units.icache_note or "a calibration from before it" for s in (base, head) if not s.units.icache_miss]
     if unfetched:  # instructions priced alone: code fetched once costs as much as code looped over
         missing.append(f"the code fetched ({unfetched[0]}; one price per instruction used)")
-    note = f"not calibrated: {', '.join(missing)}" if missing else ""
+    note = "; ".join(
+        part
+        for part in (f"not calibrated: {', '.join(missing)}" if missing else "", *(f"not seen: {u}" for u in unseen))
+        if part
+    )
     return Forecast(
         base_us=t_base,
         head_us=t_head,

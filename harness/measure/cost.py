@@ -209,14 +209,16 @@ def fill_query_cache(writes: bool, variables: Mapping[str, str]) -> bool:
 def run_cost(session: Session, ctx: RunContext) -> RunResult:
     """One cost repetition on a fresh server under callgrind; the result is stored before returning.
 
-    A counted server is always its own: a shared, uncounted one cannot be used.
+    A counted server is always its own: a shared, uncounted one cannot be used. The first repetition of
+    each thread count also simulates the caches (:class:`Callgrind`): their misses repeat as instructions
+    do, and the simulation doubles the window's time.
     """
     settings = ctx.scenario.cost
     session.reporter.phase(
         f"counting {ctx.server.name} {ctx.scenario.name} {ctx.threads}t cost #{ctx.repetition} under callgrind "
         f"({settings.warmup_events:,} warm-up + {settings.events:,} transactions)"
     )
-    return session.record(ctx, _count, callgrind=Callgrind())
+    return session.record(ctx, _count, callgrind=Callgrind(cache_sim=ctx.repetition == 1))
 
 
 def _count(live: Live) -> RunResult:

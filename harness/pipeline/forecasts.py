@@ -1,7 +1,8 @@
 """Every cost comparison of an outcome gets its forecast of single-client time (docs/forecast.md).
 
 The counts are the verdict's own medians (instructions and work vector per transaction, each side), the
-statements per transaction the scenario's cost runs made, the unit times this testbed's calibration
+L1i misses the median of the side's cost runs that simulated the caches (the first of each side, harness.
+measure.cost), the statements per transaction the scenario's cost runs made, the unit times this testbed's calibration
 (``dbperf calibrate``); where the stored timing runs of the scenario hold a thread sweep, the forecast
 names the client counts where it stops holding. A forecast decides nothing unless the ``forecast-gate``
 setting is on: then a forecast TPS drop beyond the scenario's QPS minimum effect, over its whole
@@ -38,6 +39,8 @@ from harness.model.outcome import EXIT_OK, EXIT_REGRESSION, Outcome
 #: TPS by client count of a scenario on a server, from stored timing runs (empty: no sweep stored).
 Sweeps = Callable[[str, str], Mapping[int, float]]
 
+#: What a forecast against a baseline cannot see: a baseline keeps no L1i misses, so both sides get the head's.
+BASELINE_FETCHES = "the baseline's code fetched (a baseline keeps no L1i misses: the head's count on both sides)"
 NO_CALIBRATION = "no forecast: this testbed has no calibration; run `dbperf calibrate --server {server}` once"
 
 
@@ -57,6 +60,12 @@ def _runs(runs: Sequence[RunResult], verdict: Verdict, server: str) -> list[RunR
         if r.kind == "cost" and r.ok and r.scenario == verdict.scenario and r.threads == verdict.threads
         if r.server == server
     ]
+
+
+def _icache(runs: Sequence[RunResult]) -> dict[str, float]:
+    """The L1i misses per transaction of the runs that simulated the caches (their median), {} without any."""
+    found = [r.metrics.work[ICACHE] for r in runs if ICACHE in r.metrics.work]
+    return {ICACHE: statistics.median(found)} if found else {}
 
 
 def _statements(runs: Sequence[RunResult]) -> float | None:
@@ -99,14 +108,18 @@ def forecast_verdict(
         server = (base_runs or head_runs)[0].server if (base_runs or head_runs) else missing
         note = f"no forecast: the calibration has no units for {missing}; run `dbperf calibrate --server {server}`"
         return dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
-    base, head = _work(verdict, "base"), _work(verdict, "head")
+    # against a baseline the base side's runs are not here: its L1i misses are taken as the head's (noted)
+    base = {**_icache(base_runs if verdict.mode == "ab" else head_runs), **_work(verdict, "base")}
+    head = {**_icache(head_runs), **_work(verdict, "head")}
+    unseen = () if verdict.mode == "ab" or ICACHE not in head else (BASELINE_FETCHES,)
     caveat = _query_cache_caveat([*base_runs, *head_runs])
     if statements is None or "instr_per_txn" not in base or "instr_per_txn" not in head:
         return verdict
     if (base_units.icache_miss or head_units.icache_miss) and (ICACHE not in base or ICACHE not in head):
         note = (
             "no forecast: these cost runs did not count the code they fetched (instruction-cache misses, "
-            "counted since store version 8), which the calibration prices; run the comparison again"
+            "counted in a side's first cost run since store version 8), which the calibration prices; run the "
+            "comparison again"
         )
         return dataclasses.replace(verdict, warnings=(*verdict.warnings, note))
     made = forecast(
@@ -117,6 +130,7 @@ def forecast_verdict(
         holds=holds,
         gating=gating,
         caveat=caveat,
+        unseen=unseen,
     )
     return dataclasses.replace(verdict, forecast=made)
 

@@ -14,9 +14,11 @@ dumped on request into a folder the host can read::
 ``--collect-systime=yes`` (valgrind 3.19, 3.24 and 3.27 all take ``no|yes|msec|usec|nsec``) adds the
 events ``sysCount sysTime`` after ``Ir``: the system calls made inside the collected code, booked to the
 libc function that made them (docs/work-vector.md); sysTime is wall time and unused. ``--cache-sim=yes``
-adds a simulated cache's misses (``I1mr``: the 32 KiB level-1 instruction cache's, and the data caches'),
-read from the dump's totals; the caches' sizes are pinned (:data:`CACHES`), not taken from the host's CPU,
-so the counts do not depend on the machine. A cost run takes about 40 % longer with it (docs/forecast.md).
+(``cache_sim``: a comparison's first cost run of each side) adds a simulated cache's misses (``I1mr``: the
+32 KiB level-1 instruction cache's, and the data caches'), read from the dump's totals; the caches' sizes are
+pinned (:data:`CACHES`), not taken from the host's CPU, so the counts do not depend on the machine. The
+simulation makes the counted window take 2-2.5x as long (docs/work-vector.md), and its counts repeat as
+instructions do, so one run of each side simulates.
 
 ``dispatch_command*`` matches the demangled names in Debian's MariaDB 10.11, MariaDB 11.8 and MySQL
 9.7 builds. MariaDB 10.11.19+ and 11.x need ``innodb_buffer_pool_size_max`` equal to the pool size
@@ -88,6 +90,7 @@ class Callgrind:
     """How to start a server under callgrind (the provider decides where the dump folder is)."""
 
     toggle: str = TOGGLE
+    cache_sim: bool = True  # simulate the caches (:data:`CACHES`): their misses join the counts
 
     def argv(self, out_dir: str, *, vgdb_dir: str = "") -> list[str]:
         """valgrind's arguments; ``vgdb_dir``: the folder its gdbserver FIFOs go in (TMPDIR when not given)."""
@@ -100,8 +103,7 @@ class Callgrind:
             "--dump-instr=no",
             "--instr-atstart=no",
             "--collect-systime=yes",
-            "--cache-sim=yes",
-            *CACHES,
+            *(("--cache-sim=yes", *CACHES) if self.cache_sim else ()),
             *([f"--vgdb-prefix={vgdb_prefix(vgdb_dir)}"] if vgdb_dir else []),
         ]
 

@@ -102,9 +102,8 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
     assert forecast["tps_high_pct"] < 0 < forecast["delta_low_us"]  # one more fdatasync per commit: slower
     terms = {t["component"]: t for t in forecast["terms"]}
     assert terms["syncs"]["base_count"] < 0.05 and 0.95 < terms["syncs"]["head_count"] < 1.05
-    assert metrics["icache_misses"]["base_median"] > 1000 and not metrics["icache_misses"]["gating"]
-    if server["icache_miss"] is not None:  # the code fetched is priced beside the instructions
-        assert terms["L1i misses"]["base_count"] == metrics["icache_misses"]["base_median"]
+    if server["icache_miss"] is not None:  # the code fetched (each side's first cost run) is priced too
+        assert min(terms["L1i misses"]["base_count"], terms["L1i misses"]["head_count"]) > 1000
     assert "1 client" in forecast["holds"]
 
     group = doc["group_id"]

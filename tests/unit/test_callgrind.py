@@ -111,6 +111,8 @@ def test_counted_servers_simulate_pinned_caches():
     argv = Callgrind().argv("/out")
     assert "--cache-sim=yes" in argv
     assert {"--I1=32768,8,64", "--D1=32768,8,64", "--LL=33554432,16,64"} <= set(argv)
+    plain = Callgrind(cache_sim=False).argv("/out")  # a comparison's later cost runs: no simulation
+    assert not [a for a in plain if a.startswith(("--cache-sim", "--I1", "--D1", "--LL"))]
 
 
 @pytest.mark.parametrize(

@@ -138,31 +138,58 @@ def test_a_change_of_code_fetched_is_priced_by_hand() -> None:
     assert ICACHE_TERM not in {t.component for t in g.terms}
 
 
-def _outcome(base: dict[str, float], head: dict[str, float]) -> Outcome:
-    metrics = tuple(
-        MetricVerdict(metric=m, higher_is_worse=True, outcome="pass", reason="", base_median=base[m], head_median=v)
-        for m, v in head.items()
-        if m in base
-    )
+def _outcome(base: dict[str, float], head: dict[str, float], mode: str = "ab") -> Outcome:
+    """A cost comparison whose verdict holds the instructions, and whose runs the L1i misses: only each
+    side's first run simulated the caches (harness.measure.cost)."""
+    metrics = (
+        MetricVerdict(
+            metric="instr_per_txn", higher_is_worse=True, outcome="pass", reason="",
+            base_median=base["instr_per_txn"], head_median=head["instr_per_txn"],
+        ),
+    )  # fmt: skip
+    head_name = "mariadb-local+qc" if mode == "ab" else "mariadb-local"
     verdict = Verdict(
-        mode="ab", scenario="oltp_point_select", threads=1, base="mariadb-local", head="mariadb-local+qc",
+        mode=mode, scenario="oltp_point_select", threads=1, base="mariadb-local", head=head_name,  # type: ignore[arg-type]
         metrics=metrics, kind="cost",
     )  # fmt: skip
-    base_run = dataclasses.replace(cost_run(42_400.0), threads=1, build_id="build-a")
-    head_run = dataclasses.replace(base_run, run_id="head", server="mariadb-local+qc")
-    return Outcome((base_run, head_run), (verdict,))
+
+    def side(server: str, work: dict[str, float]) -> list[RunResult]:
+        first = dataclasses.replace(cost_run(work["instr_per_txn"]), threads=1, build_id="build-a", server=server)
+        counted = {ICACHE: work[ICACHE]} if ICACHE in work else {}
+        runs = [dataclasses.replace(first, metrics=dataclasses.replace(first.metrics, work=counted))]
+        return [*runs, *(dataclasses.replace(first, run_id=f"{server}-{n}", repetition=n) for n in (2, 3))]
+
+    runs = side(head_name, head) if mode == "baseline" else [*side("mariadb-local", base), *side(head_name, head)]
+    return Outcome(tuple(runs), (verdict,))
 
 
-def test_runs_that_did_not_count_the_code_are_not_priced_by_a_calibration_that_does(tmp_path: Path) -> None:
+def _settings(tmp_path: Path):  # type: ignore[no-untyped-def]
     from harness.config.settings import resolve_settings
 
     save_calibration(tmp_path, CALIBRATION)
-    settings = dataclasses.replace(
-        resolve_settings({}, root=Path(__file__).resolve().parents[2]), baselines_dir=tmp_path
-    )
+    return dataclasses.replace(resolve_settings({}, root=Path(__file__).resolve().parents[2]), baselines_dir=tmp_path)
+
+
+def test_the_code_fetched_comes_from_each_sides_runs_that_simulated_the_caches(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
     priced = with_forecasts(_outcome(BASE, HEAD), TESTBED, settings).verdicts[0]
     assert priced.forecast is not None and priced.forecast.tps_pct == pytest.approx(100 * (88.74 / 59.32 - 1))
+    fetched = next(t for t in priced.forecast.terms if t.component == ICACHE_TERM)
+    assert (fetched.base_count, fetched.head_count) == (2_950.0, 320.0)
+    assert "not seen" not in priced.forecast.note
+
+
+def test_runs_that_did_not_count_the_code_are_not_priced_by_a_calibration_that_does(tmp_path: Path) -> None:
     counts = {"instr_per_txn": 42_400.0}
-    refused = with_forecasts(_outcome(counts, counts), TESTBED, settings).verdicts[0]
+    refused = with_forecasts(_outcome(counts, counts), TESTBED, _settings(tmp_path)).verdicts[0]
     assert refused.forecast is None
     assert any("did not count the code they fetched" in w and "run the comparison again" in w for w in refused.warnings)
+
+
+def test_against_a_baseline_the_heads_code_fetched_stands_for_both_and_is_said(tmp_path: Path) -> None:
+    against = with_forecasts(_outcome(BASE, HEAD, mode="baseline"), TESTBED, _settings(tmp_path)).verdicts[0]
+    f = against.forecast
+    assert f is not None
+    fetched = next(t for t in f.terms if t.component == ICACHE_TERM)
+    assert fetched.base_count == fetched.head_count == 320.0
+    assert "not seen: the baseline's code fetched (a baseline keeps no L1i misses" in f.note
