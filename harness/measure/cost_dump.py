@@ -75,12 +75,12 @@ _KIND_NAMES: dict[str, str] = {
 }
 _PREFIXES = re.compile(r"^(?:__libc_|__GI_|__)+")
 _SUFFIXES = re.compile(r"(?:_nocancel|_syscall|@@?GLIBC\S*|\(.*)$")
-#: glibc 2.41+ makes every cancellable system call (send, recv, pread, pwrite, fdatasync, futex waits, ...)
-#: through these trampolines, so the call is booked to them; dbperf books it to the function that called
-#: the first trampoline instead (the wrapper whose name says what the call was).
 #: The simulated caches' miss events dbperf keeps (window totals): level-1 instruction reads, data reads and
 #: writes, and the last level's of each.
 CACHE_EVENTS: tuple[str, ...] = ("I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+#: glibc 2.41+ makes every cancellable system call (send, recv, pread, pwrite, fdatasync, futex waits, ...)
+#: through these trampolines, so the call is booked to them; dbperf books it to the function that called
+#: the first trampoline instead (the wrapper whose name says what the call was).
 TRAMPOLINES = frozenset(("__syscall_cancel", "__internal_syscall_cancel", "__syscall_cancel_arch"))
 
 

@@ -161,7 +161,8 @@ CATALOGUE: tuple[Metric, ...] = (
     _work("sys_clock", "clock_gettime/txn", _SYS, 0.5, False, syscall="clock"),
     _work("sys_other", "other syscalls/txn", _SYS, 0.5, False, syscall="other"),
     # ... the simulated 32 KiB L1 instruction cache's misses (cost runs only): the code a transaction fetches,
-    # which the forecast prices (docs/forecast.md); shown, never gating: instructions already judge the code
+    # which the forecast prices (docs/forecast.md); in the first cost run of each side only (the simulation
+    # doubles the window), so never judged: instructions already judge the code
     _work("icache_misses", "L1i misses/txn (simulated)", _SYS, 50.0, False, event="I1mr"),
     # ... and server counters (SHOW GLOBAL STATUS deltas around the window; cost and timing runs).
     # background flushes (once a second with flush=2) follow wall time: 0.004-0.3 per transaction in cost

@@ -1,12 +1,12 @@
 """Every cost comparison of an outcome gets its forecast of single-client time (docs/forecast.md).
 
 The counts are the verdict's own medians (instructions and work vector per transaction, each side), the
-L1i misses the median of the side's cost runs that simulated the caches (the first of each side, harness.
-measure.cost), the statements per transaction the scenario's cost runs made, the unit times this testbed's calibration
-(``dbperf calibrate``); where the stored timing runs of the scenario hold a thread sweep, the forecast
-names the client counts where it stops holding. A forecast decides nothing unless the ``forecast-gate``
-setting is on: then a forecast TPS drop beyond the scenario's QPS minimum effect, over its whole
-interval, is a regression (exit 1).
+L1i misses the median of the side's cost runs that simulated the caches (the first of each side:
+harness.measure.cost), the statements per transaction the scenario's cost runs made, the unit times this
+testbed's calibration (``dbperf calibrate``); where the stored timing runs of the scenario hold a thread
+sweep, the forecast names the client counts where it stops holding. A forecast decides nothing unless the
+``forecast-gate`` setting is on: then a forecast TPS drop beyond the scenario's QPS minimum effect, over its
+whole interval, is a regression (exit 1).
 """
 
 from __future__ import annotations
