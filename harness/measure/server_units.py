@@ -149,49 +149,11 @@ def server_units(scenarios: Sequence[Runs]) -> ServerUnits:
         f"wall time minus server CPU, per statement ({', '.join(w.scenario for w in works)}, 1 client)",
     )
     fetches = _fetch_units(works, runs, count)
-    if not isinstance(fetches, str):
-        cpu_statement, instruction, icache = fetches
-        return ServerUnits(
-            server=first.server,
-            build_id=first.build_id,
-            version=first.server_version,
-            instruction=instruction,
-            cpu_statement=cpu_statement,
-            statement=statement,
-            scenarios=works,
-            run_ids=_run_ids(measured),
-            icache_miss=icache,
-        )
-    fallback = "one scenario measured" if len(works) < 2 else ""
-    if not fallback:
-        per_statement, per_instruction = solve(works[0], works[1], works[0].cpu_us, works[1].cpu_us)
-        if per_statement < 0 or per_instruction <= 0:
-            fallback = (
-                f"the two-scenario solve gave {per_statement:.1f} µs per statement and "
-                f"{per_instruction * 1000:.3f} ns per instruction (noise)"
-            )
-    if fallback:
-        w = works[0]
-        cpu = runs[0][0]
-        instruction = _unit(
-            "instruction",
-            w.cpu_us / w.instr_per_txn,
-            [min(cpu) / w.instr_per_txn, max(cpu) / w.instr_per_txn],
-            len(cpu),
-            f"server CPU per instruction counted in dispatch ({w.scenario} alone, 1 client)",
-        )
-        cpu_statement = UnitTime("cpu_statement", 0.0, 0.0, 0.0, 0, how="not solved: " + fallback)
-        fallback = f"{fallback}: CPU per instruction from {w.scenario} alone, none per statement"
+    if isinstance(fetches, str):
+        cpu_statement, instruction, fallback = _two_units(works, runs, count)
+        icache, note = None, fetches
     else:
-        cpu_ranges = [(min(c), max(c)) for c, _ in runs[:2]]
-        corners = [solve(works[0], works[1], c1, c2) for c1, c2 in itertools.product(*cpu_ranges)]
-        how = f"solved from {works[0].scenario} and {works[1].scenario}, 1 client"
-        instruction = _unit(
-            "instruction", per_instruction, [b for _, b in corners], count, f"server CPU per instruction ({how})"
-        )
-        cpu_statement = _unit(
-            "cpu_statement", per_statement, [a for a, _ in corners], count, f"server CPU per statement ({how})"
-        )
+        (cpu_statement, instruction, icache), fallback, note = fetches, "", ""
     return ServerUnits(
         server=first.server,
         build_id=first.build_id,
@@ -201,13 +163,52 @@ def server_units(scenarios: Sequence[Runs]) -> ServerUnits:
         statement=statement,
         scenarios=works,
         fallback=fallback,
-        run_ids=_run_ids(measured),
-        icache_note=fetches,
+        run_ids=tuple(r.run_id for _, timed, counted in measured for r in (*timed, *counted)),
+        icache_miss=icache,
+        icache_note=note,
     )
 
 
-def _run_ids(measured: Sequence[tuple[ScenarioWork, list[RunResult], list[RunResult]]]) -> tuple[str, ...]:
-    return tuple(r.run_id for _, timed, counted in measured for r in (*timed, *counted))
+def _two_units(
+    works: Sequence[ScenarioWork], runs: Sequence[tuple[list[float], list[float]]], count: int
+) -> tuple[UnitTime, UnitTime, str]:
+    """The CPU per statement and per instruction solved from the first two scenarios, and "" (their spread
+    over every corner of each one's lowest and highest run); or, when that solve is negative or there is one
+    scenario, the first scenario's CPU per instruction, none per statement, and why (the fallback)."""
+    fallback = "one scenario measured" if len(works) < 2 else ""
+    if not fallback:
+        per_statement, per_instruction = solve(works[0], works[1], works[0].cpu_us, works[1].cpu_us)
+        if per_statement >= 0 and per_instruction > 0:
+            cpu_ranges = [(min(c), max(c)) for c, _ in runs[:2]]
+            corners = [solve(works[0], works[1], c1, c2) for c1, c2 in itertools.product(*cpu_ranges)]
+            how = f"solved from {works[0].scenario} and {works[1].scenario}, 1 client"
+            return (
+                _unit(
+                    "cpu_statement", per_statement, [a for a, _ in corners], count, f"server CPU per statement ({how})"
+                ),
+                _unit(
+                    "instruction",
+                    per_instruction,
+                    [b for _, b in corners],
+                    count,
+                    f"server CPU per instruction ({how})",
+                ),
+                "",
+            )
+        fallback = (
+            f"the two-scenario solve gave {per_statement:.1f} µs per statement and "
+            f"{per_instruction * 1000:.3f} ns per instruction (noise)"
+        )
+    w, cpu = works[0], runs[0][0]
+    instruction = _unit(
+        "instruction",
+        w.cpu_us / w.instr_per_txn,
+        [min(cpu) / w.instr_per_txn, max(cpu) / w.instr_per_txn],
+        len(cpu),
+        f"server CPU per instruction counted in dispatch ({w.scenario} alone, 1 client)",
+    )
+    cpu_statement = UnitTime("cpu_statement", 0.0, 0.0, 0.0, 0, how="not solved: " + fallback)
+    return cpu_statement, instruction, f"{fallback}: CPU per instruction from {w.scenario} alone, none per statement"
 
 
 #: The buffer pool (bytes) the page-read scenario runs with: too small for its dataset, so most point
