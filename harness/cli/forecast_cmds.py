@@ -33,7 +33,8 @@ def calibrate_cmd(samples: int, repetitions: int, **kwargs: Any) -> int:
     the server's CPU; the same of point selects on ci's dataset with a 6 MiB buffer
     pool give its time per page read the pool missed. fsync, fdatasync (after 4, 16 and 64 KiB, and after
     0.5, 2 and 8 ms idle), a bare page read not in cache (O_DIRECT when the server reads so), a write and a
-    loopback round trip are measured in $TMPDIR, where servers keep their datadirs. Written to
+    loopback round trip are measured in $TMPDIR, where servers keep their datadirs, on the server's CPUs (its
+    cpuset; the loopback from the client's). Written to
     <baselines-dir>/<testbed>/calibration.json; a changed testbed has none until it is measured again.
     Every run is stored.
 

@@ -17,6 +17,11 @@
 Each unit keeps its mean (throughput follows the mean time, tail included) and, as its spread, the lowest
 and highest mean of 5 batches taken one after another (for the server's units: of its runs), beside the
 samples' median and 5-95 % range. A change of load while calibrating widens that range.
+
+The I/O is measured on the server's CPUs (its ``cpuset``) and the loopback from the client's to the server's,
+as the runs place them: a thread on another CPU than the disk's interrupts is woken from that CPU after every
+write and sync that waits for the device (docs/forecast.md, "A sync is waited for on the server's CPU").
+
 The calibration is kept per testbed in ``<baselines-dir>/<testbed fingerprint>/calibration.json``.
 """
 
@@ -32,7 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -50,7 +56,9 @@ PAGE = 16384
 BLOCK = 4096
 _READ_FILE_MB = 64
 _ECHO = (
-    "import socket,sys\n"
+    "import os,socket,sys\n"
+    "cpus={int(c) for c in sys.argv[1:]}\n"
+    "if cpus: os.sched_setaffinity(0,cpus)\n"
     "s=socket.socket();s.bind(('127.0.0.1',0));s.listen(1)\n"
     "print(s.getsockname()[1],flush=True)\n"
     "c,_=s.accept();c.setsockopt(socket.IPPROTO_TCP,socket.TCP_NODELAY,1)\n"
@@ -159,13 +167,39 @@ def _page_reads(folder: Path, samples: int, *, direct: bool) -> list[float]:
         buf.close()
 
 
-def _loopback(samples: int) -> list[float]:
-    """One-byte TCP round trips to an echo child process over 127.0.0.1 (Nagle off)."""
-    child = subprocess.Popen([sys.executable, "-c", _ECHO], stdout=subprocess.PIPE, text=True, env=child_environment())
+@contextmanager
+def pinned(cpus: set[int] | None) -> Iterator[None]:
+    """The calling thread runs on ``cpus`` inside the block (anywhere it could before when None), then where
+    it could before."""
+    if not cpus:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError as exc:
+        raise CalibrationError(
+            f"cannot run on CPUs {_cpus(cpus)} ({exc}): check the server file's cpuset against this machine's CPUs"
+        ) from None
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def _cpus(cpus: set[int] | None) -> str:
+    return ",".join(str(c) for c in sorted(cpus)) if cpus else ""
+
+
+def _loopback(samples: int, server_cpus: set[int] | None = None, client_cpus: set[int] | None = None) -> list[float]:
+    """One-byte TCP round trips to an echo child process over 127.0.0.1 (Nagle off), the child on
+    ``server_cpus`` and this thread on ``client_cpus`` (each unpinned when None)."""
+    argv = [sys.executable, "-c", _ECHO, *(str(c) for c in sorted(server_cpus or ()))]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=child_environment())
     try:
         assert child.stdout is not None
         port = int(child.stdout.readline())
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        with pinned(client_cpus), socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             out = []
             for i in range(samples + 50):
@@ -178,6 +212,8 @@ def _loopback(samples: int) -> list[float]:
     finally:
         child.kill()
         child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
 
 
 def read_mode(variables: Mapping[str, str]) -> str:
@@ -191,23 +227,33 @@ def log_writes_direct(variables: Mapping[str, str]) -> bool:
     return variables.get("innodb_log_file_buffering", "ON").upper() == "OFF"
 
 
-def measure_io(folder: Path, *, samples: int, direct_reads: bool, direct_writes: bool) -> tuple[UnitTime, ...]:
-    """The I/O and loopback unit times, measured in a temporary folder made (and removed) in ``folder``."""
+def measure_io(
+    folder: Path,
+    *,
+    samples: int,
+    direct_reads: bool,
+    direct_writes: bool,
+    server_cpus: set[int] | None = None,
+    client_cpus: set[int] | None = None,
+) -> tuple[UnitTime, ...]:
+    """The I/O and loopback unit times, measured in a temporary folder made (and removed) in ``folder``: the
+    I/O on ``server_cpus``, the loopback from ``client_cpus`` to ``server_cpus`` (unpinned where None)."""
     try:
-        with tempfile.TemporaryDirectory(prefix="dbperf-calibration-", dir=folder) as tmp:
+        with pinned(server_cpus), tempfile.TemporaryDirectory(prefix="dbperf-calibration-", dir=folder) as tmp:
             syncs = _syncs(Path(tmp), samples, direct_writes=direct_writes)
             reads = _page_reads(Path(tmp), samples, direct=direct_reads)
     except OSError as exc:
         raise CalibrationError(f"measuring I/O in {folder} failed: {exc}; give a writable TMPDIR") from None
     mode = "O_DIRECT" if direct_reads else "buffered, evicted first"
     writes = "O_DIRECT" if direct_writes else "buffered"
+    ends = f" (client CPUs {_cpus(client_cpus) or 'any'}, server CPUs {_cpus(server_cpus) or 'any'})"
     return (
         spread("fsync", syncs["fsync"], IO_UNITS["fsync"]),
         *(spread(name, syncs[name], IO_UNITS[name]) for _, name in SYNC_SIZES),
         *(spread(name, syncs[name], IO_UNITS[name]) for _, name in SYNC_IDLE),
         spread("page_read", reads, f"{IO_UNITS['page_read']} ({mode})"),
         spread("write", syncs["write"], f"{IO_UNITS['write']} ({writes})"),
-        spread("loopback", _loopback(samples * 4), IO_UNITS["loopback"]),
+        spread("loopback", _loopback(samples * 4, server_cpus, client_cpus), IO_UNITS["loopback"] + ends),
     )
 
 
@@ -239,6 +285,7 @@ def merged(old: Calibration | None, new: Calibration) -> Calibration:
         data_dir=new.data_dir,
         read_mode=new.read_mode,
         load=new.load,
+        io_cpus=new.io_cpus,
         io=new.io,
         servers=(*kept, *new.servers),
     )

@@ -177,6 +177,7 @@ class Calibration:
     io: tuple[UnitTime, ...]
     servers: tuple[ServerUnits, ...] = ()
     format: int = CALIBRATION_FORMAT
+    io_cpus: str = ""  # the CPUs the I/O units were measured on (the server's cpuset), "" when not pinned
 
     def unit(self, name: str) -> UnitTime | None:
         return next((u for u in self.io if u.name == name), None)

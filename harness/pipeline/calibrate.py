@@ -6,7 +6,8 @@ read-only transaction, BEGIN and COMMIT alone) give its server CPU time per stat
 per instruction-cache miss (solved from the three: harness.measure.server_units) and its time per statement
 outside the server; the same of point selects on ci's dataset with a 6 MiB buffer pool give its time per
 page read the pool missed. The I/O and loopback units are measured beside them in ``$TMPDIR``, where servers keep their
-datadirs, the way the server's own variables say it syncs, writes and reads. Every run is stored as usual.
+datadirs, the way the server's own variables say it syncs, writes and reads, on the server's CPUs (its
+``cpuset``). Every run is stored as usual.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from harness.measure.calibration import (
     read_mode,
     save_calibration,
 )
+from harness.measure.neighbours import parse_cpus
 from harness.measure.server_units import SMALL_POOL, page_read_unit, server_units
 from harness.measure.session import Reporter
 from harness.model import stable_hash
@@ -100,10 +102,18 @@ def calibrate(
     )
     variables = next((r.variables for r in measured[0][0] if r.ok), {})
     mode = read_mode(variables)
-    reporter.phase(f"measuring fsync, fdatasync, page reads ({mode}), writes and the loopback round trip")
+    placed = cases[0].server
+    server_cpus = parse_cpus(placed.cpuset) if placed.cpuset else None
+    where = f" on CPUs {placed.cpuset}, the server's" if placed.cpuset else ""
+    reporter.phase(f"measuring fsync, fdatasync, page reads ({mode}), writes{where}, and the loopback round trip")
     folder = Path(tempfile.gettempdir())
     io = measure_io(
-        folder, samples=samples, direct_reads=mode == "O_DIRECT", direct_writes=log_writes_direct(variables)
+        folder,
+        samples=samples,
+        direct_reads=mode == "O_DIRECT",
+        direct_writes=log_writes_direct(variables),
+        server_cpus=server_cpus,
+        client_cpus=parse_cpus(placed.client_cpuset) if placed.client_cpuset else None,
     )
     fresh = Calibration(
         testbed=session.testbed.fingerprint,
@@ -113,6 +123,7 @@ def calibrate(
         load=f"{before} before, {load_averages()} after",
         io=io,
         servers=(units,),
+        io_cpus=",".join(str(c) for c in sorted(server_cpus or ())),
     )
     try:
         old = load_calibration(settings.baselines_dir, fresh.testbed)

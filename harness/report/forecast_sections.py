@@ -168,7 +168,8 @@ def calibration_notes(calibration: Calibration) -> list[str]:
     """What the calibration is, in lines under its table."""
     out = [
         f"testbed {calibration.testbed}, measured {calibration.measured_at} (load {calibration.load})",
-        f"data folder {calibration.data_dir}; pages read {calibration.read_mode}",
+        f"data folder {calibration.data_dir}; pages read {calibration.read_mode}; I/O measured on "
+        + (f"CPUs {calibration.io_cpus} (the server's)" if calibration.io_cpus else "any CPU (not pinned)"),
     ]
     for s in calibration.servers:
         for w in s.scenarios:

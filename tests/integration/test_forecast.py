@@ -52,6 +52,9 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
     assert all(0 < u["low_us"] <= u["value_us"] <= u["high_us"] for u in units.values())
     assert calibration["read_mode"] == "O_DIRECT"  # MariaDB 10.11's default innodb_flush_method
     assert calibration["format"] == 2
+    # measured where mariadb-local's server runs (its cpuset) and, the loopback, from its client's CPUs
+    assert calibration["io_cpus"] == "0"
+    assert units["loopback"]["how"].endswith("(client CPUs 1, server CPUs 0)")
     (server,) = calibration["servers"]
     point, read_only, empty = server["scenarios"]
     assert server["server"] == "mariadb-local" and point["statements_per_txn"] == 1.0
@@ -73,7 +76,8 @@ def test_calibrate_then_a_cost_comparison_prints_its_forecast(dbperf, store_path
     assert 0 < page_read["low_us"] <= page_read["value_us"] <= page_read["high_us"]
     reads = float(re.search(r"([\d.]+) reads per transaction", page_read["how"]).group(1))  # type: ignore[union-attr]
     assert 0.5 < reads < 5
-    assert "page read in the server" in dbperf.run("calibration", "show", "--baselines-dir", baselines).stdout
+    shown_text = dbperf.run("calibration", "show", "--baselines-dir", baselines).stdout
+    assert "page read in the server" in shown_text and "I/O measured on CPUs 0 (the server's)" in shown_text
     kinds = ("instruction", "cpu_statement", "statement", "icache_miss", "page_read")
     print("units:", json.dumps({k: (server[k] or {}).get("value_us") for k in kinds}))
     print("load:", calibration["load"], "fallback:", server["fallback"] or "none")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -22,12 +23,15 @@ from harness.judge.cost_forecast import (
     sync_unit,
 )
 from harness.measure.calibration import (
+    CalibrationError,
     load_calibration,
     merged,
+    pinned,
     read_mode,
     save_calibration,
     spread,
 )
+from harness.measure.calibration import _loopback as calibration_loopback
 from harness.measure.cost import fill_query_cache
 from harness.measure.server_units import page_read_unit, server_units
 from harness.model import MetricVerdict, RunResult, Verdict
@@ -358,6 +362,21 @@ def test_query_cache_on_needs_a_type_and_a_size() -> None:
     assert not query_cache_on({"query_cache_type": "OFF", "query_cache_size": "1048576"})  # MariaDB's default
     assert not query_cache_on({"query_cache_type": "ON", "query_cache_size": "0"})
     assert not query_cache_on({})
+
+
+def test_io_is_measured_on_the_servers_cpus_and_the_thread_is_put_back() -> None:
+    """The calibration's syncs and reads run where the server does (docs/forecast.md, "On the server's CPUs");
+    the loopback's echo child runs on the server's CPUs too."""
+    before = os.sched_getaffinity(0)
+    with pinned({0}):
+        assert os.sched_getaffinity(0) == {0}
+    assert os.sched_getaffinity(0) == before
+    with pinned(None):
+        assert os.sched_getaffinity(0) == before
+    with pytest.raises(CalibrationError, match=r"cannot run on CPUs 4095 .*the server file's cpuset"), pinned({4095}):
+        pass
+    assert os.sched_getaffinity(0) == before
+    assert len(calibration_loopback(20, {0}, {0})) == 20
 
 
 def test_read_mode_follows_the_server() -> None:
