@@ -179,7 +179,7 @@ def pinned(cpus: set[int] | None) -> Iterator[None]:
         os.sched_setaffinity(0, cpus)
     except OSError as exc:
         raise CalibrationError(
-            f"cannot run on CPUs {_cpus(cpus)} ({exc}): check the server file's cpuset against this machine's CPUs"
+            f"cannot run on CPUs {cpu_list(cpus)} ({exc}): check the server file's cpuset against this machine's CPUs"
         ) from None
     try:
         yield
@@ -187,7 +187,8 @@ def pinned(cpus: set[int] | None) -> Iterator[None]:
         os.sched_setaffinity(0, before)
 
 
-def _cpus(cpus: set[int] | None) -> str:
+def cpu_list(cpus: set[int] | None) -> str:
+    """``{1, 0}`` -> ``"0,1"``; "" for None or no CPUs."""
     return ",".join(str(c) for c in sorted(cpus)) if cpus else ""
 
 
@@ -246,7 +247,7 @@ def measure_io(
         raise CalibrationError(f"measuring I/O in {folder} failed: {exc}; give a writable TMPDIR") from None
     mode = "O_DIRECT" if direct_reads else "buffered, evicted first"
     writes = "O_DIRECT" if direct_writes else "buffered"
-    ends = f" (client CPUs {_cpus(client_cpus) or 'any'}, server CPUs {_cpus(server_cpus) or 'any'})"
+    ends = f" (client CPUs {cpu_list(client_cpus) or 'any'}, server CPUs {cpu_list(server_cpus) or 'any'})"
     return (
         spread("fsync", syncs["fsync"], IO_UNITS["fsync"]),
         *(spread(name, syncs[name], IO_UNITS[name]) for _, name in SYNC_SIZES),

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from harness.config.settings import Settings
 from harness.measure.calibration import (
+    cpu_list,
     load_averages,
     load_calibration,
     log_writes_direct,
@@ -123,7 +124,7 @@ def calibrate(
         load=f"{before} before, {load_averages()} after",
         io=io,
         servers=(units,),
-        io_cpus=",".join(str(c) for c in sorted(server_cpus or ())),
+        io_cpus=cpu_list(server_cpus),
     )
     try:
         old = load_calibration(settings.baselines_dir, fresh.testbed)
